@@ -1,0 +1,249 @@
+"""``ToolUseEnv``: the Gymnasium surface every servicegym domain shares.
+
+A domain subclass supplies its tools, how to build a world from a task, its task source and its
+system prompt; the control flow (parsing, tool execution, the user turn, limits, scoring, the
+OpenAI-format transcript) lives here once.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from rewards.rubric import EpisodeView, score_rubric
+from simulators.scripted_user import STOP, ScriptedUser
+from world_state.core import History, World
+from world_state.tools import ToolSpec, Toolkit
+
+from .parsing import TOOL_CALL_FORM, parse_action
+from .spaces import UnicodeText
+from .tasks import ListSource, Task, TaskSource, load_task_file
+
+MAX_TEXT = 1 << 20
+
+
+def _block(tag: str, body: str, **attrs: str) -> str:
+    head = "".join(f' {k}="{v}"' for k, v in attrs.items())
+    return f"<{tag}{head}>{body}</{tag}>"
+
+
+class ToolUseEnv(gym.Env[str, str]):
+    """Base class; see a domain env (e.g. ``DeliveryEnv``) for the documented contract."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    domain: ClassVar[str] = ""
+    tool_specs: ClassVar[list[ToolSpec]] = []
+
+    def __init__(
+        self,
+        tasks: str | PathLike[str] | list[Task] | None = None,
+        split: str = "train",
+        difficulty: int | None = None,
+        user: str = "scripted",
+        judge: str = "code",
+        llm: dict[str, Any] | None = None,
+        max_steps: int = 50,
+        max_errors: int = 10,
+        render_mode: str | None = None,
+        check_postconditions: bool = False,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if user != "scripted":
+            raise ValueError(f"user={user!r} is not available yet; use user='scripted'")
+        if judge != "code":
+            raise ValueError(f"judge={judge!r} is not available yet; use judge='code'")
+        if split not in ("train", "test"):
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if max_steps < 1 or max_errors < 1:
+            raise ValueError("max_steps and max_errors must be positive")
+        self.render_mode = render_mode
+        self.split = split
+        self.max_steps = max_steps
+        self.max_errors = max_errors
+        self.llm = llm
+        self.observation_space = UnicodeText(MAX_TEXT)
+        self.action_space = UnicodeText(MAX_TEXT)
+        self.toolkit = Toolkit(self.tool_specs, check_postconditions=check_postconditions)
+        if tasks is None:
+            self.source: TaskSource = self.default_source(difficulty)
+        elif isinstance(tasks, list):
+            self.source = ListSource(tasks)
+        else:
+            self.source = ListSource(load_task_file(tasks, self.domain))
+        self.task: Task | None = None
+        self.world: World | None = None
+        self.history = History()
+        self.messages: list[dict[str, Any]] = []
+        self._initial: World | None = None
+        self._user: ScriptedUser | None = None
+        self._steps = 0
+        self._tool_errors = 0
+        self._call_counter = 0
+        self._done = True
+        self._system_prompt = ""
+        self._transcript: list[str] = []
+
+    # ----- domain hooks -------------------------------------------------------------------
+    def default_source(self, difficulty: int | None) -> TaskSource:
+        raise NotImplementedError
+
+    def build_world(self, task: Task) -> World:
+        raise NotImplementedError
+
+    def system_prompt(self, task: Task, world: World) -> str:
+        raise NotImplementedError
+
+    def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
+        return score_rubric(task.rubric, view)
+
+    # ----- public API ---------------------------------------------------------------------
+    def task_ids(self, split: str | None = None) -> list[str]:
+        """Ids of the task source: ``"test"`` = the frozen suite, ``"train"`` = generated training ids."""
+        return self.source.ids(split)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"task_id", "task", "split", "difficulty"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; use task_id, task, split or difficulty")
+        task = self._choose_task(options)
+        self.task = task
+        initial = task.cached_world(self.build_world)
+        self._initial = initial
+        self.world = initial.copy()
+        self.history = History()
+        self._steps = 0
+        self._tool_errors = 0
+        self._call_counter = 0
+        self._done = False
+        user_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self._user = ScriptedUser(task.user, seed=user_seed)
+        opening = self._user.opening()
+        self._system_prompt = self.system_prompt(task, self.world)
+        self.messages = [
+            {"role": "system", "content": self._system_prompt},
+            {"role": "user", "content": opening},
+        ]
+        self.history.append(step=0, time=self.world.clock.text(), kind="message", role="user", content=opening)
+        self._transcript = [f"[system] {self._system_prompt}", f"[user] {opening}"]
+        info = {
+            "task_id": task.task_id,
+            "domain": self.domain,
+            "system_prompt": self._system_prompt,
+            "tools": self.toolkit.schemas(),
+        }
+        return opening, info
+
+    def _choose_task(self, options: dict[str, Any]) -> Task:
+        if options.get("task") is not None:
+            task = options["task"]
+            if isinstance(task, dict):
+                task = Task.model_validate(task)
+            if not isinstance(task, Task):
+                raise TypeError("options['task'] must be a Task or a dict in the task format")
+            return task
+        if options.get("task_id") is not None:
+            return self.source.get(str(options["task_id"]))
+        split = options.get("split", self.split)
+        if options.get("difficulty") is not None:
+            diff = int(options["difficulty"])
+            make_id = getattr(self.source, "make_id", None)
+            if make_id is None:
+                raise ValueError("difficulty applies to generated tasks only")
+            seed = int(self.np_random.integers(0, 1_000_000))
+            return self.source.get(make_id(split if split != "test" else "dev", seed, diff))
+        return self.source.sample(self.np_random, split)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._done or self.task is None:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        self._steps += 1
+        parsed = parse_action(action)
+        blocks: list[str] = []
+        terminated = False
+        reason = ""
+        raw = action if isinstance(action, str) else repr(action)
+
+        if parsed.tool_calls:
+            tool_calls = []
+            for call in parsed.tool_calls:
+                self._call_counter += 1
+                cid = call.call_id or f"call_{self._call_counter}"
+                args_text = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
+                tool_calls.append({"id": cid, "type": "function", "function": {"name": call.name, "arguments": args_text}})
+            self.messages.append({"role": "assistant", "content": parsed.message or None, "tool_calls": tool_calls})
+            self._transcript.append(f"[assistant] {raw}")
+            for call, tc in zip(parsed.tool_calls, tool_calls):
+                result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, tc["id"])
+                if not result.ok:
+                    self._tool_errors += 1
+                    body = f"{result.content}"
+                    blocks.append(_block("tool_error", body, name=result.name, call_id=tc["id"]))
+                else:
+                    blocks.append(_block("tool_result", result.content, name=result.name, call_id=tc["id"]))
+                self.messages.append({"role": "tool", "tool_call_id": tc["id"], "content": result.content})
+        elif parsed.errors:
+            self.messages.append({"role": "assistant", "content": raw})
+            self._transcript.append(f"[assistant] {raw}")
+        else:
+            text = parsed.message
+            self.messages.append({"role": "assistant", "content": text})
+            self._transcript.append(f"[assistant] {text}")
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="assistant", content=text)
+            if STOP in text:
+                terminated, reason = True, "agent_stop"
+            else:
+                reply = self._user.reply(text)
+                self.messages.append({"role": "user", "content": reply})
+                self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
+                blocks.append(_block("user", reply))
+                if STOP in reply:
+                    terminated, reason = True, "user_stop"
+
+        if parsed.errors:
+            # parse errors reach the model as an environment turn (OpenAI format has no better role)
+            self._tool_errors += len(parsed.errors)
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                name="parse_error", content="; ".join(parsed.errors))
+            errors = [_block("error", e) for e in parsed.errors]
+            blocks.extend(errors)
+            self.messages.append({"role": "user", "content": "\n".join(errors)})
+        obs = "\n".join(blocks)
+        if obs:
+            self._transcript.append(obs)
+        truncated = False
+        if not terminated:
+            if self._tool_errors >= self.max_errors:
+                truncated, reason = True, "max_errors"
+            elif self._steps >= self.max_steps:
+                truncated, reason = True, "max_steps"
+        info: dict[str, Any] = {"step": self._steps, "tool_errors": self._tool_errors}
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            success, score = self.score(self.task, self.episode_view())
+            reward = float(success)
+            info.update(termination_reason=reason, success=success, score=score)
+        return obs, reward, terminated, truncated, info
+
+    def episode_view(self) -> EpisodeView:
+        agent = [e.content for e in self.history.messages("assistant")]
+        return EpisodeView(world=self.world, initial=self._initial, history=self.history, agent_messages=agent)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return "\n".join(self._transcript) + "\n"
+        return None
+
+    def close(self) -> None:
+        self._done = True
+
+    # ----- helpers for policies and tests -------------------------------------------------
+    @property
+    def tool_call_form(self) -> str:
+        return TOOL_CALL_FORM

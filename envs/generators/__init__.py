@@ -1,0 +1,1 @@
+"""Seeded task generators, one module per domain."""

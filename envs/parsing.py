@@ -1,0 +1,194 @@
+"""Action parsing: the raw assistant completion becomes tool calls or a message to the user.
+
+Accepted forms (see DESIGN.md):
+- JSON ``{"name": ..., "arguments": {...}}`` or a list of them;
+- an OpenAI assistant message: JSON with ``tool_calls`` (arguments an object or a JSON string,
+  even a doubly encoded one) and optional ``content``;
+- ``<tool_call>{...}</tool_call>`` blocks, several allowed, inside any surrounding prose;
+- a fenced ```json block holding a call, inside prose;
+- anything else is a message to the user.
+
+Parsing never raises: a call it cannot read becomes an ``errors`` entry that says what was wrong
+and shows the accepted form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
+_TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\}|\[.*?\])\s*```", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: Any
+    call_id: str = ""
+
+
+@dataclass(slots=True)
+class ParsedAction:
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    message: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def is_message(self) -> bool:
+        return not self.tool_calls and not self.errors
+
+
+def _decode_arguments(raw: Any) -> Any:
+    # models sometimes encode the arguments object once too often
+    for _ in range(3):
+        if not isinstance(raw, str):
+            break
+        text = raw.strip()
+        if text == "":
+            return {}
+        try:
+            raw = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return raw
+    return {} if raw is None else raw
+
+
+def _as_call(obj: Any) -> ToolCall | str:
+    """A ToolCall from one call object, or an error message."""
+    if not isinstance(obj, dict):
+        return f"a tool call must be a JSON object, got {type(obj).__name__}"
+    call_id = obj.get("id") if isinstance(obj.get("id"), str) else ""
+    fn = obj.get("function") if isinstance(obj.get("function"), dict) else obj
+    name = fn.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return 'a tool call needs a string "name"'
+    if "arguments" in fn:
+        args = fn["arguments"]
+    elif "parameters" in fn:
+        args = fn["parameters"]
+    else:
+        args = {}
+    return ToolCall(name.strip(), _decode_arguments(args), call_id)
+
+
+def _looks_like_call(obj: Any) -> bool:
+    if isinstance(obj, dict):
+        if "tool_calls" in obj:
+            return True
+        fn = obj.get("function") if isinstance(obj.get("function"), dict) else obj
+        return isinstance(fn.get("name"), str) and ("arguments" in fn or "parameters" in fn)
+    return isinstance(obj, list) and bool(obj) and all(_looks_like_call(o) for o in obj)
+
+
+def _calls_from_json(obj: Any, out: ParsedAction) -> None:
+    if isinstance(obj, list):
+        for item in obj:
+            _calls_from_json(item, out)
+        return
+    if isinstance(obj, dict) and "tool_calls" in obj:
+        content = obj.get("content")
+        if isinstance(content, str) and content.strip():
+            out.message = (out.message + "\n" + content).strip()
+        calls = obj.get("tool_calls") or []
+        if not isinstance(calls, list):
+            out.errors.append('"tool_calls" must be a list of calls')
+            return
+        for item in calls:
+            _calls_from_json(item, out)
+        return
+    call = _as_call(obj)
+    if isinstance(call, str):
+        out.errors.append(call)
+    else:
+        out.tool_calls.append(call)
+
+
+def _loads(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return False, None
+
+
+def parse_action(action: Any) -> ParsedAction:
+    """Split one assistant completion into tool calls, a message and parse errors."""
+    out = ParsedAction()
+    if not isinstance(action, str):
+        out.errors.append(f"the action must be a string (the raw assistant completion), got {type(action).__name__}")
+        return out
+    text = action.strip()
+    if not text:
+        out.errors.append(f"empty action: reply to the user with text, or call a tool as {TOOL_CALL_FORM}")
+        return out
+
+    if text[0] in "{[":
+        ok, obj = _loads(text)
+        if ok:
+            if isinstance(obj, dict) and obj.get("role") == "assistant" and "tool_calls" not in obj:
+                content = obj.get("content")
+                out.message = content if isinstance(content, str) else ""
+                if not out.message.strip():
+                    out.errors.append("assistant message has no content and no tool_calls")
+                return out
+            named = lambda o: isinstance(o, dict) and ("name" in o or "function" in o)  # noqa: E731
+            if _looks_like_call(obj) or named(obj) or (isinstance(obj, list) and obj and all(map(named, obj))):
+                _calls_from_json(obj, out)
+                return out
+        elif '"name"' in text or "tool_calls" in text:
+            out.errors.append(f"the tool call is not valid JSON. Use the form {TOOL_CALL_FORM}")
+            return out
+
+    if "<tool_call>" in text:
+        prose = _TAG.sub("", text).strip()
+        for block in _TAG.findall(text):
+            ok, obj = _loads(block.strip())
+            if not ok:
+                out.errors.append(f"the <tool_call> block is not valid JSON. Use the form {TOOL_CALL_FORM}")
+                continue
+            _calls_from_json(obj, out)
+        out.message = prose
+        return out
+
+    fenced = [m for m in _FENCE.finditer(text)]
+    found = False
+    for m in fenced:
+        ok, obj = _loads(m.group(1))
+        if ok and _looks_like_call(obj):
+            _calls_from_json(obj, out)
+            found = True
+    if found:
+        out.message = _FENCE.sub("", text).strip()
+        return out
+
+    if '"name"' in text:
+        # a bare call object embedded in prose
+        decoder = json.JSONDecoder()
+        spans = []
+        pos = text.find("{")
+        while pos != -1:
+            try:
+                obj, end = decoder.raw_decode(text, pos)
+            except (json.JSONDecodeError, RecursionError, ValueError):
+                pos = text.find("{", pos + 1)
+                continue
+            if _looks_like_call(obj):
+                _calls_from_json(obj, out)
+                spans.append((pos, end))
+                pos = text.find("{", end)
+            else:
+                pos = text.find("{", pos + 1)
+        if spans:
+            kept, last = [], 0
+            for a, b in spans:
+                kept.append(text[last:a])
+                last = b
+            kept.append(text[last:])
+            out.message = "".join(kept).strip()
+            return out
+
+    out.message = text
+    return out

@@ -1,0 +1,10 @@
+"""Scoring: rubric items checked by code, order matching for VitaBench tasks, and metrics."""
+
+from .metrics import pass_at_k, pass_hat_k, summarize
+from .rubric import CHECKS, EpisodeView, RubricItem, check, evaluate, score_rubric
+from . import life_service  # noqa: F401  registers the life-service checks
+
+__all__ = [
+    "CHECKS", "EpisodeView", "RubricItem", "check", "evaluate", "score_rubric",
+    "pass_at_k", "pass_hat_k", "summarize",
+]

@@ -1,0 +1,183 @@
+"""A deterministic scripted user.
+
+It opens with a (often vague) request, reveals a hidden fact only when the agent asks about its
+topic (keyword synonyms in English and Chinese), confirms proposals, changes its mind once when
+the script says so, conveys VitaBench instruction points one by one, and ends with
+``###STOP###`` once the agent reports the job done and nothing is left to say. Phrasing varies
+with the persona style and the seed; what is said never depends on the wall clock.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+STOP = "###STOP###"
+
+CONFIRM_CUES = (
+    "confirm", "shall i", "should i", "would you like", "do you want", "proceed", "go ahead",
+    "is that ok", "is this ok", "okay?", "ok?", "sound good", "may i", "can i place", "want me to",
+    "确认", "可以吗", "要不要", "是否", "好吗", "行吗", "需要我",
+)
+DONE_CUES = (
+    "has been placed", "have placed", "placed your", "been paid", "is paid", "payment successful",
+    "all set", "all done", "completed", "is done", "has been cancelled", "have cancelled",
+    "has been updated", "have updated", "order is placed", "orders are placed",
+    "已下单", "已支付", "支付成功", "已完成", "已取消", "已经为您", "已为您", "办好了", "搞定",
+)
+
+STYLES = ("polite", "terse", "impatient", "chatty")
+_PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "yes_polite": ("Yes, please go ahead.", "That works for me, thank you. Please go ahead."),
+        "yes_terse": ("Yes.", "OK, do it."),
+        "yes_impatient": ("Yes, yes, just do it quickly.", "Fine, go ahead, I'm in a hurry."),
+        "yes_chatty": ("Oh, that sounds lovely! Yes, please go ahead.", "Perfect, yes, let's do that!"),
+        "idk_polite": ("I think I've told you what I need. Could you take care of it?",),
+        "idk_terse": ("You have what you need.",),
+        "idk_impatient": ("I already told you. Please just handle it.",),
+        "idk_chatty": ("Hmm, I think that's everything I had in mind. Can you sort it out for me?",),
+        "stop_polite": ("Thank you very much, that's all.",),
+        "stop_terse": ("Thanks.",),
+        "stop_impatient": ("Finally. Thanks.",),
+        "stop_chatty": ("Wonderful, thank you so much! That's all for today.",),
+        "check": ("Also, before we finish:",),
+    },
+    "zh": {
+        "yes_polite": ("好的，麻烦您帮我办理。",), "yes_terse": ("可以。",),
+        "yes_impatient": ("行行行，快点弄吧。",), "yes_chatty": ("太好了，就这样办吧！",),
+        "idk_polite": ("我需要的都已经告诉您了，麻烦您处理一下。",), "idk_terse": ("都说了。",),
+        "idk_impatient": ("我已经说过了，赶紧处理吧。",), "idk_chatty": ("嗯，我想说的差不多就这些啦，帮我搞定吧。",),
+        "stop_polite": ("非常感谢，就这些了。",), "stop_terse": ("谢谢。",),
+        "stop_impatient": ("终于好了，谢谢。",), "stop_chatty": ("太棒了，谢谢你！今天就这些啦。",),
+        "check": ("另外，结束之前：",),
+    },
+}
+
+
+class HiddenFact(BaseModel):
+    """A fact the user holds back until the agent asks about its topic."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    topic: str
+    keywords: list[str]
+    answer: str
+
+
+class IntentChange(BaseModel):
+    """A change of mind, said instead of the first confirmation (or first done report)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    trigger: Literal["first_confirmation", "first_done"] = "first_confirmation"
+    message: str
+
+
+class UserScript(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    language: Literal["en", "zh"] = "en"
+    style: str = "polite"
+    persona: dict[str, object] = {}
+    opening: str
+    facts: list[HiddenFact] = []
+    intent_change: IntentChange | None = None
+    # VitaBench instructions, conveyed one point per turn when the agent asks nothing specific
+    points: list[str] = []
+
+
+# Topic synonyms shared by every script, so a task only names the topic.
+TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "party_size": ("how many", "people", "persons", "portions", "servings", "party", "quantity", "几个人", "几位", "几份", "人数", "份数"),
+    "budget": ("budget", "price range", "spend", "how much", "cost", "afford", "预算", "价位", "多少钱", "花费"),
+    "deadline": ("when", "what time", "by what time", "deadline", "arrive", "delivery time", "什么时候", "几点", "时间", "送达"),
+    "address": ("address", "where", "deliver to", "location", "which place", "地址", "送到哪", "哪里", "位置"),
+    "diet": ("allerg", "dietary", "diet", "restriction", "avoid", "can't eat", "cannot eat", "food preference", "忌口", "过敏", "饮食", "不吃", "禁忌"),
+    "attribute": ("spic", "spec", "option", "flavour", "flavor", "size", "sugar", "ice", "口味", "辣", "规格", "甜度"),
+    "store_pref": ("rating", "rated", "review", "prefer", "which store", "restaurant", "评分", "店铺", "商家", "偏好"),
+    "distance": ("how far", "distance", "nearby", "close to", "within", "距离", "附近", "多远"),
+}
+
+
+def _has_any(text: str, cues: tuple[str, ...] | list[str]) -> bool:
+    return any(c in text for c in cues)
+
+
+def split_points(instructions: str) -> list[str]:
+    """Split free-text instructions into sentences, the points a VitaBench user conveys one by one."""
+    parts = re.split(r"(?<=[.!?。！？；;])\s*", instructions.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+class ScriptedUser:
+    """Plays one ``UserScript``; ``reply`` is a pure function of the script, seed and dialogue so far."""
+
+    def __init__(self, script: UserScript, seed: int = 0) -> None:
+        self.script = script
+        self.rng = random.Random(seed)
+        self.lang = script.language
+        self.style = script.style if script.style in STYLES else "polite"
+        self.revealed: set[str] = set()
+        self.points_left = list(script.points)
+        self.change_pending = script.intent_change is not None
+        self.done = False
+
+    def _say(self, key: str) -> str:
+        options = _PHRASES[self.lang].get(f"{key}_{self.style}") or _PHRASES[self.lang][key]
+        return options[self.rng.randrange(len(options))]
+
+    def opening(self) -> str:
+        return self.script.opening
+
+    def _asked_facts(self, text: str) -> list[str]:
+        answers = []
+        for fact in self.script.facts:
+            if fact.topic in self.revealed:
+                continue
+            cues = tuple(k.casefold() for k in fact.keywords) + TOPIC_KEYWORDS.get(fact.topic, ())
+            if _has_any(text, cues):
+                self.revealed.add(fact.topic)
+                answers.append(fact.answer)
+        return answers
+
+    def _points_asked(self, text: str) -> list[str]:
+        """Instruction points that share content words with the agent's question."""
+        words = {w for w in re.findall(r"[a-z]{4,}", text)}
+        hits = []
+        for p in self.points_left:
+            pw = set(re.findall(r"[a-z]{4,}", p.casefold()))
+            if len(words & pw) >= 2:
+                hits.append(p)
+        for p in hits:
+            self.points_left.remove(p)
+        return hits
+
+    def reply(self, agent_message: str) -> str:
+        """The user's answer to one agent message."""
+        text = agent_message.casefold()
+        answers = self._asked_facts(text) + self._points_asked(text)
+        asks_confirmation = _has_any(text, CONFIRM_CUES)
+        reports_done = _has_any(text, DONE_CUES) and not asks_confirmation
+
+        if self.change_pending and (
+            (asks_confirmation and self.script.intent_change.trigger == "first_confirmation")
+            or (reports_done and self.script.intent_change.trigger == "first_done")
+        ):
+            self.change_pending = False
+            return " ".join(answers + [self.script.intent_change.message])
+        if reports_done and not answers:
+            if self.points_left:
+                rest = " ".join(self.points_left)
+                self.points_left = []
+                return f"{self._say('check')} {rest}"
+            if not self.change_pending:
+                self.done = True
+                return f"{self._say('stop')} {STOP}"
+        if asks_confirmation:
+            return " ".join(answers + [self._say("yes")])
+        if answers:
+            return " ".join(answers)
+        if self.points_left:
+            return self.points_left.pop(0)
+        return self._say("idk")

@@ -1,0 +1,9 @@
+"""The database side of servicegym: typed tables, tools and their deterministic transitions."""
+
+from .core import Clock, Entity, History, HistoryEntry, IdCounter, Table, World, haversine_m
+from .tools import ToolError, ToolGraph, ToolResult, ToolSpec, Toolkit, dependency_graph, tool
+
+__all__ = [
+    "Clock", "Entity", "History", "HistoryEntry", "IdCounter", "Table", "World", "haversine_m",
+    "ToolError", "ToolGraph", "ToolResult", "ToolSpec", "Toolkit", "dependency_graph", "tool",
+]

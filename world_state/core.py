@@ -1,0 +1,265 @@
+"""The world's deterministic core: typed entity tables, seeded ids, the task clock, geometry,
+the execution history and snapshot/restore.
+
+Entities are frozen pydantic models, so the only way to change the world is through a
+``Table``. That makes a snapshot a shallow copy of each table's row dict (rows are shared, never
+mutated) and lets a failed tool call be undone by restoring that snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Generic, Iterator, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+EARTH_RADIUS_M = 6_371_000.0
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+DATE_FORMAT = "%Y-%m-%d"
+
+
+class Entity(BaseModel):
+    """Base of every stored record: unknown fields are rejected and rows are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key_field: ClassVar[str] = "id"
+
+    @property
+    def key(self) -> str:
+        return getattr(self, self.key_field)
+
+
+E = TypeVar("E", bound=Entity)
+
+
+class Table(Generic[E]):
+    """An ordered mapping ``key -> entity``; every change goes through ``put``/``update``/``delete``."""
+
+    __slots__ = ("name", "model", "rows")
+
+    def __init__(self, name: str, model: type[E], rows: dict[str, E] | None = None) -> None:
+        self.name = name
+        self.model = model
+        self.rows: dict[str, E] = rows if rows is not None else {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[E]:
+        return iter(self.rows.values())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def get(self, key: str) -> E | None:
+        return self.rows.get(key)
+
+    def require(self, key: str) -> E:
+        row = self.rows.get(key)
+        if row is None:
+            raise KeyError(f"{self.name}: no record with id {key!r}")
+        return row
+
+    def put(self, row: E) -> E:
+        self.rows[row.key] = row
+        return row
+
+    def insert(self, row: E) -> E:
+        if row.key in self.rows:
+            raise KeyError(f"{self.name}: id {row.key!r} already exists")
+        return self.put(row)
+
+    def update(self, key: str, **changes: Any) -> E:
+        row = self.require(key).model_copy(update=changes)
+        self.rows[key] = row
+        return row
+
+    def delete(self, key: str) -> None:
+        self.require(key)
+        del self.rows[key]
+
+
+class IdCounter:
+    """Seeded, per-prefix counters: ids never depend on the wall clock or on other episodes."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: dict[str, int] | None = None) -> None:
+        self.counts: dict[str, int] = dict(counts or {})
+
+    def next(self, prefix: str, width: int = 3) -> str:
+        n = self.counts.get(prefix, 0) + 1
+        self.counts[prefix] = n
+        return f"{prefix}{n:0{width}d}"
+
+
+class Clock:
+    """The task's simulated clock; it moves only when the world says so, never by itself."""
+
+    __slots__ = ("now",)
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    @classmethod
+    def parse(cls, text: str) -> "Clock":
+        return cls(parse_time(text))
+
+    def text(self) -> str:
+        return self.now.strftime(TIME_FORMAT)
+
+    def advance(self, minutes: float) -> None:
+        self.now = self.now + timedelta(minutes=minutes)
+
+
+def parse_time(text: str) -> datetime:
+    """Parse ``YYYY-MM-DD HH:MM:SS`` (surrounding blanks allowed); raise ValueError otherwise."""
+    return datetime.strptime(text.strip(), TIME_FORMAT)
+
+
+def parse_date(text: str) -> datetime:
+    return datetime.strptime(text.strip(), DATE_FORMAT)
+
+
+def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Great-circle distance in metres on a sphere of radius 6,371,000 m (VitaBench's model)."""
+    if lon1 == lon2 and lat1 == lat2:
+        return 0.0
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(a)))
+
+
+Outcome = Literal["executed", "rejected", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One item of the episode's single ordered log.
+
+    ``kind`` is ``tool_call`` (with ``name``, ``arguments``, ``outcome``, ``result``),
+    ``message`` (``role`` is ``user`` or ``assistant``, text in ``content``) or ``event``.
+    """
+
+    index: int
+    step: int
+    time: str
+    kind: Literal["tool_call", "message", "event"]
+    role: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    outcome: Outcome | Literal[""] = ""
+    content: str = ""
+    call_id: str = ""
+
+
+class History:
+    """Append-only log of every tool call, message and event, in the order they happened."""
+
+    __slots__ = ("entries", "_executed")
+
+    def __init__(self) -> None:
+        self.entries: list[HistoryEntry] = []
+        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks
+        self._executed: set[tuple[str, str]] = set()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[HistoryEntry]:
+        return iter(self.entries)
+
+    def append(self, **fields: Any) -> HistoryEntry:
+        entry = HistoryEntry(index=len(self.entries), **fields)
+        self.entries.append(entry)
+        if entry.kind == "tool_call" and entry.outcome == "executed":
+            self._executed.add((entry.name, ""))
+            for value in entry.arguments.values():
+                if isinstance(value, str):
+                    self._executed.add((entry.name, value))
+        return entry
+
+    def called(self, tool: str, value: str = "") -> bool:
+        """Whether ``tool`` was executed earlier, with ``value`` among its string arguments."""
+        return (tool, value) in self._executed
+
+    def tool_calls(self, outcome: str | None = None) -> list[HistoryEntry]:
+        return [
+            e for e in self.entries if e.kind == "tool_call" and (outcome is None or e.outcome == outcome)
+        ]
+
+    def messages(self, role: str | None = None) -> list[HistoryEntry]:
+        return [e for e in self.entries if e.kind == "message" and (role is None or e.role == role)]
+
+
+@dataclass(slots=True)
+class Snapshot:
+    tables: dict[str, dict[str, Entity]]
+    counters: dict[str, int]
+    now: datetime
+    extra: dict[str, Any]
+
+
+class World:
+    """A task's database: named tables, an id counter and a clock, plus domain scalars in ``extra``.
+
+    Subclasses declare their tables in ``schema`` (table name -> entity model).
+    """
+
+    schema: ClassVar[dict[str, type[Entity]]] = {}
+
+    def __init__(
+        self,
+        now: datetime,
+        tables: dict[str, dict[str, Entity]] | None = None,
+        counters: dict[str, int] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        tables = tables or {}
+        self.tables: dict[str, Table] = {
+            name: Table(name, model, dict(tables.get(name, {}))) for name, model in self.schema.items()
+        }
+        self.ids = IdCounter(counters)
+        self.clock = Clock(now)
+        self.extra: dict[str, Any] = dict(extra or {})
+
+    def table(self, name: str) -> Table:
+        return self.tables[name]
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            {name: dict(t.rows) for name, t in self.tables.items()},
+            dict(self.ids.counts),
+            self.clock.now,
+            dict(self.extra),
+        )
+
+    def restore(self, snap: Snapshot) -> None:
+        for name, rows in snap.tables.items():
+            self.tables[name].rows = dict(rows)
+        self.ids.counts = dict(snap.counters)
+        self.clock.now = snap.now
+        self.extra = dict(snap.extra)
+
+    def copy(self) -> "World":
+        """An independent world with the same state (rows are immutable, so sharing them is safe)."""
+        new = object.__new__(type(self))
+        new.tables = {name: Table(name, t.model, dict(t.rows)) for name, t in self.tables.items()}
+        new.ids = IdCounter(self.ids.counts)
+        new.clock = Clock(self.clock.now)
+        new.extra = dict(self.extra)
+        return new
+
+    def state_dict(self) -> dict[str, Any]:
+        """A JSON-able view of the whole state, for equality checks and debugging."""
+        return {
+            "now": self.clock.text(),
+            "counters": dict(self.ids.counts),
+            "extra": {k: v for k, v in self.extra.items() if not k.startswith("_")},
+            "tables": {
+                name: {k: r.model_dump(mode="json") for k, r in t.rows.items()} for name, t in self.tables.items()
+            },
+        }

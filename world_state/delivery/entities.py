@@ -1,0 +1,59 @@
+"""Delivery entities: stores and their products, in VitaBench's shape."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..core import Entity
+from ..life.entities import LifeWorld, Location
+
+
+class Store(Entity):
+    key_field: ClassVar[str] = "store_id"
+    store_id: str
+    name: str
+    score: float
+    location: Location
+    tags: list[str] = []
+    # opening hours as "HH:MM"; None means open around the clock (VitaBench stores carry none)
+    open_time: str | None = None
+    close_time: str | None = None
+
+    def is_open_at(self, hhmm: str) -> bool:
+        if self.open_time is None or self.close_time is None:
+            return True
+        if self.open_time <= self.close_time:
+            return self.open_time <= hhmm < self.close_time
+        return hhmm >= self.open_time or hhmm < self.close_time  # past midnight
+
+
+class Product(Entity):
+    key_field: ClassVar[str] = "product_id"
+    product_id: str
+    name: str
+    store_id: str
+    store_name: str
+    price: float
+    tags: list[str] = []
+    attributes: list[str] = []
+    quantity: int | None = None  # stock; None = unlimited
+
+
+class DeliveryWorld(LifeWorld):
+    schema = {**LifeWorld.schema, "stores": Store, "products": Product}
+    place_tables = ("stores",)
+    order_prefix = "D"
+
+    def products_of(self, store_id: str) -> list[Product]:
+        index: dict[str, list[str]] | None = self.extra.get("_store_products")
+        products = self.table("products")
+        if index is None:
+            index = {}
+            for p in products:
+                index.setdefault(p.store_id, []).append(p.product_id)
+            # the catalogue's structure never changes within an episode, only stock does
+            self.extra["_store_products"] = index
+        return [products.rows[pid] for pid in index.get(store_id, ()) if pid in products.rows]
+
+    def place_summary(self, table: str, row: Any) -> dict[str, Any]:
+        return row.model_dump(mode="json", exclude={"open_time", "close_time"} if row.open_time is None else set())

@@ -1,0 +1,80 @@
+"""Entities every life-service world has: addresses, weather, the user's orders."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from ..core import Entity, World
+
+OrderStatus = Literal[
+    "unpaid", "paid", "unconsumed", "consumed", "processed", "in-progress", "delivered", "cancelled"
+]
+OrderType = Literal["delivery", "instore", "hotel", "attraction", "flight", "train"]
+
+
+class Location(Entity):
+    key_field: ClassVar[str] = "address"
+    address: str
+    longitude: float
+    latitude: float
+
+
+class Weather(Entity):
+    key_field: ClassVar[str] = "id"
+    id: str
+    city: str
+    category: str
+    datetime: str
+    temperature: list[float]
+    humidity: float | None = None
+
+
+class OrderLine(Entity):
+    """One product line of an order (catalogue fields copied at order time)."""
+
+    key_field: ClassVar[str] = "product_id"
+    product_id: str
+    name: str = ""
+    store_id: str = ""
+    store_name: str = ""
+    price: float
+    quantity: int
+    attributes: str = ""
+    tags: list[str] = []
+
+
+class Order(Entity):
+    key_field: ClassVar[str] = "order_id"
+    order_id: str
+    order_type: OrderType
+    user_id: str
+    store_id: str
+    note: str = ""
+    location: Location | None = None
+    dispatch_time: str = ""
+    shipping_time: float | None = None
+    delivery_time: str = ""
+    total_price: float = 0.0
+    create_time: str = ""
+    update_time: str = ""
+    status: OrderStatus = "unpaid"
+    products: list[OrderLine] = []
+
+
+class LifeWorld(World):
+    """A life-service task database. ``extra`` holds ``user_id``, ``user_profile`` and
+    ``user_historical_behaviors``; ``place_tables`` lists the tables ``get_nearby`` searches."""
+
+    schema = {"locations": Location, "weather": Weather, "orders": Order}
+    place_tables: ClassVar[tuple[str, ...]] = ()
+    order_prefix: ClassVar[str] = "O"
+
+    @property
+    def user_id(self) -> str:
+        return self.extra.get("user_id", "")
+
+    def new_order_id(self) -> str:
+        return self.ids.next(f"{self.extra.get('task_key', 'T')}{self.order_prefix}", width=2)
+
+    def place_location(self, row: Any) -> Location | None:
+        return getattr(row, "location", None)

@@ -1,0 +1,378 @@
+"""Typed tools: ``@tool`` turns an annotated function into an OpenAI function schema, with
+pre-conditions checked before it runs and post-conditions after, and a dependency graph derived
+from those pre-conditions.
+
+A tool is ``fn(world, **arguments) -> JSON-able``. Arguments are validated by a pydantic model
+derived from the signature (unknown arguments rejected). A call that fails validation or a
+pre-condition, or raises ``ToolError``, is *rejected*; any other exception is an *error*; in both
+cases the world is restored to its state before the call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from .core import Entity, History, World
+
+ToolKind = Literal["read", "write", "generic"]
+
+
+class ToolError(Exception):
+    """A business rule refused the call; the message is shown to the agent."""
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """A rule checked before the tool runs.
+
+    ``check(world, history, args)`` returns an error message, or None when satisfied.
+    ``after`` names tools that precede this one in the dependency graph because of this rule.
+    """
+
+    text: str
+    check: Callable[[World, History, dict[str, Any]], str | None]
+    after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Postcondition:
+    """A rule that must hold after a successful call: ``check(world, args, result, before)``."""
+
+    text: str
+    check: Callable[[World, dict[str, Any], Any, World], str | None]
+
+
+def requires_prior_call(tools: str | Sequence[str], arg: str, what: str | None = None) -> Precondition:
+    """The agent must have executed one of ``tools`` on the same ``arg`` value earlier."""
+    names = (tools,) if isinstance(tools, str) else tuple(tools)
+    shown = " or ".join(f"`{n}`" for n in names)
+    label = what or arg
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        value = args.get(arg)
+        if any(history.called(n, value) for n in names):
+            return None
+        return f"call {shown} for {label} {value!r} first"
+
+    return Precondition(f"{shown} must have been called earlier for the same {label}", check, names)
+
+
+def exists(table: str, arg: str, what: str, produced_by: Iterable[str] = ()) -> Precondition:
+    """``args[arg]`` names a record of ``table``; ``produced_by`` are the tools that reveal its id."""
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        return None if args.get(arg) in world.table(table) else f"{what} {args.get(arg)!r} does not exist"
+
+    return Precondition(f"the {what} must exist", check, tuple(produced_by))
+
+
+def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str = "status") -> Precondition:
+    """The record named by ``args[arg]`` has ``attr`` in ``allowed``."""
+    allowed_t = tuple(allowed)
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        row = world.table(table).get(args.get(arg))
+        if row is None:
+            return f"{what} {args.get(arg)!r} does not exist"
+        value = getattr(row, attr)
+        if value in allowed_t:
+            return None
+        return f"{what} {row.key} has {attr} {value!r}; this needs {attr} in {list(allowed_t)}"
+
+    return Precondition(f"the {what}'s {attr} must be one of {', '.join(allowed_t)}", check)
+
+
+def rule(text: str, check: Callable[[World, History, dict[str, Any]], str | None]) -> Precondition:
+    return Precondition(text, check)
+
+
+def _arg_docs(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and its ``Args:`` descriptions."""
+    doc = inspect.cleandoc(doc or "")
+    summary, _, rest = doc.partition("\nArgs:")
+    args: dict[str, str] = {}
+    current = None
+    for line in rest.splitlines():
+        m = re.match(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.*)$", line)
+        if m:
+            current = m.group(1)
+            args[current] = m.group(2).strip()
+        elif current and line.strip() and not re.match(r"^\S", line):
+            args[current] += " " + line.strip()
+        elif re.match(r"^\S", line):
+            current = None
+    return " ".join(summary.split()), args
+
+
+_JSON_TYPE_NAMES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+
+
+def _type_label(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return "|".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    t = schema.get("type")
+    if t == "array":
+        return f"list[{_type_label(schema.get('items', {}))}]"
+    if "anyOf" in schema:
+        return "|".join(_type_label(s) for s in schema["anyOf"] if s.get("type") != "null")
+    return _JSON_TYPE_NAMES.get(t, t or "any")
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    fn: Callable[..., Any]
+    kind: ToolKind
+    summary: str
+    args_model: type[BaseModel]
+    parameters: dict[str, Any]
+    pre: tuple[Precondition, ...] = ()
+    post: tuple[Postcondition, ...] = ()
+    aliases: tuple[str, ...] = ()
+    usage: str = ""
+    description: str = ""
+    schema: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        props = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", []))
+        parts = [f"{k}{'' if k in required else '?'}: {_type_label(v)}" for k, v in props.items()]
+        self.usage = f"{self.name}({', '.join(parts)})"
+        text = self.summary
+        if self.pre:
+            text += " Pre-conditions: " + "; ".join(p.text for p in self.pre) + "."
+        if self.post:
+            text += " Post-conditions: " + "; ".join(p.text for p in self.post) + "."
+        self.description = text
+        self.schema = {
+            "type": "function",
+            "function": {"name": self.name, "description": text, "parameters": self.parameters},
+        }
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's JSON schema, trimmed to what function-calling APIs expect."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "anyOf" in prop:
+            non_null = [s for s in prop["anyOf"] if s.get("type") != "null"]
+            if len(non_null) == 1:
+                default = prop.get("default")
+                desc = prop.get("description")
+                prop.clear()
+                prop.update(non_null[0])
+                if desc:
+                    prop["description"] = desc
+                if default is not None:
+                    prop["default"] = default
+    schema["additionalProperties"] = False
+    return schema
+
+
+def tool(
+    kind: ToolKind = "read",
+    pre: Sequence[Precondition] = (),
+    post: Sequence[Postcondition] = (),
+    aliases: Sequence[str] = (),
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], ToolSpec]:
+    """Declare a tool. The first parameter receives the world; the rest become the schema."""
+
+    def wrap(fn: Callable[..., Any]) -> ToolSpec:
+        summary, arg_docs = _arg_docs(fn.__doc__ or "")
+        hints = typing.get_type_hints(fn, include_extras=True)
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        fields: dict[str, Any] = {}
+        for p in params:
+            ann = hints.get(p.name, Any)
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            fields[p.name] = (ann, FieldInfo(default=default, description=arg_docs.get(p.name)))
+        model = create_model(
+            f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        parameters = _clean_schema(model.model_json_schema())
+        return ToolSpec(
+            name=name or fn.__name__,
+            fn=fn,
+            kind=kind,
+            summary=summary,
+            args_model=model,
+            parameters=parameters,
+            pre=tuple(pre),
+            post=tuple(post),
+            aliases=tuple(aliases),
+        )
+
+    return wrap
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    name: str
+    outcome: Literal["executed", "rejected", "error"]
+    content: str
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "executed"
+
+
+def to_jsonable(value: Any) -> Any:
+    if isinstance(value, Entity):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(to_jsonable(value), ensure_ascii=False)
+
+
+def _validation_message(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors(include_url=False):
+        loc = ".".join(str(x) for x in e["loc"]) or "arguments"
+        msg = "unknown argument" if e["type"] == "extra_forbidden" else e["msg"]
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+class Toolkit:
+    """The tools one agent sees, by name (aliases resolve to their tool)."""
+
+    def __init__(self, specs: Iterable[ToolSpec], check_postconditions: bool = False) -> None:
+        self.specs: dict[str, ToolSpec] = {}
+        self.aliases: dict[str, str] = {}
+        for spec in specs:
+            if spec.name in self.specs:
+                raise ValueError(f"duplicate tool {spec.name}")
+            self.specs[spec.name] = spec
+            for alias in spec.aliases:
+                self.aliases[alias] = spec.name
+        self.check_postconditions = check_postconditions
+        self._schemas = [s.schema for s in self.specs.values()]
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.specs or name in self.aliases
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.specs)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return self._schemas
+
+    def resolve(self, name: str) -> ToolSpec | None:
+        return self.specs.get(self.aliases.get(name, name))
+
+    def call(
+        self,
+        world: World,
+        history: History,
+        name: str,
+        arguments: Any,
+        step: int = 0,
+        call_id: str = "",
+    ) -> ToolResult:
+        """Run one call and record it in ``history``; never raises for bad input."""
+        spec = self.resolve(name) if isinstance(name, str) else None
+        log_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
+        if spec is None:
+            close = ", ".join(self.names[:60])
+            msg = f"unknown tool {name!r}. Available tools: {close}"
+            return self._record(history, step, call_id, str(name), log_args, "rejected", msg, world)
+        if not isinstance(arguments, dict):
+            msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
+            return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
+        try:
+            args = spec.args_model.model_validate(arguments).__dict__
+        except ValidationError as err:
+            msg = f"invalid arguments for {spec.name}: {_validation_message(err)}. Usage: {spec.usage}"
+            return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
+        for p in spec.pre:
+            problem = p.check(world, history, args)
+            if problem:
+                msg = f"{spec.name} refused: {problem}."
+                return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
+        snap = world.snapshot() if spec.kind == "write" else None
+        before = world.copy() if (self.check_postconditions and spec.post) else None
+        try:
+            value = spec.fn(world, **args)
+            content = dumps(value)
+        except ToolError as err:
+            if snap is not None:
+                world.restore(snap)
+            msg = f"{spec.name} refused: {err}"
+            return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
+        except Exception as err:  # a defect or an unforeseen input: undo and report, never raise
+            if snap is not None:
+                world.restore(snap)
+            msg = f"{spec.name} failed: {type(err).__name__}: {err}"
+            return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
+        if before is not None:
+            for p in spec.post:
+                problem = p.check(world, args, value, before)
+                if problem:
+                    if snap is not None:
+                        world.restore(snap)
+                    msg = f"{spec.name} failed its post-condition ({p.text}): {problem}"
+                    return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
+        return self._record(history, step, call_id, spec.name, arguments, "executed", content, world)
+
+    @staticmethod
+    def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:
+        history.append(
+            step=step,
+            time=world.clock.text(),
+            kind="tool_call",
+            role="assistant",
+            name=name,
+            arguments=arguments,
+            outcome=outcome,
+            content=content,
+            call_id=call_id,
+        )
+        return ToolResult(name, outcome, content)
+
+
+@dataclass(frozen=True)
+class ToolGraph:
+    """Dependency graph of tools: an edge (a, b) means "a must (or may need to) precede b"."""
+
+    nodes: tuple[str, ...]
+    edges: tuple[tuple[str, str], ...]
+
+    @property
+    def density(self) -> float:
+        n = len(self.nodes)
+        return len(self.edges) / (n * (n - 1)) if n > 1 else 0.0
+
+    def summary(self) -> dict[str, float]:
+        return {"V": len(self.nodes), "E": len(self.edges), "density": self.density}
+
+
+def dependency_graph(toolkit: Toolkit) -> ToolGraph:
+    nodes = tuple(toolkit.names)
+    edges: set[tuple[str, str]] = set()
+    for spec in toolkit.specs.values():
+        for p in spec.pre:
+            for a in p.after:
+                target = toolkit.resolve(a)
+                if target is not None and target.name != spec.name:
+                    edges.add((target.name, spec.name))
+    return ToolGraph(nodes, tuple(sorted(edges)))
