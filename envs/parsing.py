@@ -22,6 +22,8 @@ from typing import Any
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\}|\[.*?\])\s*```", re.S)
+# lists and ``tool_calls`` wrappers nest at most this deep; deeper JSON is refused, not recursed into
+MAX_NESTING = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +77,24 @@ def _as_call(obj: Any) -> ToolCall | str:
     return ToolCall(name.strip(), _decode_arguments(args), call_id)
 
 
-def _looks_like_call(obj: Any) -> bool:
+def _looks_like_call(obj: Any, depth: int = 0) -> bool:
+    if depth > MAX_NESTING:
+        return False
     if isinstance(obj, dict):
         if "tool_calls" in obj:
             return True
         fn = obj.get("function") if isinstance(obj.get("function"), dict) else obj
         return isinstance(fn.get("name"), str) and ("arguments" in fn or "parameters" in fn)
-    return isinstance(obj, list) and bool(obj) and all(_looks_like_call(o) for o in obj)
+    return isinstance(obj, list) and bool(obj) and all(_looks_like_call(o, depth + 1) for o in obj)
 
 
-def _calls_from_json(obj: Any, out: ParsedAction) -> None:
+def _calls_from_json(obj: Any, out: ParsedAction, depth: int = 0) -> None:
+    if depth > MAX_NESTING:
+        out.errors.append(f"tool calls are nested too deeply. Use the form {TOOL_CALL_FORM}")
+        return
     if isinstance(obj, list):
         for item in obj:
-            _calls_from_json(item, out)
+            _calls_from_json(item, out, depth + 1)
         return
     if isinstance(obj, dict) and "tool_calls" in obj:
         content = obj.get("content")
@@ -98,7 +105,7 @@ def _calls_from_json(obj: Any, out: ParsedAction) -> None:
             out.errors.append('"tool_calls" must be a list of calls')
             return
         for item in calls:
-            _calls_from_json(item, out)
+            _calls_from_json(item, out, depth + 1)
         return
     call = _as_call(obj)
     if isinstance(call, str):
@@ -116,6 +123,14 @@ def _loads(text: str) -> tuple[bool, Any]:
 
 def parse_action(action: Any) -> ParsedAction:
     """Split one assistant completion into tool calls, a message and parse errors."""
+    out = _parse(action)
+    if not out.tool_calls and not out.errors and not out.message.strip():
+        # e.g. {"tool_calls": []} or <tool_call>[]</tool_call>: nothing to run and nothing to say
+        out.errors.append(f"the action holds no tool call and no message. Call a tool as {TOOL_CALL_FORM}")
+    return out
+
+
+def _parse(action: Any) -> ParsedAction:
     out = ParsedAction()
     if not isinstance(action, str):
         out.errors.append(f"the action must be a string (the raw assistant completion), got {type(action).__name__}")

@@ -58,9 +58,13 @@ def dish(view: EpisodeView, params: dict[str, Any]) -> bool:
 
 @check("quantity")
 def quantity(view: EpisodeView, params: dict[str, Any]) -> bool:
-    """The lines of ``product_ids`` add up to ``count`` portions in every new active order."""
-    wanted = set(params["product_ids"])
-    return _all(view, params, lambda o: sum(x.quantity for x in o.products if x.product_id in wanted) == params["count"])
+    """Every new active order holds ``count`` portions in all (of ``product_ids`` if given)."""
+    wanted = set(params.get("product_ids") or ())
+    return _all(
+        view,
+        params,
+        lambda o: sum(x.quantity for x in o.products if not wanted or x.product_id in wanted) == params["count"],
+    )
 
 
 @check("store_distance")
@@ -130,13 +134,10 @@ def address(view: EpisodeView, params: dict[str, Any]) -> bool:
 
 @check("attribute")
 def attribute(view: EpisodeView, params: dict[str, Any]) -> bool:
-    """The lines of ``product_ids`` carry the specification ``value``."""
+    """Every line of ``product_ids`` carries the specification ``value`` (the dish item checks presence)."""
     wanted, value = set(params["product_ids"]), _norm(params["value"])
     return _all(
-        view,
-        params,
-        lambda o: any(x.product_id in wanted for x in o.products)
-        and all(_norm(x.attributes) == value for x in o.products if x.product_id in wanted),
+        view, params, lambda o: all(_norm(x.attributes) == value for x in o.products if x.product_id in wanted)
     )
 
 

@@ -326,7 +326,10 @@ class Toolkit:
             return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
         if before is not None:
             for p in spec.post:
-                problem = p.check(world, args, value, before)
+                try:
+                    problem = p.check(world, args, value, before)
+                except Exception as err:  # a broken post-condition is a defect, reported like one
+                    problem = f"{type(err).__name__}: {err}"
                 if problem:
                     if snap is not None:
                         world.restore(snap)

@@ -112,7 +112,7 @@ def _adjust_stock(world: DeliveryWorld, lines: list[OrderLine], sign: int) -> No
 
 
 def _post_created(world, args, result, before) -> str | None:
-    order = world.table("orders").get(result["order_id"])
+    order = world.table("orders").get(result.order_id)
     if order is None or order.order_id in before.table("orders"):
         return "no new order was stored"
     if order.status != "unpaid":
