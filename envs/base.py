@@ -12,6 +12,7 @@ from os import PathLike
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from pydantic import ValidationError
 
 from rewards.rubric import EpisodeView, score_rubric
 from simulators.scripted_user import STOP, ScriptedUser
@@ -20,7 +21,7 @@ from world_state.tools import ToolSpec, Toolkit
 
 from .parsing import TOOL_CALL_FORM, parse_action
 from .spaces import UnicodeText
-from .tasks import ListSource, Task, TaskSource, load_task_file
+from .tasks import ListSource, Task, TaskFileError, TaskSource, field_path, load_task_file
 
 MAX_TEXT = 1 << 20
 
@@ -73,7 +74,15 @@ class ToolUseEnv(gym.Env[str, str]):
         elif isinstance(tasks, list):
             self.source = ListSource(tasks)
         else:
-            self.source = ListSource(load_task_file(tasks, self.domain))
+            loaded = load_task_file(tasks, self.domain)
+            for i, task in enumerate(loaded):
+                # build every world now, so a bad file fails here rather than mid-training
+                try:
+                    task.cached_world(self.build_world)
+                except (ValidationError, KeyError, ValueError, TypeError) as err:
+                    where = field_path(err) if isinstance(err, ValidationError) else str(err)
+                    raise TaskFileError(f"{tasks}: task {task.task_id} (index {i}): {where}") from None
+            self.source = ListSource(loaded)
         self.task: Task | None = None
         self.world: World | None = None
         self.history = History()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from world_state.core import parse_time
 from world_state.delivery import TOOLS, DeliveryWorld, Product, Store
 from world_state.life import Location, Order, Weather
@@ -37,13 +39,39 @@ _PROMPTS = {
 }
 
 
+class WorldSpecError(ValueError):
+    """A world spec that does not validate; the message names the field."""
+
+
+def _rows(model, spec: dict[str, Any], section: str) -> list:
+    rows = []
+    items = spec.get(section, [])
+    if not isinstance(items, list):
+        raise WorldSpecError(f"field world.{section}: must be a list")
+    for i, raw in enumerate(items):
+        try:
+            rows.append(model.model_validate(raw))
+        except ValidationError as err:
+            e = err.errors(include_url=False)[0]
+            loc = ".".join(str(x) for x in e["loc"])
+            raise WorldSpecError(f"field world.{section}.{i}{'.' + loc if loc else ''}: {e['msg']}") from None
+    return rows
+
+
 def build_delivery_world(spec: dict[str, Any]) -> DeliveryWorld:
     """Validate a task's world spec and build its initial ``DeliveryWorld``."""
-    stores = {s.store_id: s for s in (Store.model_validate(x) for x in spec.get("stores", []))}
-    products = {p.product_id: p for p in (Product.model_validate(x) for x in spec.get("products", []))}
-    orders = {o.order_id: o for o in (Order.model_validate(x) for x in spec.get("orders", []))}
+    for key in ("time", "user_id"):
+        if not isinstance(spec.get(key), str):
+            raise WorldSpecError(f"field world.{key}: required string")
+    try:
+        now = parse_time(spec["time"])
+    except ValueError:
+        raise WorldSpecError(f"field world.time: {spec['time']!r} is not YYYY-MM-DD HH:MM:SS") from None
+    stores = {s.store_id: s for s in _rows(Store, spec, "stores")}
+    products = {p.product_id: p for p in _rows(Product, spec, "products")}
+    orders = {o.order_id: o for o in _rows(Order, spec, "orders")}
     locations: dict[str, Location] = {}
-    for loc in (Location.model_validate(x) for x in spec.get("locations", [])):
+    for loc in _rows(Location, spec, "locations"):
         locations.setdefault(loc.address, loc)
     # stores' and past orders' addresses are known to the map too (per task, never globally)
     for s in stores.values():
@@ -51,7 +79,7 @@ def build_delivery_world(spec: dict[str, Any]) -> DeliveryWorld:
     for o in orders.values():
         if o.location is not None:
             locations.setdefault(o.location.address, o.location)
-    weather = {w.id: w for w in (Weather.model_validate(x) for x in spec.get("weather", []))}
+    weather = {w.id: w for w in _rows(Weather, spec, "weather")}
     extra = {
         "user_id": spec["user_id"],
         "task_key": spec.get("task_key", "T"),
@@ -60,7 +88,7 @@ def build_delivery_world(spec: dict[str, Any]) -> DeliveryWorld:
         "user_historical_behaviors": spec.get("user_historical_behaviors", {}),
     }
     world = DeliveryWorld(
-        parse_time(spec["time"]),
+        now,
         {"stores": stores, "products": products, "orders": orders, "locations": locations, "weather": weather},
         extra=extra,
     )

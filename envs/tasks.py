@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -54,7 +55,7 @@ class TaskFileError(ValueError):
     """A task file that cannot be used; the message names the file, the task and the field."""
 
 
-def _field_path(err: ValidationError) -> str:
+def field_path(err: ValidationError) -> str:
     e = err.errors(include_url=False)[0]
     loc = ".".join(str(x) for x in e["loc"]) or "(root)"
     return f"field {loc}: {e['msg']}"
@@ -82,8 +83,25 @@ def is_vitabench(data: Any) -> bool:
 
 
 def load_task_file(path: str | os.PathLike[str], domain: str) -> list[Task]:
-    """Read a project task file or a VitaBench task file for ``domain``."""
+    """Read a project task file or a VitaBench task file for ``domain``.
+
+    Files are parsed once per process (keyed by path, size and modification time), so many envs
+    over one file share its tasks and their built worlds instead of each holding a copy.
+    """
     path = Path(path)
+    try:
+        st = path.stat()
+    except OSError:
+        raise TaskFileError(f"{path}: no such task file") from None
+    return list(_load_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, domain))
+
+
+@lru_cache(maxsize=32)
+def _load_cached(path_text: str, size: int, mtime_ns: int, domain: str) -> tuple[Task, ...]:
+    return tuple(_load_uncached(Path(path_text), domain))
+
+
+def _load_uncached(path: Path, domain: str) -> list[Task]:
     data = _read_json(path)
     if is_vitabench(data):
         from .vitabench import convert_vitabench_file
@@ -100,7 +118,7 @@ def load_task_file(path: str | os.PathLike[str], domain: str) -> list[Task]:
         try:
             task = Task.model_validate(raw)
         except ValidationError as err:
-            raise TaskFileError(f"{path}: task {tid} (index {i}): {_field_path(err)}") from None
+            raise TaskFileError(f"{path}: task {tid} (index {i}): {field_path(err)}") from None
         if task.domain != domain:
             raise TaskFileError(f"{path}: task {tid} (index {i}): field domain: is {task.domain!r}, expected {domain!r}")
         tasks.append(task)
@@ -168,7 +186,7 @@ class GeneratedSource(TaskSource):
         difficulty: int,
         train_seeds: range = range(0, 1_000_000),
         listed_train: int = 1000,
-        cache_size: int = 256,
+        cache_size: int = 16,
     ) -> None:
         self.prefix = prefix
         self.generate = generate

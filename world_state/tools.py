@@ -90,8 +90,11 @@ def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str 
     return Precondition(f"the {what}'s {attr} must be one of {', '.join(allowed_t)}", check)
 
 
-def rule(text: str, check: Callable[[World, History, dict[str, Any]], str | None]) -> Precondition:
-    return Precondition(text, check)
+def rule(
+    text: str, check: Callable[[World, History, dict[str, Any]], str | None], after: Iterable[str] = ()
+) -> Precondition:
+    """A pre-condition in code; ``after`` names the tools whose results it relies on."""
+    return Precondition(text, check, tuple(after))
 
 
 def _arg_docs(doc: str) -> tuple[str, dict[str, str]]:
@@ -197,7 +200,7 @@ def tool(
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[p.name] = (ann, FieldInfo(default=default, description=arg_docs.get(p.name)))
         model = create_model(
-            f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
+            f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields
         )
         parameters = _clean_schema(model.model_json_schema())
         return ToolSpec(

@@ -243,12 +243,17 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         rule(
             "every product must exist and belong to that one store",
             _products_in_store,
+            SEARCH_TOOLS + ("get_delivery_store_info", "get_delivery_product_info"),
         ),
         rule("product_cnts pairs one positive count with each product", _counts_valid),
         rule("dispatch_time has the form YYYY-MM-DD HH:MM:SS and is not in the past", _dispatch_valid),
         rule("the store must be open at dispatch_time", _store_open),
         rule("enough stock of every product", _in_stock),
-        rule("the address must be one whose coordinates are known", _address_known),
+        rule(
+            "the address must be one whose coordinates are known",
+            _address_known,
+            ("get_user_historical_behaviors", "address_to_longitude_latitude"),
+        ),
     ],
     post=[
         Postcondition(

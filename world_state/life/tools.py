@@ -7,6 +7,7 @@ registry that leaked addresses across tasks and grew without bound).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -148,7 +149,8 @@ def get_holiday_date(world: LifeWorld, year: str, holiday_name: str) -> list[str
         year: The year, e.g. 2025.
         holiday_name: The holiday's name, e.g. Dragon Boat Festival.
     """
-    if not year.strip().isdigit():
+    # ASCII digits only: str.isdigit() also admits "²", which int() refuses
+    if not re.fullmatch(r"[0-9]{1,4}", year.strip()):
         raise ToolError(f"year must be a number such as 2025, got {year!r}")
     table = _china_holidays(int(year), _holiday_language(world))
     names = sorted(set(table.values()))
