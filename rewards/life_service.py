@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
+from simulators.scripted_user import asks_confirmation
 from world_state.core import haversine_m, parse_time
 from world_state.life.entities import Order
 
@@ -163,3 +166,40 @@ def untouched(view: EpisodeView, params: dict[str, Any]) -> bool:
     """The orders ``order_ids`` end exactly as they started."""
     now, then = view.world.table("orders"), view.initial.table("orders")
     return all(now.get(i) == then.get(i) for i in params["order_ids"])
+
+
+@check("confirmed_before_order")
+def confirmed_before_order(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Before the first executed ``tool`` call the agent asked the user to confirm, and the user replied."""
+    tool = params.get("tool", "create_delivery_order")
+    asked = replied = False
+    for e in view.history:
+        if e.kind == "message" and e.role == "assistant" and asks_confirmation(e.content):
+            asked, replied = True, False
+        elif e.kind == "message" and e.role == "user" and asked:
+            replied = True
+        elif e.kind == "tool_call" and e.name == tool and e.outcome == "executed":
+            return asked and replied
+    return False
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@check("informed_total")
+def informed_total(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """After creating the orders, the agent told the user each new order's total price."""
+    orders = _orders(view, params)
+    if not orders:
+        return False
+    last_create = max(
+        (e.index for e in view.history if e.kind == "tool_call" and e.outcome == "executed" and e.name.startswith("create_")),
+        default=-1,
+    )
+    said = {
+        float(n)
+        for e in view.history
+        if e.kind == "message" and e.role == "assistant" and e.index > last_create
+        for n in _NUMBER.findall(e.content)
+    }
+    return all(any(abs(o.total_price - x) < 0.01 for x in said) for o in orders)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -100,8 +101,38 @@ TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _has_any(text: str, cues: tuple[str, ...] | list[str]) -> bool:
-    return any(c in text for c in cues)
+def cue_pattern(cues: tuple[str, ...] | list[str]) -> re.Pattern[str]:
+    """A matcher for lower-cased text: Latin cues start at a word boundary (single words may be
+    prefixes, e.g. "allerg"; phrases must end at one, so "should i" misses "should it");
+    Chinese cues match anywhere."""
+    parts = []
+    for cue in cues:
+        c = cue.casefold()
+        if not c.isascii():
+            parts.append(re.escape(c))
+        elif " " in c.strip() or not c[-1].isalpha():
+            parts.append(rf"(?<![a-z]){re.escape(c)}(?![a-z])")
+        else:
+            parts.append(rf"(?<![a-z]){re.escape(c)}")
+    return re.compile("|".join(parts)) if parts else re.compile(r"(?!x)x")
+
+
+CONFIRM_RE = cue_pattern(CONFIRM_CUES)
+DONE_RE = cue_pattern(DONE_CUES)
+
+
+@lru_cache(maxsize=1024)
+def _cached_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    return cue_pattern(cues)
+
+
+def _has_any(text: str, cues: tuple[str, ...]) -> bool:
+    return _cached_pattern(cues).search(text) is not None
+
+
+def asks_confirmation(text: str) -> bool:
+    """Whether an agent message (any case) asks the user to confirm something."""
+    return CONFIRM_RE.search(text.casefold()) is not None
 
 
 def split_points(instructions: str) -> list[str]:
@@ -157,8 +188,8 @@ class ScriptedUser:
         """The user's answer to one agent message."""
         text = agent_message.casefold()
         answers = self._asked_facts(text) + self._points_asked(text)
-        asks_confirmation = _has_any(text, CONFIRM_CUES)
-        reports_done = _has_any(text, DONE_CUES) and not asks_confirmation
+        asks_confirmation = CONFIRM_RE.search(text) is not None
+        reports_done = DONE_RE.search(text) is not None and not asks_confirmation
 
         if self.change_pending and (
             (asks_confirmation and self.script.intent_change.trigger == "first_confirmation")

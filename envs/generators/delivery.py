@@ -103,6 +103,8 @@ class Route:
     duplicate: bool = False
     cancel_old: bool = True
     cancel_kept: bool = False
+    confirm: bool = True
+    tell_total: bool = True
 
 
 class _Builder:
@@ -403,6 +405,8 @@ class _Builder:
                                + [m[v["product_id"]] for _, m in clones.values() for k, v in variants.items() if k != "dish"]}),
             RubricItem(name="order_count", kind="order_count", description="exactly one new order", params={"count": 1}),
             RubricItem(name="paid", kind="paid", description="the order is paid"),
+            RubricItem(name="confirmed", kind="confirmed_before_order", description="the user confirmed before the order was created"),
+            RubricItem(name="informed_total", kind="informed_total", description="the user was told the order's total"),
         ]
         if "quantity" in c:
             items.append(RubricItem(name="quantity", kind="quantity", description=f"{qty} portions", params={"count": qty}))
@@ -444,6 +448,8 @@ class _Builder:
             "dish": replace(golden, product_id=variants["dish"]["product_id"]),
             "order_count": replace(golden, duplicate=True),
             "paid": replace(golden, pay=False),
+            "confirmed": replace(golden, confirm=False),
+            "informed_total": replace(golden, tell_total=False),
         }
         if "quantity" in c:
             violations["quantity"] = replace(golden, qty=qty0 if change == "quantity" else qty - 1)
@@ -537,11 +543,10 @@ class _Builder:
             if r.cancel_kept:
                 out.append(_call("get_delivery_order_status", order_id=kept["order_id"]))
                 out.append(_call("cancel_delivery_order", order_id=kept["order_id"]))
-        proposal = (f"I found {product['name']} at {store['name']} for {product['price']:g} yuan each. "
-                    "Shall I place the order?")
-        out.append(proposal)
-        if ctx["change"]:
-            out.append("Understood, I've updated that. Shall I place the order now?")
+        if r.confirm:
+            out.append(f"I found {product['name']} at {store['name']} for {product['price']:g} yuan each. Shall I place the order?")
+            if ctx["change"]:
+                out.append("Understood, I've updated that. Shall I place the order now?")
         args = dict(user_id=ctx["user_id"], store_id=r.store_id, product_ids=[r.product_id], product_cnts=[r.qty],
                     address=r.address, dispatch_time=r.dispatch)
         if r.attribute:
@@ -554,6 +559,11 @@ class _Builder:
             if r.pay:
                 out.append(_call("pay_delivery_order", order_id=f"{ctx['task_key']}D{i + 1:02d}"))
         done = "Your order has been placed and paid." if r.pay else "Your order has been placed."
+        if r.tell_total:
+            done += f" It comes to {product['price'] * r.qty:g} yuan in total."
+        if not r.confirm:
+            # without a proposal a pending change of mind never comes up, so the agent ends the chat
+            done += " ###STOP###"
         out.append(done)
         return out
 
