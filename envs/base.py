@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from rewards.rubric import EpisodeView, score_rubric
 from simulators.scripted_user import STOP, ScriptedUser
 from world_state.core import History, World
-from world_state.tools import ToolSpec, Toolkit
+from world_state.tools import Toolkit, ToolSpec
 
 from .parsing import TOOL_CALL_FORM, parse_action
 from .spaces import UnicodeText

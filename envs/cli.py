@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as err:
         print(f"servicegym: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`
+        return 0
 
 
 if __name__ == "__main__":

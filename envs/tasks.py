@@ -11,9 +11,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
@@ -44,7 +45,7 @@ class Task(BaseModel):
 
     _built: Any = PrivateAttr(default=None)
 
-    def cached_world(self, build: Callable[["Task"], Any]) -> Any:
+    def cached_world(self, build: Callable[[Task], Any]) -> Any:
         """The initial world, built once per task object (worlds are copied per episode)."""
         if self._built is None:
             self._built = build(self)

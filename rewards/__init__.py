@@ -1,8 +1,8 @@
 """Scoring: rubric items checked by code, order matching for VitaBench tasks, and metrics."""
 
+from . import life_service  # noqa: F401  registers the life-service checks
 from .metrics import pass_at_k, pass_hat_k, summarize
 from .rubric import CHECKS, EpisodeView, RubricItem, check, evaluate, score_rubric
-from . import life_service  # noqa: F401  registers the life-service checks
 
 __all__ = [
     "CHECKS", "EpisodeView", "RubricItem", "check", "evaluate", "score_rubric",

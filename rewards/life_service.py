@@ -7,9 +7,8 @@ that breaks a constraint fails it too.
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from simulators.scripted_user import asks_confirmation
 from world_state.core import haversine_m, parse_time

@@ -6,8 +6,8 @@ pass@k = 1 - C(n-c, k) / C(n, k) and pass^k = C(c, k) / C(n, k); Avg@k is the me
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from math import comb
-from typing import Iterable, Mapping, Sequence
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -7,8 +7,9 @@ Strict success is "every item with weight > 0 holds"; weight 0 items are logged 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 

@@ -9,9 +9,10 @@ mutated) and lets a failed tool call be undone by restoring that snapshot.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Generic, Iterator, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -104,7 +105,7 @@ class Clock:
         self.now = now
 
     @classmethod
-    def parse(cls, text: str) -> "Clock":
+    def parse(cls, text: str) -> Clock:
         return cls(parse_time(text))
 
     def text(self) -> str:
@@ -244,7 +245,7 @@ class World:
         self.clock.now = snap.now
         self.extra = dict(snap.extra)
 
-    def copy(self) -> "World":
+    def copy(self) -> World:
         """An independent world with the same state (rows are immutable, so sharing them is safe)."""
         new = object.__new__(type(self))
         new.tables = {name: Table(name, t.model, dict(t.rows)) for name, t in self.tables.items()}

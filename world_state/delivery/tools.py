@@ -204,6 +204,16 @@ def _search_pre(world: DeliveryWorld, history: History, args: dict[str, Any]) ->
     return None
 
 
+def _ranked(world: DeliveryWorld, table: str, keywords: list[str], top_k: int, text) -> list[tuple[str, float]]:
+    """Rank ``table`` by relevance; its search texts are built once per world (the catalogue is fixed)."""
+    key = f"_docs_{table}"
+    docs = world.extra.get(key)
+    if docs is None:
+        docs = {row.key: text(row) for row in world.table(table)}
+        world.extra[key] = docs
+    return rank(keywords, docs, top_k)
+
+
 @tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_store_search_recommand"])
 def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
     """Search delivery stores by keywords taken from the user's request (name, cuisine, tags), most relevant first.
@@ -212,11 +222,8 @@ def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], t
         keywords: Keywords describing the store.
         top_k: Maximum number of stores returned (1-50).
     """
-    docs = world.extra.get("_store_docs")
-    if docs is None:
-        docs = {s.store_id: f"{s.name} {' '.join(s.tags)}" for s in world.table("stores")}
-        world.extra["_store_docs"] = docs
-    return [_store_view(world, sid, with_products=False) | {"relevance": score} for sid, score in rank(keywords, docs, top_k)]
+    hits = _ranked(world, "stores", keywords, top_k, lambda s: f"{s.name} {' '.join(s.tags)}")
+    return [_store_view(world, sid, with_products=False) | {"relevance": score} for sid, score in hits]
 
 
 @tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_product_search_recommand"])
@@ -227,12 +234,9 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         keywords: Keywords describing the food.
         top_k: Maximum number of products returned (1-50).
     """
-    docs = world.extra.get("_product_docs")
+    hits = _ranked(world, "products", keywords, top_k, lambda p: f"{p.store_name} {p.name} {' '.join(p.tags)}")
     products = world.table("products")
-    if docs is None:
-        docs = {p.product_id: f"{p.store_name} {p.name} {' '.join(p.tags)}" for p in products}
-        world.extra["_product_docs"] = docs
-    return [products.rows[pid].model_dump(mode="json") | {"relevance": s} for pid, s in rank(keywords, docs, top_k)]
+    return [products.rows[pid].model_dump(mode="json") | {"relevance": score} for pid, score in hits]
 
 
 @tool(
