@@ -135,6 +135,44 @@ def asks_confirmation(text: str) -> bool:
     return CONFIRM_RE.search(text.casefold()) is not None
 
 
+_OBJECT_BEFORE = frozenset(
+    "to for with at about from of by on than reminded remind reminds tell told give gave help helps "
+    "ask asks asked let lets make makes call calls suit suits bring brings send sends show shows".split()
+)
+_FIXED = (
+    (r"\byou are\b", "I am"), (r"\byou were\b", "I was"), (r"\byou're\b", "I'm"), (r"\byou've\b", "I've"),
+    (r"\byou'll\b", "I'll"), (r"\byou'd\b", "I'd"), (r"\byourself\b", "myself"), (r"\byours\b", "mine"),
+    (r"\byour\b", "my"),
+)
+
+
+def to_first_person(text: str, language: str = "en") -> str:
+    """Rewrite instructions addressed to the user ("You want ...") as the user's own words."""
+    if language == "zh":
+        return text.replace("您", "我").replace("你", "我")
+
+    def keep_case(src: str, dst: str) -> str:
+        return dst[0].upper() + dst[1:] if src[0].isupper() else dst
+
+    for pattern, repl in _FIXED:
+        text = re.sub(pattern, lambda m, r=repl: keep_case(m.group(0), r), text, flags=re.I)
+
+    def you(m: re.Match[str]) -> str:
+        before = re.findall(r"[A-Za-z']+", text[: m.start()])
+        word = "me" if before and before[-1].casefold() in _OBJECT_BEFORE else "I"
+        return word if word == "I" else keep_case(m.group(0), word)
+
+    return re.sub(r"\byou\b", you, text, flags=re.I)
+
+
+def _content_tokens(text: str) -> set[str]:
+    """Latin words of 4+ letters and Chinese character pairs, for matching a question to a point."""
+    tokens = set(re.findall(r"[a-z]{4,}", text.casefold()))
+    for run in re.findall(r"[\u4e00-\u9fff]+", text):
+        tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
 def split_points(instructions: str) -> list[str]:
     """Split free-text instructions into sentences, the points a VitaBench user conveys one by one."""
     parts = re.split(r"(?<=[.!?。！？；;])\s*", instructions.strip())
@@ -174,11 +212,11 @@ class ScriptedUser:
 
     def _points_asked(self, text: str) -> list[str]:
         """Instruction points that share content words with the agent's question."""
-        words = {w for w in re.findall(r"[a-z]{4,}", text)}
+        words = _content_tokens(text)
         hits = []
         for p in self.points_left:
-            pw = set(re.findall(r"[a-z]{4,}", p.casefold()))
-            if len(words & pw) >= 2:
+            shared = words & _content_tokens(p)
+            if len(shared) >= 2 and (len(shared) >= 3 or any(t.isascii() for t in shared)):
                 hits.append(p)
         for p in hits:
             self.points_left.remove(p)

@@ -74,7 +74,12 @@ class LifeWorld(World):
         return self.extra.get("user_id", "")
 
     def new_order_id(self) -> str:
-        return self.ids.next(f"{self.extra.get('task_key', 'T')}{self.order_prefix}", width=2)
+        """``<task_key><prefix><nn>`` from the seeded counter, skipping ids the task already holds."""
+        orders = self.table("orders")
+        while True:
+            oid = self.ids.next(f"{self.extra.get('task_key', 'T')}{self.order_prefix}", width=2)
+            if oid not in orders:
+                return oid
 
     def place_location(self, row: Any) -> Location | None:
         return getattr(row, "location", None)

@@ -47,7 +47,8 @@ def rank(
 def geocode(world: LifeWorld, address: str) -> Location:
     """The task's address closest in wording to ``address``; ToolError when none is close."""
     table = world.table("locations")
-    if not address.strip():
+    address = address.strip()
+    if not address:
         raise ToolError("address is empty")
     hit = table.get(address)
     if hit is not None:

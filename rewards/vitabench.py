@@ -1,0 +1,484 @@
+"""Deterministic scoring of VitaBench tasks: matching the final orders to ``expected_states``.
+
+VitaBench ships, for every task, a list of alternative acceptable end states
+(``evaluation_criteria.expected_states``), each a list of ``required_orders``; its public code
+never compares them and asks an LLM judge instead. This module owns the code comparison. The
+loader (``envs/vitabench.py``) normalises each expected state into a ``GoldState`` and puts the
+list into the parameters of three rubric items; each item looks for the *best* expected state
+(the same one for all three, chosen deterministically), so strict success means "some expected
+state is fully matched":
+
+- ``required_orders``: every gold order of the state is matched (below);
+- ``no_unrequested_orders``: every order created in the episode that is not cancelled is matched
+  to a gold order of that state (no extra orders);
+- ``untouched_orders``: every pre-existing order the state does not mention keeps its initial
+  status and note.
+
+How a gold order is matched
+    *existing* (its id is a pre-existing order, same store and same lines): by id; the status
+    must be equivalent, and the note similar when the gold note differs from the initial note.
+    *replaced* (its id is a pre-existing order but the gold changes its store, dishes or
+    attributes, which no tool can do): the pre-existing order must be cancelled and a new order
+    must match the gold content, as for *new*.
+    *new*: by content, never by id, through an injective assignment of gold orders to the
+    orders created in the episode (exhaustive backtracking, so duplicate gold orders need
+    duplicate orders). A created order matches a gold order when
+      - the store is the same;
+      - the lines are the same multiset of (product_id, quantity, attributes): per product the
+        quantities add up, and when the gold names attributes the lines pair up one to one with
+        equal quantities and matching attributes. Attributes compare part by part ("Less ice,
+        30% sugar" has two parts): equal after normalising case, blanks and a few plain
+        synonyms ("normal" = "regular"), or fuzzy-equal (``token_set_ratio >= ATTR_SIMILARITY``)
+        with the same numbers and the same negation/degree words ("no"/"without", "less",
+        "extra"/"additional", "half", "unX"), or resolving to the same catalogue option, since
+        the English gold often words an option differently from the catalogue. An empty gold
+        attribute accepts any choice;
+      - the status is equivalent;
+      - the address is the gold address (case and blanks ignored) or within
+        ``ADDRESS_TOLERANCE_M`` metres of the gold coordinates;
+      - ``dispatch_time`` within ``TIME_TOLERANCE_MIN`` minutes of the gold one when the gold gives
+        one, ``delivery_time`` likewise. The loader moves a target that lies in the past, or
+        before the earliest possible arrival, to the earliest feasible time; and since the agent
+        sets only ``dispatch_time`` (delivery = dispatch + round(25 + metres x 0.00651) minutes),
+        when the gold's two times disagree with that model by more than half the tolerance,
+        either one matching suffices;
+      - the note is similar (``token_set_ratio >= NOTE_SIMILARITY``) when the gold note is not
+        empty.
+
+Status equivalence
+    The tools can only produce ``unpaid``, ``paid`` and ``cancelled``, while gold states record
+    later life-cycle stages. So statuses compare by class: ``unpaid`` alone; ``cancelled`` alone;
+    everything else (``paid``, ``processed``, ``in-progress``, ``delivered``, and in-store
+    ``unconsumed``/``consumed``) is one "paid" class. For a pre-existing order a gold status
+    equal to its initial status therefore means "unchanged".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from rapidfuzz import fuzz, utils
+
+from world_state.core import World, haversine_m, parse_time
+from world_state.life.entities import Order, OrderLine
+
+from .rubric import EpisodeView, check
+
+TIME_TOLERANCE_MIN = 10.0
+ADDRESS_TOLERANCE_M = 100.0
+NOTE_SIMILARITY = 60.0
+ATTR_SIMILARITY = 80.0
+# a free-text attribute resolves to a catalogue option when it is this close to it and clearly
+# closer to it than to any other option
+ATTR_RESOLVE_MIN = 70.0
+ATTR_RESOLVE_MARGIN = 10.0
+
+StatusClass = Literal["unpaid", "paid", "cancelled"]
+_ATTR_SPLIT = re.compile(r"[,，;；、/|+]")
+_NUMBERS = re.compile(r"\d+|[一二两三四五六七八九十百半全]")
+# words that negate or scale an option, by meaning ("no"/"without", "extra"/"additional"):
+# fuzzy matching never equates attributes whose marker classes differ ("with"/"without onion")
+_MARKER_CLASSES: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("neg", frozenset({"no", "not", "non", "without", "none", "free"}), "不无免去"),
+    ("less", frozenset({"less", "light", "little", "low", "reduced"}), "少微低"),
+    ("more", frozenset({"extra", "more", "double", "additional", "added", "add"}), "多加双"),
+    ("half", frozenset({"half"}), "半"),
+)
+# plain-wording synonyms of translated option names ("Regular Spicy" is the catalogue's "Normal Spicy")
+_SYNONYMS = {"normal": "regular", "standard": "regular", "original": "regular", "usual": "regular"}
+
+
+def status_class(status: str) -> StatusClass:
+    """The equivalence class of an order status (see the module docstring)."""
+    if status == "unpaid":
+        return "unpaid"
+    if status == "cancelled":
+        return "cancelled"
+    return "paid"
+
+
+class GoldLine(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    product_id: str
+    quantity: int
+    attributes: str = ""
+
+
+class GoldOrder(BaseModel):
+    """One normalised required order of an expected state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["new", "existing", "replaced"]
+    order_id: str
+    order_type: str = "delivery"
+    store_id: str
+    status: str
+    # None: no requirement (gold note empty for new orders, unchanged for existing ones)
+    note: str | None = None
+    address: str | None = None
+    longitude: float | None = None
+    latitude: float | None = None
+    dispatch_time: str | None = None
+    delivery_time: str | None = None
+    # which of the two times must match: both, either one, only the one given, or none
+    time_rule: Literal["none", "dispatch", "delivery", "both", "either"] = "none"
+    lines: list[GoldLine] = []
+
+
+class GoldState(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    orders: list[GoldOrder]
+
+
+# ----- text normalisation -----------------------------------------------------------------
+def norm_text(text: str) -> str:
+    return " ".join(str(text).casefold().split())
+
+
+def _markers(text: str) -> frozenset[str]:
+    words = set(utils.default_process(text).split())
+    return frozenset(name for name, ws, chars in _MARKER_CLASSES if words & ws or any(c in chars for c in text))
+
+
+def _negated_word(a: str, b: str) -> bool:
+    """Whether one side says "unX" where the other says "X" ("unseparated" / "separated")."""
+    wa, wb = set(utils.default_process(a).split()), set(utils.default_process(b).split())
+    return any(w[:2] == "un" and w[2:] in wb for w in wa) or any(w[:2] == "un" and w[2:] in wa for w in wb)
+
+
+def _same_markers(a: str, b: str) -> bool:
+    """Same numbers and same marker classes: "30% sugar" is not "50% sugar", "no ice" not "ice"."""
+    return (
+        Counter(_NUMBERS.findall(a)) == Counter(_NUMBERS.findall(b))
+        and _markers(a) == _markers(b)
+        and not _negated_word(a, b)
+    )
+
+
+def _similarity(a: str, b: str) -> float:
+    return fuzz.token_set_ratio(a, b, processor=utils.default_process)
+
+
+def _fuzzy_same(a: str, b: str) -> bool:
+    return _same_markers(a, b) and _similarity(a, b) >= ATTR_SIMILARITY
+
+
+def _norm_part(text: str) -> str:
+    return " ".join(_SYNONYMS.get(w, w) for w in norm_text(text).split())
+
+
+def attribute_parts(text: str) -> list[str]:
+    """An attribute string as its normalised parts ("Less ice, 30% sugar" -> two parts)."""
+    return [p for p in (_norm_part(x) for x in _ATTR_SPLIT.split(text or "")) if p]
+
+
+def resolve_option(part: str, options: Iterable[str]) -> str | None:
+    """The catalogue option a normalised attribute part clearly names, or None.
+
+    Only options with the same numbers and marker classes compete; the best must be close
+    (``ATTR_RESOLVE_MIN``) and clearly ahead of the next (``ATTR_RESOLVE_MARGIN``).
+    """
+    normed = [_norm_part(o) for o in options]
+    if part in normed:
+        return part
+    scored = sorted(((_similarity(part, o), o) for o in normed if _same_markers(part, o)), reverse=True)
+    if not scored:
+        return None
+    best_score, best = scored[0]
+    second = scored[1][0] if len(scored) > 1 else 0.0
+    if best_score >= ATTR_RESOLVE_MIN and best_score - second >= ATTR_RESOLVE_MARGIN:
+        return best
+    return None
+
+
+def _part_matches(gold: str, ours: str, options: list[str]) -> bool:
+    if gold == ours or _fuzzy_same(gold, ours):
+        return True
+    if not options:
+        return False
+    g = resolve_option(gold, options)
+    return g is not None and g == resolve_option(ours, options)
+
+
+def attributes_match(gold: str, ours: str, options: list[str] | None = None) -> bool:
+    """Whether the attribute string ``ours`` satisfies the gold one (empty gold: anything)."""
+    gp, op = attribute_parts(gold), attribute_parts(ours)
+    if not gp:
+        return True
+    if len(gp) != len(op):
+        return False
+    opts = list(options or [])
+    return _bijection(gp, op, lambda g, o: _part_matches(g, o, opts))
+
+
+def _bijection(left: list[Any], right: list[Any], ok) -> bool:
+    """Whether ``left`` and ``right`` pair up one to one with ``ok(l, r)`` for every pair."""
+    if len(left) != len(right):
+        return False
+    compat = [[j for j, r in enumerate(right) if ok(lv, r)] for lv in left]
+    used: set[int] = set()
+
+    def rec(i: int) -> bool:
+        if i == len(left):
+            return True
+        for j in compat[i]:
+            if j not in used:
+                used.add(j)
+                if rec(i + 1):
+                    return True
+                used.discard(j)
+        return False
+
+    return rec(0)
+
+
+def note_matches(gold: str, ours: str) -> bool:
+    return fuzz.token_set_ratio(gold, ours, processor=utils.default_process) >= NOTE_SIMILARITY
+
+
+# ----- lines --------------------------------------------------------------------------------
+def _merged(lines: Iterable[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """Lines with the same product and the same (normalised) attributes, added up."""
+    out: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
+    for pid, qty, attrs in lines:
+        key = (pid, tuple(sorted(attribute_parts(attrs))))
+        if key in out:
+            out[key][1] += qty
+        else:
+            out[key] = [pid, qty, attrs]
+    return [(p, q, a) for p, q, a in out.values()]
+
+
+def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[str, list[str]] | None = None) -> bool:
+    """Same products in the same quantities, and the gold's attributes where it names any."""
+    options_of = options_of or {}
+    g_tot: Counter[str] = Counter()
+    o_tot: Counter[str] = Counter()
+    for line in gold:
+        g_tot[line.product_id] += line.quantity
+    for oline in ours:
+        o_tot[oline.product_id] += oline.quantity
+    if g_tot != o_tot:
+        return False
+    for pid in g_tot:
+        g = _merged((x.product_id, x.quantity, x.attributes) for x in gold if x.product_id == pid)
+        if all(not attribute_parts(a) for _, _, a in g):
+            continue
+        o = _merged((x.product_id, x.quantity, x.attributes) for x in ours if x.product_id == pid)
+        opts = options_of.get(pid, [])
+
+        def same(a: tuple[str, int, str], b: tuple[str, int, str], opts: list[str] = opts) -> bool:
+            return a[1] == b[1] and attributes_match(a[2], b[2], opts)
+
+        if not _bijection(g, o, same):
+            return False
+    return True
+
+
+# ----- one order ----------------------------------------------------------------------------
+def _minutes_apart(a: str, b: str) -> float | None:
+    try:
+        return abs((parse_time(a) - parse_time(b)).total_seconds()) / 60.0
+    except ValueError:
+        return None
+
+
+def _time_ok(ours: str, target: str | None) -> bool:
+    if target is None:
+        return True
+    gap = _minutes_apart(ours, target)
+    return gap is not None and gap <= TIME_TOLERANCE_MIN
+
+
+def times_match(gold: GoldOrder, order: Order) -> bool:
+    d_ok = _time_ok(order.dispatch_time, gold.dispatch_time)
+    v_ok = _time_ok(order.delivery_time, gold.delivery_time)
+    if gold.time_rule == "either":
+        return d_ok or v_ok
+    if gold.time_rule == "none":
+        return True
+    return d_ok and v_ok
+
+
+def address_matches(gold: GoldOrder, order: Order) -> bool:
+    if gold.address is None and gold.longitude is None:
+        return True
+    loc = order.location
+    if loc is None:
+        return False
+    if gold.address is not None and norm_text(gold.address) == norm_text(loc.address):
+        return True
+    if gold.longitude is None or gold.latitude is None:
+        return False
+    return haversine_m(gold.longitude, gold.latitude, loc.longitude, loc.latitude) <= ADDRESS_TOLERANCE_M
+
+
+def content_mismatch(gold: GoldOrder, order: Order, options_of: dict[str, list[str]]) -> str | None:
+    """Why ``order`` does not match the gold content, or None when it does."""
+    if order.order_type != gold.order_type:
+        return f"order type {order.order_type} is not {gold.order_type}"
+    if order.store_id != gold.store_id:
+        return f"store {order.store_id} is not {gold.store_id}"
+    if status_class(order.status) != status_class(gold.status):
+        return f"status {order.status} is not equivalent to {gold.status}"
+    if not lines_match(gold.lines, order.products, options_of):
+        return "products, quantities or attributes differ"
+    if not address_matches(gold, order):
+        return "delivery address differs"
+    if not times_match(gold, order):
+        return "dispatch or delivery time is off"
+    if gold.note is not None and not note_matches(gold.note, order.note):
+        return f"note {order.note!r} is not like {gold.note!r}"
+    return None
+
+
+def _options_of(world: World) -> dict[str, list[str]]:
+    if "products" not in world.tables:
+        return {}
+    return {p.product_id: list(getattr(p, "attributes", []) or []) for p in world.table("products")}
+
+
+# ----- one state ----------------------------------------------------------------------------
+@dataclass
+class StateResult:
+    """How well the final world matches one expected state."""
+
+    index: int
+    required: bool
+    no_extras: bool
+    untouched: bool
+    matched: int
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (int(self.required) + int(self.no_extras) + int(self.untouched), self.matched)
+
+
+def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids: set[str]) -> StateResult:
+    now_orders = view.world.table("orders")
+    then_orders = view.initial.table("orders")
+    options_of = _options_of(view.initial)
+    problems: list[str] = []
+    matched = 0
+    required = True
+    mentioned: set[str] = set()
+
+    for g in state.orders:
+        if g.kind == "new":
+            continue
+        mentioned.add(g.order_id)
+        final = now_orders.get(g.order_id)
+        if final is None:
+            required = False
+            problems.append(f"{g.order_id}: missing")
+            continue
+        if g.kind == "replaced":
+            ok = final.status == "cancelled"
+            if not ok:
+                problems.append(f"{g.order_id}: must be cancelled and re-ordered, is {final.status}")
+        else:
+            ok = status_class(final.status) == status_class(g.status)
+            if not ok:
+                problems.append(f"{g.order_id}: status {final.status} is not equivalent to {g.status}")
+            elif g.note is not None and not note_matches(g.note, final.note):
+                ok = False
+                problems.append(f"{g.order_id}: note {final.note!r} is not like {g.note!r}")
+        required &= ok
+        matched += int(ok)
+
+    golds = [g for g in state.orders if g.kind in ("new", "replaced")]
+    created = [o for o in now_orders if o.order_id not in initial_ids]
+    active = {i for i, o in enumerate(created) if o.status != "cancelled"}
+    cands: list[list[int]] = []
+    for g in golds:
+        row = []
+        for i, o in enumerate(created):
+            if content_mismatch(g, o, options_of) is None:
+                row.append(i)
+        cands.append(row)
+
+    best: list[Any] = [-1, -1, frozenset()]
+    used: set[int] = set()
+
+    def rec(k: int, count: int) -> None:
+        if count + (len(golds) - k) < best[0]:
+            return  # cannot beat the best assignment found so far
+        if k == len(golds):
+            cov = len(active & used)
+            if (count, cov) > (best[0], best[1]):
+                best[0], best[1], best[2] = count, cov, frozenset(used)
+            return
+        for i in cands[k]:
+            if i not in used:
+                used.add(i)
+                rec(k + 1, count + 1)
+                used.discard(i)
+        rec(k + 1, count)
+
+    rec(0, 0)
+    n_new, image = best[0], best[2]
+    matched += n_new
+    if n_new < len(golds):
+        required = False
+        for g, row in zip(golds, cands):
+            if not row:
+                # the closest created order's reason, for the report
+                why = [content_mismatch(g, o, options_of) for o in created if o.store_id == g.store_id]
+                reason = why[0] if why else "no order from that store"
+                problems.append(f"{g.order_id} ({g.kind}): no matching order: {reason}")
+    extras = [created[i].order_id for i in sorted(active - image)]
+    if extras:
+        problems.append(f"unrequested orders: {', '.join(extras)}")
+
+    untouched = True
+    for oid, before in then_orders.rows.items():
+        if oid in mentioned:
+            continue
+        after = now_orders.get(oid)
+        if after is None or after.status != before.status or after.note != before.note:
+            untouched = False
+            problems.append(f"{oid}: pre-existing order changed although no expected state asks for it")
+    return StateResult(index, required, not extras, untouched, matched, problems)
+
+
+def parse_states(params: dict[str, Any]) -> list[GoldState]:
+    return [GoldState.model_validate(s) for s in params["states"]]
+
+
+def best_state(view: EpisodeView, params: dict[str, Any]) -> StateResult:
+    """The expected state the final world matches best (ties: the first)."""
+    initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
+    best: StateResult | None = None
+    for i, state in enumerate(parse_states(params)):
+        res = evaluate_state(view, state, i, initial_ids)
+        if best is None or res.key > best.key:
+            best = res
+        if res.key[0] == 3:
+            break
+    if best is None:
+        raise ValueError("a VitaBench rubric item needs at least one expected state")
+    return best
+
+
+@check("required_orders")
+def required_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every required order of the best-matching expected state is matched."""
+    return best_state(view, params).required
+
+
+@check("no_unrequested_orders")
+def no_unrequested_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every order created in the episode and not cancelled is matched to a required order."""
+    return best_state(view, params).no_extras
+
+
+@check("untouched_orders")
+def untouched_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Pre-existing orders the expected state does not mention keep their status and note."""
+    return best_state(view, params).untouched
