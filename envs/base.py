@@ -92,6 +92,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._steps = 0
         self._tool_errors = 0
         self._call_counter = 0
+        self._call_ids: set[str] = set()
         self._done = True
         self._system_prompt = ""
         self._transcript: list[str] = []
@@ -129,6 +130,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._steps = 0
         self._tool_errors = 0
         self._call_counter = 0
+        self._call_ids = set()
         self._done = False
         user_seed = int(self.np_random.integers(0, 2**31 - 1))
         self._user = ScriptedUser(task.user, seed=user_seed)
@@ -182,7 +184,14 @@ class ToolUseEnv(gym.Env[str, str]):
             tool_calls = []
             for call in parsed.tool_calls:
                 self._call_counter += 1
-                cid = call.call_id or f"call_{self._call_counter}"
+                cid = call.call_id
+                if not cid or cid in self._call_ids:
+                    # each tool message must answer exactly one call: a missing or reused id is replaced
+                    cid = f"call_{self._call_counter}"
+                    while cid in self._call_ids:
+                        self._call_counter += 1
+                        cid = f"call_{self._call_counter}"
+                self._call_ids.add(cid)
                 args_text = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
                 tool_calls.append({"id": cid, "type": "function", "function": {"name": call.name, "arguments": args_text}})
             self.messages.append({"role": "assistant", "content": parsed.message or None, "tool_calls": tool_calls})

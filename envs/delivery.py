@@ -2,101 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from world_state.delivery import TOOLS, DeliveryWorld
 
-from world_state.core import parse_time
-from world_state.delivery import TOOLS, DeliveryWorld, Product, Store
-from world_state.life import Location, Order, Weather
+from .generators.delivery import generate_delivery_task
+from .life import DATA_DIR, LifeServiceEnv, WorldSpecError, build_life_world
 
-from .base import ToolUseEnv
-from .tasks import GeneratedSource, Task, TaskSource
+__all__ = ["DeliveryEnv", "build_delivery_world", "SUITE_PATH", "WorldSpecError"]
 
-SUITE_PATH = Path(__file__).parent / "data" / "delivery_test.json.gz"
-DEFAULT_DIFFICULTY = 2
-
-_PROMPTS = {
-    "en": (
-        "You are a food-delivery assistant serving one user through the tools provided.\n"
-        "Current time: {time}. The user's id: {user_id}.\n"
-        "Find out what the user needs, asking about anything that matters and that you cannot "
-        "find with the tools; check stores, products, distances and delivery times with the tools "
-        "instead of guessing; ask the user to confirm before you create or pay for an order; "
-        "report what you did when you are finished.\n"
-        "Call a tool by replying with {form}; several such blocks may go in one reply. Any other "
-        "reply is sent to the user. Reply ###STOP### only to end the conversation yourself."
-    ),
-    "zh": (
-        "你是一名外卖助手，通过提供的工具为一位用户服务。\n"
-        "当前时间：{time}。用户id：{user_id}。\n"
-        "弄清用户的需求，工具查不到的重要信息要向用户询问；用工具核实商家、商品、距离和配送时间，不要猜测；"
-        "创建或支付订单前请用户确认；完成后告诉用户你做了什么。\n"
-        "调用工具时回复 {form}，一次回复中可以包含多个这样的块。其他回复都会发给用户。"
-        "只有你要主动结束对话时才回复 ###STOP###。"
-    ),
-}
-
-
-class WorldSpecError(ValueError):
-    """A world spec that does not validate; the message names the field."""
-
-
-def _rows(model, spec: dict[str, Any], section: str) -> list:
-    rows = []
-    items = spec.get(section, [])
-    if not isinstance(items, list):
-        raise WorldSpecError(f"field world.{section}: must be a list")
-    for i, raw in enumerate(items):
-        try:
-            rows.append(model.model_validate(raw))
-        except ValidationError as err:
-            e = err.errors(include_url=False)[0]
-            loc = ".".join(str(x) for x in e["loc"])
-            raise WorldSpecError(f"field world.{section}.{i}{'.' + loc if loc else ''}: {e['msg']}") from None
-    return rows
+SUITE_PATH = DATA_DIR / "delivery_test.json.gz"
 
 
 def build_delivery_world(spec: dict[str, Any]) -> DeliveryWorld:
     """Validate a task's world spec and build its initial ``DeliveryWorld``."""
-    for key in ("time", "user_id"):
-        if not isinstance(spec.get(key), str):
-            raise WorldSpecError(f"field world.{key}: required string")
-    try:
-        now = parse_time(spec["time"])
-    except ValueError:
-        raise WorldSpecError(f"field world.time: {spec['time']!r} is not YYYY-MM-DD HH:MM:SS") from None
-    stores = {s.store_id: s for s in _rows(Store, spec, "stores")}
-    products = {p.product_id: p for p in _rows(Product, spec, "products")}
-    orders = {o.order_id: o for o in _rows(Order, spec, "orders")}
-    locations: dict[str, Location] = {}
-    for loc in _rows(Location, spec, "locations"):
-        locations.setdefault(loc.address, loc)
-    # stores' and past orders' addresses are known to the map too (per task, never globally)
-    for s in stores.values():
-        locations.setdefault(s.location.address, s.location)
-    for o in orders.values():
-        if o.location is not None:
-            locations.setdefault(o.location.address, o.location)
-    weather = {w.id: w for w in _rows(Weather, spec, "weather")}
-    extra = {
-        "user_id": spec["user_id"],
-        "task_key": spec.get("task_key", "T"),
-        "language": spec.get("language", "en"),
-        "user_profile": spec.get("user_profile", {}),
-        "user_historical_behaviors": spec.get("user_historical_behaviors", {}),
-    }
-    world = DeliveryWorld(
-        now,
-        {"stores": stores, "products": products, "orders": orders, "locations": locations, "weather": weather},
-        extra=extra,
-    )
-    world.products_of("")  # build the store -> products index once, shared by every episode copy
-    return world
+    return build_life_world(DeliveryWorld, spec)
 
 
-class DeliveryEnv(ToolUseEnv):
+class DeliveryEnv(LifeServiceEnv):
     """
     ## Description
     Food delivery after VitaBench: an agent serves one simulated user who wants food delivered,
@@ -162,19 +85,8 @@ class DeliveryEnv(ToolUseEnv):
 
     domain = "delivery"
     tool_specs = TOOLS
-
-    def default_source(self, difficulty: int | None) -> TaskSource:
-        from .generators.delivery import generate_delivery_task
-
-        return GeneratedSource(
-            "delivery",
-            generate_delivery_task,
-            SUITE_PATH,
-            DEFAULT_DIFFICULTY if difficulty is None else int(difficulty),
-        )
-
-    def build_world(self, task: Task) -> DeliveryWorld:
-        return build_delivery_world(task.world)
-
-    def system_prompt(self, task: Task, world: DeliveryWorld) -> str:
-        return _PROMPTS[task.language].format(time=world.clock.text(), user_id=world.user_id, form=self.tool_call_form)
+    world_cls = DeliveryWorld
+    suite_file = SUITE_PATH.name
+    role = {"en": "a food-delivery assistant", "zh": "一名外卖助手"}
+    checks = {"en": "stores, products, distances and delivery times", "zh": "商家、商品、距离和配送时间"}
+    generator = staticmethod(generate_delivery_task)

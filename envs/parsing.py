@@ -21,7 +21,10 @@ from typing import Any
 
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*?\}|\[.*?\])\s*```", re.S)
+_OBJECT_START = re.compile(r'\{\s*"')
+# embedded-call scanning gives up after this many undecodable candidates: each failed attempt costs
+# O(len(text)), and a degenerate completion ("{"a":{"a":...") must not cost seconds
+MAX_FAILED_DECODES = 64
 # lists and ``tool_calls`` wrappers nest at most this deep; deeper JSON is refused, not recursed into
 MAX_NESTING = 4
 
@@ -140,6 +143,7 @@ def _parse(action: Any) -> ParsedAction:
         out.errors.append(f"empty action: reply to the user with text, or call a tool as {TOOL_CALL_FORM}")
         return out
 
+    broken_json = False
     if text[0] in "{[":
         ok, obj = _loads(text)
         if ok:
@@ -154,8 +158,7 @@ def _parse(action: Any) -> ParsedAction:
                 _calls_from_json(obj, out)
                 return out
         elif '"name"' in text or "tool_calls" in text:
-            out.errors.append(f"the tool call is not valid JSON. Use the form {TOOL_CALL_FORM}")
-            return out
+            broken_json = True
 
     if "<tool_call>" in text:
         prose = _TAG.sub("", text).strip()
@@ -168,42 +171,75 @@ def _parse(action: Any) -> ParsedAction:
         out.message = prose
         return out
 
-    fenced = [m for m in _FENCE.finditer(text)]
+    blocks = _fenced_json(text)
     found = False
-    for m in fenced:
-        ok, obj = _loads(m.group(1))
+    for _, _, body in blocks:
+        ok, obj = _loads(body)
         if ok and _looks_like_call(obj):
             _calls_from_json(obj, out)
             found = True
     if found:
-        out.message = _FENCE.sub("", text).strip()
+        out.message = _cut(text, [(a, b) for a, b, _ in blocks]).strip()
         return out
 
     if '"name"' in text:
-        # a bare call object embedded in prose
-        decoder = json.JSONDecoder()
-        spans = []
-        pos = text.find("{")
-        while pos != -1:
-            try:
-                obj, end = decoder.raw_decode(text, pos)
-            except (json.JSONDecodeError, RecursionError, ValueError):
-                pos = text.find("{", pos + 1)
-                continue
-            if _looks_like_call(obj):
-                _calls_from_json(obj, out)
-                spans.append((pos, end))
-                pos = text.find("{", end)
-            else:
-                pos = text.find("{", pos + 1)
+        # bare call objects embedded in prose, or several back to back
+        spans = _embedded_calls(text, out)
         if spans:
-            kept, last = [], 0
-            for a, b in spans:
-                kept.append(text[last:a])
-                last = b
-            kept.append(text[last:])
-            out.message = "".join(kept).strip()
+            out.message = _cut(text, spans).strip()
             return out
 
+    if broken_json:
+        out.errors.append(f"the tool call is not valid JSON. Use the form {TOOL_CALL_FORM}")
+        return out
     out.message = text
     return out
+
+
+def _fenced_json(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, body)`` of each ``` fenced block whose body is a JSON object or list.
+
+    Fences pair up in order, so the scan is linear (a lazy regex over unclosed fences is not).
+    """
+    marks = [m.start() for m in re.finditer("```", text)]
+    blocks = []
+    for a, b in zip(marks[0::2], marks[1::2]):
+        body = text[a + 3 : b]
+        if body.startswith("json"):
+            body = body[4:]
+        body = body.strip()
+        if body[:1] in ("{", "[") and body[-1:] in ("}", "]"):
+            blocks.append((a, b + 3, body))
+    return blocks
+
+
+def _embedded_calls(text: str, out: ParsedAction) -> list[tuple[int, int]]:
+    """Decode call objects found inside ``text`` into ``out``; return their spans."""
+    decoder = json.JSONDecoder()
+    spans: list[tuple[int, int]] = []
+    failures = 0
+    m = _OBJECT_START.search(text)
+    while m is not None and failures < MAX_FAILED_DECODES:
+        pos = m.start()
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            failures += 1
+            m = _OBJECT_START.search(text, pos + 1)
+            continue
+        if _looks_like_call(obj):
+            _calls_from_json(obj, out)
+            spans.append((pos, end))
+            m = _OBJECT_START.search(text, end)
+        else:
+            m = _OBJECT_START.search(text, pos + 1)
+    return spans
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    kept, last = [], 0
+    for a, b in spans:
+        kept.append(text[last:a])
+        last = b
+    kept.append(text[last:])
+    return "".join(kept)

@@ -55,5 +55,8 @@ class DeliveryWorld(LifeWorld):
             self.extra["_store_products"] = index
         return [products.rows[pid] for pid in index.get(store_id, ()) if pid in products.rows]
 
+    def prepare(self) -> None:
+        self.products_of("")
+
     def place_summary(self, table: str, row: Any) -> dict[str, Any]:
         return row.model_dump(mode="json", exclude={"open_time", "close_time"} if row.open_time is None else set())

@@ -83,3 +83,10 @@ class LifeWorld(World):
 
     def place_location(self, row: Any) -> Location | None:
         return getattr(row, "location", None)
+
+    def locations_of(self, row: Any) -> list[Location]:
+        """Every address a row names (a store has one; a flight two), for the task's address book."""
+        return [v for v in row.__dict__.values() if isinstance(v, Location)]
+
+    def prepare(self) -> None:
+        """Build derived indexes once on the initial world; episode copies share them."""
