@@ -16,19 +16,18 @@ Generation is a pure function of (seed, difficulty, split): splits draw from dis
 
 from __future__ import annotations
 
-import json
 import math
-import random
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from rewards.rubric import RubricItem
-from simulators.scripted_user import HiddenFact, IntentChange, UserScript
+from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import TIME_FORMAT, haversine_m
 from world_state.delivery.tools import delivery_minutes
 
 from ..tasks import Task
+from .common import FactSheet, at_distance, call, task_rng
 from .content_delivery import (
     ATTRIBUTE_SETS,
     BUILDINGS,
@@ -73,21 +72,6 @@ _DIET_VARIANT = {
 }
 
 
-def _offset(lon: float, lat: float, east_m: float, north_m: float) -> tuple[float, float]:
-    dlat = north_m / 111_320.0
-    dlon = east_m / (111_320.0 * math.cos(math.radians(lat)))
-    return round(lon + dlon, 6), round(lat + dlat, 6)
-
-
-def _at_distance(rng: random.Random, lon: float, lat: float, dist_m: float) -> tuple[float, float]:
-    bearing = rng.uniform(0, 2 * math.pi)
-    return _offset(lon, lat, dist_m * math.cos(bearing), dist_m * math.sin(bearing))
-
-
-def _call(name: str, **arguments: Any) -> str:
-    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-
-
 @dataclass(frozen=True)
 class Route:
     """One way of carrying out the task: what gets ordered where, when and how."""
@@ -110,7 +94,7 @@ class Route:
 class _Builder:
     def __init__(self, seed: int, difficulty: int, split: str) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
-        self.rng = random.Random(f"servicegym/delivery/{split}/{seed}/{difficulty}/v{GENERATOR_VERSION}")
+        self.rng = task_rng("delivery", split, seed, difficulty, GENERATOR_VERSION)
         self.ids: set[str] = set()
         self.stores: list[dict[str, Any]] = []
         self.products: list[dict[str, Any]] = []
@@ -192,8 +176,8 @@ class _Builder:
         name = rng.choice(FIRST_NAMES)
         style = rng.choice(sorted(PERSONALITIES))
         user_id = f"U{rng.randrange(10**6):06d}"
-        home_lon, home_lat = _at_distance(rng, clon, clat, rng.uniform(500, 3000))
-        work_lon, work_lat = _at_distance(rng, home_lon, home_lat, rng.uniform(1200, 2000))
+        home_lon, home_lat = at_distance(rng, clon, clat, rng.uniform(500, 3000))
+        work_lon, work_lat = at_distance(rng, home_lon, home_lat, rng.uniform(1200, 2000))
         home = {"address": self._address(rng.choice(self.districts)), "longitude": home_lon, "latitude": home_lat}
         work = {"address": self._address(rng.choice(self.districts)), "longitude": work_lon, "latitude": work_lat}
         day = datetime(2025, 1, 1) + timedelta(days=rng.randrange(365))
@@ -230,7 +214,7 @@ class _Builder:
 
         # -- the target store, between home and office
         mid_lon, mid_lat = (home_lon + work_lon) / 2, (home_lat + work_lat) / 2
-        t_lon, t_lat = _at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350))
+        t_lon, t_lat = at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350))
         min_score = rng.choice([4.5, 4.6, 4.7]) if "store_rating" in c else None
         score = rng.uniform(min_score, 5.0) if min_score else rng.uniform(4.0, 4.9)
         tag = rng.choice(STORE_TAGS) if "store_tag" in c else None
@@ -260,24 +244,24 @@ class _Builder:
         if min_score:
             clones["store_rating"] = self._clone_store(
                 target_store, score=min_score - rng.choice([0.2, 0.3, 0.5]),
-                coords=_at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
+                coords=at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
         if tag:
             clones["store_tag"] = self._clone_store(
                 target_store, tags=[t for t in target_store["tags"] if t != tag],
-                coords=_at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
+                coords=at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
         max_m = None
         if "store_distance" in c:
             max_m = float(rng.choice([1500, 2000, 2500, 3000]))
-            far = _at_distance(rng, address["longitude"], address["latitude"], max_m + rng.uniform(600, 1500))
+            far = at_distance(rng, address["longitude"], address["latitude"], max_m + rng.uniform(600, 1500))
             clones["store_distance"] = self._clone_store(target_store, coords=far)
         if d >= 3:  # a closed look-alike: ordering there is refused until the agent picks another store
             self._clone_store(target_store, hours=("21:30", "23:59"),
-                              coords=_at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
+                              coords=at_distance(rng, mid_lon, mid_lat, rng.uniform(0, 350)))
 
         # -- unrelated stores
         for _ in range(3 + d):
             cz = rng.choice([k for k in sorted(CUISINES) if k != self.cuisine])
-            s = self._store(cz, *_at_distance(rng, mid_lon, mid_lat, rng.uniform(300, 5000)), rng.uniform(3.8, 4.9),
+            s = self._store(cz, *at_distance(rng, mid_lon, mid_lat, rng.uniform(300, 5000)), rng.uniform(3.8, 4.9),
                             sorted(rng.sample(STORE_TAGS, rng.randint(0, 2))))
             menu = [x for dt in sorted(CUISINES[cz][1]) for x in CUISINES[cz][1][dt]]
             for n, pr, tg in rng.sample(menu, min(len(menu), rng.randint(2, 4))):
@@ -337,14 +321,8 @@ class _Builder:
             note_text = ""
 
         # -- hidden facts and what is said up front
-        facts: list[HiddenFact] = []
-        stated: list[str] = []
-
-        def fact(topic: str, answer: str) -> None:
-            if rng.random() < 0.3:
-                stated.append(answer)
-            else:
-                facts.append(HiddenFact(topic=topic, keywords=[], answer=answer))
+        sheet = FactSheet(rng)
+        fact = sheet.add
 
         if "quantity" in c:
             fact("party_size", f"It's for {qty0} people, one portion each.")
@@ -358,19 +336,20 @@ class _Builder:
         if budget is not None:
             fact("budget", f"I don't want to spend more than {budget:g} yuan in total.")
         if diet_key:
-            facts.append(HiddenFact(topic="diet", keywords=[], answer=DIETS[diet_key][1]))
+            fact("diet", DIETS[diet_key][1], hide=True)
         if min_score:
             fact("store_pref", f"I only order from stores rated {min_score:g} or higher.")
         if tag:
-            fact("store_pref" if not min_score else "store_service", STORE_TAG_REASON[tag])
+            # a second store preference shares the store_pref question's words
+            fact("store_service", STORE_TAG_REASON[tag], keywords=["store", "service", "restaurant", "rating"]) if min_score \
+                else fact("store_pref", STORE_TAG_REASON[tag])
         if max_m:
             fact("distance", f"The store should be within {max_m / 1000:g} km of the delivery address, so the food stays fresh.")
         if attr_value:
             fact("attribute", f"I'd like it {attr_value.lower()}.")
         if note_key:
             fact("note", NOTES[note_key][0])
-        # a second store preference shares the store_pref question words
-        facts = [f if f.topic != "store_service" else HiddenFact(topic="store_service", keywords=["store", "service", "restaurant", "rating"], answer=f.answer) for f in facts]
+        facts, stated = sheet.hidden, sheet.stated
 
         opening = rng.choice(OPENINGS[style]).format(dish=dish_type)
         if "address" not in c:
@@ -521,7 +500,7 @@ class _Builder:
 
     def _actions(self, r: Route, ctx: dict[str, Any]) -> list[str]:
         """The action strings that carry out route ``r`` with the scripted user."""
-        out = [_call("get_user_historical_behaviors")]
+        out = [call("get_user_historical_behaviors")]
         hidden = [f.topic for f in ctx["facts"]]
         if hidden:
             asked = [QUESTIONS[t] for t in QUESTIONS if t in hidden]
@@ -530,19 +509,19 @@ class _Builder:
             out.append("Happy to help. " + " ".join(asked))
         store = self._store_by(r.store_id)
         product = next(p for p in self.products if p["product_id"] == r.product_id)
-        out.append(_call("delivery_product_search_recommend", keywords=[product["name"]]))
-        out.append(_call("get_delivery_store_info", store_id=r.store_id))
+        out.append(call("delivery_product_search_recommend", keywords=[product["name"]]))
+        out.append(call("get_delivery_store_info", store_id=r.store_id))
         if ctx["measure"]:
-            out.append(_call("address_to_longitude_latitude", address=r.address))
+            out.append(call("address_to_longitude_latitude", address=r.address))
         mistaken, kept = ctx["mistaken"], ctx["kept"]
         if mistaken is not None:
-            out.append(_call("search_delivery_orders", user_id=ctx["user_id"], status="unpaid"))
+            out.append(call("search_delivery_orders", user_id=ctx["user_id"], status="unpaid"))
             if r.cancel_old:
-                out.append(_call("get_delivery_order_status", order_id=mistaken["order_id"]))
-                out.append(_call("cancel_delivery_order", order_id=mistaken["order_id"]))
+                out.append(call("get_delivery_order_status", order_id=mistaken["order_id"]))
+                out.append(call("cancel_delivery_order", order_id=mistaken["order_id"]))
             if r.cancel_kept:
-                out.append(_call("get_delivery_order_status", order_id=kept["order_id"]))
-                out.append(_call("cancel_delivery_order", order_id=kept["order_id"]))
+                out.append(call("get_delivery_order_status", order_id=kept["order_id"]))
+                out.append(call("cancel_delivery_order", order_id=kept["order_id"]))
         if r.confirm:
             out.append(f"I found {product['name']} at {store['name']} for {product['price']:g} yuan each. Shall I place the order?")
             if ctx["change"]:
@@ -555,9 +534,9 @@ class _Builder:
             args["note"] = r.note
         copies = 2 if r.duplicate else 1
         for i in range(copies):
-            out.append(_call("create_delivery_order", **args))
+            out.append(call("create_delivery_order", **args))
             if r.pay:
-                out.append(_call("pay_delivery_order", order_id=f"{ctx['task_key']}D{i + 1:02d}"))
+                out.append(call("pay_delivery_order", order_id=f"{ctx['task_key']}D{i + 1:02d}"))
         done = "Your order has been placed and paid." if r.pay else "Your order has been placed."
         if r.tell_total:
             done += f" It comes to {product['price'] * r.qty:g} yuan in total."

@@ -313,7 +313,7 @@ def create_delivery_order(
         )
     now = world.clock.text()
     order = Order(
-        order_id=world.new_order_id(),
+        order_id=world.new_order_id("D"),
         order_type="delivery",
         user_id=user_id,
         store_id=store_id,

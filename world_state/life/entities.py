@@ -73,13 +73,21 @@ class LifeWorld(World):
     def user_id(self) -> str:
         return self.extra.get("user_id", "")
 
-    def new_order_id(self) -> str:
-        """``<task_key><prefix><nn>`` from the seeded counter, skipping ids the task already holds."""
-        orders = self.table("orders")
+    def new_order_id(self, prefix: str | None = None, table: str = "orders") -> str:
+        """``<task_key><prefix><nn>`` from the seeded counter, skipping ids ``table`` already holds.
+
+        Each domain passes its own prefix (delivery ``D``), so one cross-scenario world can hold
+        every domain's orders without collisions."""
+        rows = self.table(table)
+        p = self.order_prefix if prefix is None else prefix
         while True:
-            oid = self.ids.next(f"{self.extra.get('task_key', 'T')}{self.order_prefix}", width=2)
-            if oid not in orders:
+            oid = self.ids.next(f"{self.extra.get('task_key', 'T')}{p}", width=2)
+            if oid not in rows:
                 return oid
+
+    def place_summary(self, table: str, row: Any) -> dict[str, Any]:
+        """How ``get_nearby`` and searches show a place; a domain may trim or enrich it."""
+        return row.model_dump(mode="json")
 
     def place_location(self, row: Any) -> Location | None:
         return getattr(row, "location", None)
