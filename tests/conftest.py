@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from envs.delivery import build_delivery_world
 from envs.tasks import Task
@@ -21,6 +23,13 @@ from simulators.scripted_user import HiddenFact, UserScript
 from world_state.core import haversine_m
 from world_state.delivery import DeliveryWorld, delivery_minutes
 from world_state.tools import Toolkit
+
+# property tests take their example counts from a profile: HYPOTHESIS_PROFILE=deep for a long hunt
+settings.register_profile(
+    "servicegym", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+settings.register_profile("deep", parent=settings.get_profile("servicegym"), max_examples=3000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "servicegym"))
 
 NOW = "2025-06-21 11:20:00"
 USER_ID = "U000001"

@@ -121,14 +121,19 @@ def test_build_world_indexes_spec(initial_world):
     assert isinstance(w.table("stores").require("S002"), Store)
 
 
-def test_build_world_rejects_malformed_spec():
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda s: s["stores"][0].update(rating=5), "world.stores.0.rating"),
+        (lambda s: s["products"][3].pop("price"), "world.products.3.price"),
+        (lambda s: s.pop("user_id"), "world.user_id"),
+        (lambda s: s.update(time="noon"), "world.time"),
+    ],
+)
+def test_build_world_rejects_malformed_spec(mutate, message):
     spec = make_delivery_spec()
-    spec["stores"][0]["rating"] = 5
-    with pytest.raises(ValidationError):
-        build_delivery_world(spec)
-    spec = make_delivery_spec()
-    del spec["user_id"]
-    with pytest.raises(KeyError):
+    mutate(spec)
+    with pytest.raises(ValueError, match=message):
         build_delivery_world(spec)
 
 

@@ -307,3 +307,27 @@ def test_postcondition_violation_is_caught(world, history):
         assert world.state_dict() == before
     finally:
         broken.fn = original
+
+
+# ----- regressions -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("longitude_latitude_to_distance", {"longitude1": float("inf"), "latitude1": 0, "longitude2": 0,
+                                            "latitude2": 0}),
+        ("delivery_distance_to_time", {"distance": float("nan")}),
+        ("delivery_distance_to_time", {"distance": "Infinity"}),
+        ("get_nearby", {"longitude": float("nan"), "latitude": 25.0, "range": 1000}),
+    ],
+)
+def test_non_finite_numbers_are_rejected_not_crashing(toolkit, world, history, name, arguments):
+    # JSON from a model may carry NaN/Infinity; they used to crash haversine and int() ("error")
+    r = toolkit.call(world, history, name, arguments)
+    assert rejected(r, "Input should be a finite number", f"Usage: {name}(")
+
+
+@pytest.mark.parametrize("year", ["²", "9" * 5000, "12345", "-1", "twenty"])
+def test_holiday_year_must_be_plain_digits(toolkit, world, history, year):
+    # "²".isdigit() is True but int("²") raises; 5000 digits exceed int()'s limit
+    r = run(toolkit, world, history, "get_holiday_date", year=year, holiday_name="Spring Festival")
+    assert rejected(r, "year must be a number such as 2025")
