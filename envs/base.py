@@ -7,6 +7,7 @@ OpenAI-format transcript) lives here once.
 
 from __future__ import annotations
 
+import html
 import json
 from os import PathLike
 from typing import Any, ClassVar
@@ -26,9 +27,15 @@ from .tasks import ListSource, Task, TaskFileError, TaskSource, field_path, load
 MAX_TEXT = 1 << 20
 
 
-def _block(tag: str, body: str, **attrs: str) -> str:
-    head = "".join(f' {k}="{v}"' for k, v in attrs.items())
-    return f"<{tag}{head}>{body}</{tag}>"
+def _attr(value: str) -> str:
+    # tool names and call ids can come from the agent: keep them from forging tags
+    return html.escape(value) if any(c in value for c in '"<>&') else value
+
+
+def _block(tag: str, body: str, name: str | None = None, call_id: str | None = None) -> str:
+    if name is None:
+        return f"<{tag}>{body}</{tag}>"
+    return f'<{tag} name="{_attr(name)}" call_id="{_attr(call_id or "")}">{body}</{tag}>'
 
 
 class ToolUseEnv(gym.Env[str, str]):
@@ -86,7 +93,11 @@ class ToolUseEnv(gym.Env[str, str]):
         self.task: Task | None = None
         self.world: World | None = None
         self.history = History()
-        self.messages: list[dict[str, Any]] = []
+        # the conversation as compact records; ``messages`` turns them into OpenAI format on demand,
+        # so a step pays for no dict building or argument re-encoding it may never need
+        self._log: list[tuple[Any, ...]] = []
+        self._messages: list[dict[str, Any]] = []
+        self._materialized = 0
         self._initial: World | None = None
         self._user: ScriptedUser | None = None
         self._steps = 0
@@ -136,10 +147,9 @@ class ToolUseEnv(gym.Env[str, str]):
         self._user = ScriptedUser(task.user, seed=user_seed)
         opening = self._user.opening()
         self._system_prompt = self.system_prompt(task, self.world)
-        self.messages = [
-            {"role": "system", "content": self._system_prompt},
-            {"role": "user", "content": opening},
-        ]
+        self._log = [("system", self._system_prompt), ("user", opening)]
+        self._messages = []
+        self._materialized = 0
         self.history.append(step=0, time=self.world.clock.text(), kind="message", role="user", content=opening)
         self._transcript = [f"[system] {self._system_prompt}", f"[user] {opening}"]
         info = {
@@ -181,7 +191,7 @@ class ToolUseEnv(gym.Env[str, str]):
         raw = action if isinstance(action, str) else repr(action)
 
         if parsed.tool_calls:
-            tool_calls = []
+            calls = []
             for call in parsed.tool_calls:
                 self._call_counter += 1
                 cid = call.call_id
@@ -192,32 +202,30 @@ class ToolUseEnv(gym.Env[str, str]):
                         self._call_counter += 1
                         cid = f"call_{self._call_counter}"
                 self._call_ids.add(cid)
-                args_text = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
-                tool_calls.append({"id": cid, "type": "function", "function": {"name": call.name, "arguments": args_text}})
-            self.messages.append({"role": "assistant", "content": parsed.message or None, "tool_calls": tool_calls})
+                calls.append((cid, call.name, call.arguments))
+            self._log.append(("calls", parsed.message or None, calls))
             self._transcript.append(f"[assistant] {raw}")
-            for call, tc in zip(parsed.tool_calls, tool_calls):
-                result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, tc["id"])
+            for call, (cid, _, _) in zip(parsed.tool_calls, calls):
+                result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, cid)
                 if not result.ok:
                     self._tool_errors += 1
-                    body = f"{result.content}"
-                    blocks.append(_block("tool_error", body, name=result.name, call_id=tc["id"]))
+                    blocks.append(_block("tool_error", result.content, name=result.name, call_id=cid))
                 else:
-                    blocks.append(_block("tool_result", result.content, name=result.name, call_id=tc["id"]))
-                self.messages.append({"role": "tool", "tool_call_id": tc["id"], "content": result.content})
+                    blocks.append(_block("tool_result", result.content, name=result.name, call_id=cid))
+                self._log.append(("tool", cid, result.content))
         elif parsed.errors:
-            self.messages.append({"role": "assistant", "content": raw})
+            self._log.append(("assistant", raw))
             self._transcript.append(f"[assistant] {raw}")
         else:
             text = parsed.message
-            self.messages.append({"role": "assistant", "content": text})
+            self._log.append(("assistant", text))
             self._transcript.append(f"[assistant] {text}")
             self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="assistant", content=text)
             if STOP in text:
                 terminated, reason = True, "agent_stop"
             else:
                 reply = self._user.reply(text)
-                self.messages.append({"role": "user", "content": reply})
+                self._log.append(("user", reply))
                 self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
                 blocks.append(_block("user", reply))
                 if STOP in reply:
@@ -230,7 +238,7 @@ class ToolUseEnv(gym.Env[str, str]):
                                 name="parse_error", content="; ".join(parsed.errors))
             errors = [_block("error", e) for e in parsed.errors]
             blocks.extend(errors)
-            self.messages.append({"role": "user", "content": "\n".join(errors)})
+            self._log.append(("user", "\n".join(errors)))
         obs = "\n".join(blocks)
         if obs:
             self._transcript.append(obs)
@@ -248,6 +256,36 @@ class ToolUseEnv(gym.Env[str, str]):
             reward = float(success)
             info.update(termination_reason=reason, success=success, score=score)
         return obs, reward, terminated, truncated, info
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far in OpenAI chat format (system, user, assistant with
+        ``tool_calls``, tool with ``tool_call_id``), extended incrementally from the step log."""
+        out, log = self._messages, self._log
+        for rec in log[self._materialized :]:
+            kind = rec[0]
+            if kind == "calls":
+                out.append({
+                    "role": "assistant",
+                    "content": rec[1],
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": name,
+                                "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                            },
+                        }
+                        for cid, name, args in rec[2]
+                    ],
+                })
+            elif kind == "tool":
+                out.append({"role": "tool", "tool_call_id": rec[1], "content": rec[2]})
+            else:
+                out.append({"role": kind, "content": rec[1]})
+        self._materialized = len(log)
+        return out
 
     def episode_view(self) -> EpisodeView:
         agent = [e.content for e in self.history.messages("assistant")]

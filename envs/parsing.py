@@ -124,8 +124,28 @@ def _loads(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+def _fast_call(action: str) -> ParsedAction | None:
+    """The common case, one ``{"name": str, "arguments": {...}}`` object, without the general path."""
+    if not action.startswith('{"name"'):
+        return None
+    try:
+        obj = json.loads(action)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return None
+    if type(obj) is not dict or len(obj) != 2:
+        return None
+    name, args = obj.get("name"), obj.get("arguments")
+    if type(name) is not str or type(args) is not dict or not name.strip() or name != name.strip():
+        return None
+    return ParsedAction(tool_calls=[ToolCall(name, args)])
+
+
 def parse_action(action: Any) -> ParsedAction:
     """Split one assistant completion into tool calls, a message and parse errors."""
+    if type(action) is str:
+        fast = _fast_call(action)
+        if fast is not None:
+            return fast
     out = _parse(action)
     if not out.tool_calls and not out.errors and not out.message.strip():
         # e.g. {"tool_calls": []} or <tool_call>[]</tool_call>: nothing to run and nothing to say

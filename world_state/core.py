@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -99,17 +99,29 @@ class IdCounter:
 class Clock:
     """The task's simulated clock; it moves only when the world says so, never by itself."""
 
-    __slots__ = ("now",)
+    __slots__ = ("_now", "_text")
 
     def __init__(self, now: datetime) -> None:
         self.now = now
+
+    @property
+    def now(self) -> datetime:
+        return self._now
+
+    @now.setter
+    def now(self, value: datetime) -> None:
+        self._now = value
+        self._text: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Clock:
         return cls(parse_time(text))
 
     def text(self) -> str:
-        return self.now.strftime(TIME_FORMAT)
+        # every history entry is stamped with it, so format once per clock move
+        if self._text is None:
+            self._text = self._now.strftime(TIME_FORMAT)
+        return self._text
 
     def advance(self, minutes: float) -> None:
         self.now = self.now + timedelta(minutes=minutes)
@@ -137,12 +149,12 @@ def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
 Outcome = Literal["executed", "rejected", "error"]
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
-    """One item of the episode's single ordered log.
+class HistoryEntry(NamedTuple):
+    """One item of the episode's single ordered log (a named tuple: immutable, cheap to make).
 
-    ``kind`` is ``tool_call`` (with ``name``, ``arguments``, ``outcome``, ``result``),
-    ``message`` (``role`` is ``user`` or ``assistant``, text in ``content``) or ``event``.
+    ``kind`` is ``tool_call`` (with ``name``, ``arguments``, ``outcome`` and the result text in
+    ``content``), ``message`` (``role`` is ``user`` or ``assistant``, text in ``content``) or
+    ``event``.
     """
 
     index: int
@@ -151,7 +163,7 @@ class HistoryEntry:
     kind: Literal["tool_call", "message", "event"]
     role: str = ""
     name: str = ""
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: dict[str, Any] = {}  # noqa: RUF012  never mutated; every tool call passes its own
     outcome: Outcome | Literal[""] = ""
     content: str = ""
     call_id: str = ""
@@ -174,14 +186,28 @@ class History:
         return iter(self.entries)
 
     def append(self, **fields: Any) -> HistoryEntry:
-        entry = HistoryEntry(index=len(self.entries), **fields)
+        entry = HistoryEntry(len(self.entries), **fields)
         self.entries.append(entry)
         if entry.kind == "tool_call" and entry.outcome == "executed":
-            self._executed.add((entry.name, ""))
-            for value in entry.arguments.values():
-                if isinstance(value, str):
-                    self._executed.add((entry.name, value))
+            self._note_executed(entry.name, entry.arguments)
         return entry
+
+    def add_call(
+        self, step: int, time: str, name: str, arguments: dict[str, Any], outcome: Outcome, content: str, call_id: str
+    ) -> HistoryEntry:
+        """``append`` for a tool call, without keyword packing (it runs on every tool step)."""
+        entry = HistoryEntry(len(self.entries), step, time, "tool_call", "assistant", name, arguments, outcome, content, call_id)
+        self.entries.append(entry)
+        if outcome == "executed":
+            self._note_executed(name, arguments)
+        return entry
+
+    def _note_executed(self, name: str, arguments: dict[str, Any]) -> None:
+        executed = self._executed
+        executed.add((name, ""))
+        for value in arguments.values():
+            if type(value) is str:
+                executed.add((name, value))
 
     def called(self, tool: str, value: str = "") -> bool:
         """Whether ``tool`` was executed earlier, with ``value`` among its string arguments."""

@@ -16,7 +16,7 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -219,8 +219,7 @@ def tool(
     return wrap
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     name: str
     outcome: Literal["executed", "rejected", "error"]
     content: str
@@ -246,10 +245,13 @@ def _entity_json(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_entity_json)
+
+
 def dumps(value: Any) -> str:
     """``json.dumps(to_jsonable(value), ensure_ascii=False)``, letting the C encoder walk plain
     containers itself: it calls back only for entities, instead of a Python pass over every value."""
-    return json.dumps(value, ensure_ascii=False, default=_entity_json)
+    return _ENCODER.encode(value)
 
 
 def _validation_message(err: ValidationError) -> str:
@@ -351,17 +353,7 @@ class Toolkit:
 
     @staticmethod
     def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:
-        history.append(
-            step=step,
-            time=world.clock.text(),
-            kind="tool_call",
-            role="assistant",
-            name=name,
-            arguments=arguments,
-            outcome=outcome,
-            content=content,
-            call_id=call_id,
-        )
+        history.add_call(step, world.clock.text(), name, arguments, outcome, content, call_id)
         return ToolResult(name, outcome, content)
 
 
