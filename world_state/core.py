@@ -35,15 +35,23 @@ class Entity(BaseModel):
 E = TypeVar("E", bound=Entity)
 
 
-class Table(Generic[E]):
-    """An ordered mapping ``key -> entity``; every change goes through ``put``/``update``/``delete``."""
+_ABSENT = object()
 
-    __slots__ = ("name", "model", "rows")
+
+class Table(Generic[E]):
+    """An ordered mapping ``key -> entity``; every change goes through ``put``/``update``/``delete``.
+
+    While a transaction is open (``World.begin``) each change is written to ``journal`` first, so
+    a failed tool call is undone in proportion to what it changed, not to the size of the world.
+    """
+
+    __slots__ = ("name", "model", "rows", "journal")
 
     def __init__(self, name: str, model: type[E], rows: dict[str, E] | None = None) -> None:
         self.name = name
         self.model = model
         self.rows: dict[str, E] = rows if rows is not None else {}
+        self.journal: list[tuple[Any, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -64,7 +72,10 @@ class Table(Generic[E]):
         return row
 
     def put(self, row: E) -> E:
-        self.rows[row.key] = row
+        key = row.key
+        if self.journal is not None:
+            self.journal.append((self, key, self.rows.get(key, _ABSENT)))
+        self.rows[key] = row
         return row
 
     def insert(self, row: E) -> E:
@@ -73,12 +84,18 @@ class Table(Generic[E]):
         return self.put(row)
 
     def update(self, key: str, **changes: Any) -> E:
-        row = self.require(key).model_copy(update=changes)
+        old = self.require(key)
+        row = old.model_copy(update=changes)
+        if self.journal is not None:
+            self.journal.append((self, key, old))
         self.rows[key] = row
         return row
 
     def delete(self, key: str) -> None:
         self.require(key)
+        if self.journal is not None:
+            # re-inserting would move the key to the end: keep the whole order instead (rare)
+            self.journal.append((self, None, dict(self.rows)))
         del self.rows[key]
 
 
@@ -230,6 +247,14 @@ class Snapshot:
     extra: dict[str, Any]
 
 
+@dataclass(slots=True)
+class Transaction:
+    journal: list[tuple[Any, ...]]
+    counters: dict[str, int]
+    now: datetime
+    extra: dict[str, Any]
+
+
 class World:
     """A task's database: named tables, an id counter and a clock, plus domain scalars in ``extra``.
 
@@ -279,6 +304,30 @@ class World:
         new.clock = Clock(self.clock.now)
         new.extra = dict(self.extra)
         return new
+
+    def begin(self) -> Transaction:
+        """Start journaling changes; ``rollback`` undoes them, ``commit`` keeps them."""
+        journal: list[tuple[Any, ...]] = []
+        for t in self.tables.values():
+            t.journal = journal
+        return Transaction(journal, dict(self.ids.counts), self.clock.now, dict(self.extra))
+
+    def rollback(self, txn: Transaction) -> None:
+        for table, key, old in reversed(txn.journal):
+            if key is None:
+                table.rows = old
+            elif old is _ABSENT:
+                del table.rows[key]
+            else:
+                table.rows[key] = old
+        self.ids.counts = txn.counters
+        self.clock.now = txn.now
+        self.extra = txn.extra
+        self.commit(txn)
+
+    def commit(self, txn: Transaction) -> None:
+        for t in self.tables.values():
+            t.journal = None
 
     def state_dict(self) -> dict[str, Any]:
         """A JSON-able view of the whole state, for equality checks and debugging."""

@@ -323,19 +323,19 @@ class Toolkit:
             if problem:
                 msg = f"{spec.name} refused: {problem}."
                 return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
-        snap = world.snapshot() if spec.kind == "write" else None
+        txn = world.begin() if spec.kind == "write" else None
         before = world.copy() if (self.check_postconditions and spec.post) else None
         try:
             value = spec.fn(world, **args)
             content = dumps(value)
         except ToolError as err:
-            if snap is not None:
-                world.restore(snap)
+            if txn is not None:
+                world.rollback(txn)
             msg = f"{spec.name} refused: {err}"
             return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
         except Exception as err:  # a defect or an unforeseen input: undo and report, never raise
-            if snap is not None:
-                world.restore(snap)
+            if txn is not None:
+                world.rollback(txn)
             msg = f"{spec.name} failed: {type(err).__name__}: {err}"
             return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
         if before is not None:
@@ -345,10 +345,12 @@ class Toolkit:
                 except Exception as err:  # a broken post-condition is a defect, reported like one
                     problem = f"{type(err).__name__}: {err}"
                 if problem:
-                    if snap is not None:
-                        world.restore(snap)
+                    if txn is not None:
+                        world.rollback(txn)
                     msg = f"{spec.name} failed its post-condition ({p.text}): {problem}"
                     return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
+        if txn is not None:
+            world.commit(txn)
         return self._record(history, step, call_id, spec.name, arguments, "executed", content, world)
 
     @staticmethod

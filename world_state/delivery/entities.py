@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from ..core import Entity
 from ..life.entities import LifeWorld, Location
+from ..life.tools import search_index
 
 
 class Store(Entity):
@@ -39,6 +40,14 @@ class Product(Entity):
     quantity: int | None = None  # stock; None = unlimited
 
 
+def store_search_text(s: Store) -> str:
+    return f"{s.name} {' '.join(s.tags)}"
+
+
+def product_search_text(p: Product) -> str:
+    return f"{p.store_name} {p.name} {' '.join(p.tags)}"
+
+
 class DeliveryWorld(LifeWorld):
     schema = {**LifeWorld.schema, "stores": Store, "products": Product}
     place_tables = ("stores",)
@@ -55,8 +64,15 @@ class DeliveryWorld(LifeWorld):
             self.extra["_store_products"] = index
         return [products.rows[pid] for pid in index.get(store_id, ()) if pid in products.rows]
 
-    def prepare(self) -> None:
-        self.products_of("")
+    catalogue_tables = ("stores", "products")
 
-    def place_summary(self, table: str, row: Any) -> dict[str, Any]:
-        return row.model_dump(mode="json", exclude={"open_time", "close_time"} if row.open_time is None else set())
+    def prepare(self) -> None:
+        super().prepare()
+        self.products_of("")
+        search_index(self, "stores", store_search_text)
+        search_index(self, "products", product_search_text)
+
+    def render_row(self, table: str, row: Any) -> dict[str, Any]:
+        if table == "stores" and row.open_time is None:
+            return row.model_dump(mode="json", exclude={"open_time", "close_time"})  # VitaBench stores: no hours
+        return row.model_dump(mode="json")

@@ -12,9 +12,9 @@ from typing import Any, Optional
 
 from ..core import History, haversine_m, parse_time
 from ..life.entities import Order, OrderLine, OrderStatus
-from ..life.tools import SHARED_TOOLS, geocode, rank
+from ..life.tools import SHARED_TOOLS, geocode, rank, search_index
 from ..tools import Postcondition, ToolError, exists, field_in, requires_prior_call, rule, tool
-from .entities import DeliveryWorld, Product
+from .entities import DeliveryWorld, Product, product_search_text, store_search_text
 
 SEARCH_TOOLS = ("delivery_store_search_recommend", "delivery_product_search_recommend")
 ORDER_SOURCES = ("create_delivery_order", "search_delivery_orders", "get_user_all_orders")
@@ -156,7 +156,7 @@ def _store_view(world: DeliveryWorld, store_id: str, with_products: bool) -> dic
     store = world.table("stores").require(store_id)
     view = world.place_summary("stores", store)
     if with_products:
-        view["products"] = [p.model_dump(mode="json") for p in world.products_of(store_id)]
+        view["products"] = [world.view("products", p) for p in world.products_of(store_id)]
     return view
 
 
@@ -204,16 +204,6 @@ def _search_pre(world: DeliveryWorld, history: History, args: dict[str, Any]) ->
     return None
 
 
-def _ranked(world: DeliveryWorld, table: str, keywords: list[str], top_k: int, text) -> list[tuple[str, float]]:
-    """Rank ``table`` by relevance; its search texts are built once per world (the catalogue is fixed)."""
-    key = f"_docs_{table}"
-    docs = world.extra.get(key)
-    if docs is None:
-        docs = {row.key: text(row) for row in world.table(table)}
-        world.extra[key] = docs
-    return rank(keywords, docs, top_k)
-
-
 @tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_store_search_recommand"])
 def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
     """Search delivery stores by keywords taken from the user's request (name, cuisine, tags), most relevant first.
@@ -222,7 +212,7 @@ def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], t
         keywords: Keywords describing the store.
         top_k: Maximum number of stores returned (1-50).
     """
-    hits = _ranked(world, "stores", keywords, top_k, lambda s: f"{s.name} {' '.join(s.tags)}")
+    hits = rank(keywords, search_index(world, "stores", store_search_text), top_k)
     return [_store_view(world, sid, with_products=False) | {"relevance": score} for sid, score in hits]
 
 
@@ -234,9 +224,9 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         keywords: Keywords describing the food.
         top_k: Maximum number of products returned (1-50).
     """
-    hits = _ranked(world, "products", keywords, top_k, lambda p: f"{p.store_name} {p.name} {' '.join(p.tags)}")
+    hits = rank(keywords, search_index(world, "products", product_search_text), top_k)
     products = world.table("products")
-    return [products.rows[pid].model_dump(mode="json") | {"relevance": score} for pid, score in hits]
+    return [world.view("products", products.rows[pid]) | {"relevance": score} for pid, score in hits]
 
 
 @tool(

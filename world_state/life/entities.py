@@ -85,9 +85,21 @@ class LifeWorld(World):
             if oid not in rows:
                 return oid
 
-    def place_summary(self, table: str, row: Any) -> dict[str, Any]:
-        """How ``get_nearby`` and searches show a place; a domain may trim or enrich it."""
+    def render_row(self, table: str, row: Any) -> dict[str, Any]:
+        """How tools show a row of ``table``; a domain may trim or enrich it."""
         return row.model_dump(mode="json")
+
+    def view(self, table: str, row: Any) -> dict[str, Any]:
+        """``render_row``, from the cache built by ``prepare`` for the catalogue tables while the
+        row is unchanged (rows are immutable: a stock change makes a new row, which misses)."""
+        hit = self.extra.get("_views", {}).get(table, {}).get(row.key)
+        if hit is not None and hit[0] is row:
+            return dict(hit[1])
+        return self.render_row(table, row)
+
+    def place_summary(self, table: str, row: Any) -> dict[str, Any]:
+        """How ``get_nearby`` and searches show a place."""
+        return self.view(table, row)
 
     def place_location(self, row: Any) -> Location | None:
         return getattr(row, "location", None)
@@ -96,5 +108,11 @@ class LifeWorld(World):
         """Every address a row names (a store has one; a flight two), for the task's address book."""
         return [v for v in row.__dict__.values() if isinstance(v, Location)]
 
+    # tables whose rows tools show often and never change but for stock: their views are cached
+    catalogue_tables: ClassVar[tuple[str, ...]] = ()
+
     def prepare(self) -> None:
         """Build derived indexes once on the initial world; episode copies share them."""
+        self.extra["_views"] = {
+            t: {row.key: (row, self.render_row(t, row)) for row in self.table(t)} for t in self.catalogue_tables
+        }

@@ -8,11 +8,13 @@ registry that leaked addresses across tasks and grew without bound).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 import holidays
+import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from ..core import DATE_FORMAT, haversine_m
@@ -23,25 +25,48 @@ SEARCH_THRESHOLD = 60.0
 GEOCODE_THRESHOLD = 85.0
 
 
+class SearchIndex:
+    """Search texts of a catalogue, normalised once (lower case, no punctuation)."""
+
+    __slots__ = ("ids", "texts")
+
+    def __init__(self, docs: dict[str, str]) -> None:
+        self.ids = list(docs)
+        self.texts = [utils.default_process(t) for t in docs.values()]
+
+
 def rank(
-    keywords: list[str], docs: dict[str, str], top_k: int, threshold: float = SEARCH_THRESHOLD
+    keywords: list[str], docs: dict[str, str] | SearchIndex, top_k: int, threshold: float = SEARCH_THRESHOLD
 ) -> list[tuple[str, float]]:
     """Ids of ``docs`` ranked by fuzzy relevance to ``keywords`` (mean of the per-keyword best
-    partial match), keeping those at or above ``threshold``; ties keep catalogue order."""
-    if not docs:
+    partial match, rounded to 0.01), keeping those at or above ``threshold``; ties keep catalogue
+    order."""
+    index = docs if isinstance(docs, SearchIndex) else SearchIndex(docs)
+    if not index.ids or not keywords:
         return []
-    ids = list(docs)
-    texts = list(docs.values())
-    totals = [0.0] * len(ids)
-    for kw in keywords:
-        scores = process.cdist([kw], texts, scorer=fuzz.partial_ratio, processor=utils.default_process)[0]
-        for i, s in enumerate(scores):
-            totals[i] += float(s)
-    n = max(1, len(keywords))
-    scored = [(ids[i], round(totals[i] / n, 2)) for i in range(len(ids))]
-    kept = [x for x in scored if x[1] >= threshold]
-    kept.sort(key=lambda x: -x[1])
-    return kept[:top_k]
+    queries = [utils.default_process(k) for k in keywords]
+    # with one keyword the threshold can prune each comparison early; a mean cannot be pruned so
+    cutoff = threshold if len(queries) == 1 else 0
+    matrix = process.cdist(queries, index.texts, scorer=fuzz.partial_ratio, score_cutoff=cutoff)
+    scores = np.round(matrix.mean(axis=0), 2)
+    out: list[tuple[str, float]] = []
+    for i in np.argsort(-scores, kind="stable"):
+        s = float(scores[i])
+        if s < threshold or len(out) == top_k:
+            break
+        out.append((index.ids[i], s))
+    return out
+
+
+def search_index(world: LifeWorld, table: str, text: Callable[[Any], str]) -> SearchIndex:
+    """The search index of ``table``, built once per task and shared by its episodes (build it in
+    the world's ``prepare``; searches only read it)."""
+    key = f"_index_{table}"
+    index = world.extra.get(key)
+    if index is None:
+        index = SearchIndex({row.key: text(row) for row in world.table(table)})
+        world.extra[key] = index
+    return index
 
 
 def geocode(world: LifeWorld, address: str) -> Location:
