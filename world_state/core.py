@@ -9,6 +9,7 @@ mutated) and lets a failed tool call be undone by restoring that snapshot.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -144,8 +145,11 @@ class Clock:
         self.now = self.now + timedelta(minutes=minutes)
 
 
+@lru_cache(maxsize=4096)
 def parse_time(text: str) -> datetime:
-    """Parse ``YYYY-MM-DD HH:MM:SS`` (surrounding blanks allowed); raise ValueError otherwise."""
+    """Parse ``YYYY-MM-DD HH:MM:SS`` (surrounding blanks allowed); raise ValueError otherwise.
+
+    Cached: strptime is slow and tools re-read the same few times (now, dispatch times) often."""
     return datetime.strptime(text.strip(), TIME_FORMAT)
 
 
