@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulators.scripted_user import STOP, HiddenFact, IntentChange, ScriptedUser, UserScript, split_points
+from simulators.scripted_user import (
+    STOP,
+    HiddenFact,
+    IntentChange,
+    ScriptedUser,
+    UserScript,
+    split_points,
+    to_first_person,
+)
 
 SCRIPT = UserScript(
     opening="I want dumplings.",
@@ -49,3 +58,28 @@ def test_points_are_conveyed_one_by_one():
 def test_replies_are_a_pure_function_of_seed_and_dialogue(seed, messages):
     a, b = ScriptedUser(SCRIPT, seed=seed), ScriptedUser(SCRIPT, seed=seed)
     assert [a.reply(m) for m in messages] == [b.reply(m) for m in messages]
+
+
+def test_questions_are_matched_to_instruction_points_in_english_and_chinese():
+    en = ScriptedUser(UserScript(opening="Hi.", points=["I need it delivered before the meeting at noon.", "No onions."]))
+    assert en.reply("When is your meeting, and must it be delivered before?") == "I need it delivered before the meeting at noon."
+    zh = ScriptedUser(UserScript(language="zh", opening="你好。", points=["我下午三点开会，需要在会前送达。", "不要香菜。"]))
+    assert zh.reply("请问您几点开会？需要会前送达吗？") == "我下午三点开会，需要在会前送达。"
+
+
+def test_confirmation_cues_respect_word_boundaries():
+    user = ScriptedUser(SCRIPT, seed=0)
+    assert user.reply("Which address should it go to?") == "To my office, please.", "'should it' is no 'should i'"
+
+
+@pytest.mark.parametrize(
+    "text, language, expected",
+    [
+        ("You want two bowls, and your child reminded you to ask for cutlery.", "en",
+         "I want two bowls, and my child reminded me to ask for cutlery."),
+        ("You're tired, so you are ordering for yourself.", "en", "I'm tired, so I am ordering for myself."),
+        ("你想点一份面，您不吃香菜。", "zh", "我想点一份面，我不吃香菜。"),
+    ],
+)
+def test_vitabench_instructions_become_the_users_own_words(text, language, expected):
+    assert to_first_person(text, language) == expected
