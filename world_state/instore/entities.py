@@ -1,0 +1,129 @@
+"""In-store entities: shops, their products, seat bookings and service reservations, in VitaBench's shape.
+
+A shop's products live in their own table, keyed by (shop, product): VitaBench's data reuses a
+product id in several shops (a "P00019" that is a board-game ticket in one shop and a bouquet in
+another), and each of those rows has its own stock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from ..core import Entity
+from ..life.entities import LifeWorld, Location
+from ..life.tools import SearchIndex, search_index
+
+InStoreStatus = Literal["unpaid", "paid", "unconsumed", "consumed", "cancelled"]
+
+
+def product_key(shop_id: str, product_id: str) -> str:
+    """The key of a shop's product row."""
+    return f"{shop_id}/{product_id}"
+
+
+class Shop(Entity):
+    key_field: ClassVar[str] = "shop_id"
+    shop_id: str
+    shop_name: str
+    score: float
+    location: Location
+    tags: list[str] = []
+    category: str = ""
+    enable_book: bool = False  # takes seat/table bookings (``instore_book``)
+    book_price: float = 0.0  # the booking fee; 0 means a booking is free (and paid at once)
+    enable_reservation: bool = False  # takes service reservations (``instore_reservation``)
+    # opening hours as "HH:MM"; None means not known, so any time is accepted (VitaBench shops carry none)
+    open_time: str | None = None
+    close_time: str | None = None
+
+    def is_open_at(self, hhmm: str) -> bool:
+        if self.open_time is None or self.close_time is None:
+            return True
+        if self.open_time <= self.close_time:
+            return self.open_time <= hhmm < self.close_time
+        return hhmm >= self.open_time or hhmm < self.close_time  # past midnight
+
+
+class ShopProduct(Entity):
+    """A package, voucher or set a shop sells; ``quantity`` is its stock (None = unlimited)."""
+
+    product_id: str
+    name: str
+    shop_id: str
+    price: float
+    tags: list[str] = []
+    quantity: int | None = None
+
+    @property
+    def key(self) -> str:
+        return product_key(self.shop_id, self.product_id)
+
+
+class Booking(Entity):
+    """A seat or table booked at a shop (VitaBench's ``BookInfo``)."""
+
+    key_field: ClassVar[str] = "book_id"
+    book_id: str
+    shop_id: str
+    book_time: str
+    update_time: str = ""
+    customer_id: str
+    customer_count: int
+    book_price: float = 0.0
+    status: InStoreStatus
+
+
+class Reservation(Entity):
+    """A service appointment at a shop (VitaBench's ``ReservationInfo``)."""
+
+    key_field: ClassVar[str] = "reservation_id"
+    reservation_id: str
+    shop_id: str
+    reservation_time: str
+    update_time: str = ""
+    customer_id: str
+    customer_count: int
+    status: InStoreStatus
+
+
+class InStoreWorld(LifeWorld):
+    """A task database of the in-store domain. The tools read only the four tables below (and the
+    shared ones), so any life world that holds them, e.g. a cross-scenario one, can run them."""
+
+    schema = {
+        **LifeWorld.schema,
+        "shops": Shop,
+        "shop_products": ShopProduct,
+        "books": Booking,
+        "reservations": Reservation,
+    }
+    place_tables = ("shops",)
+    order_prefix = "I"
+
+    catalogue_tables = ("shops", "shop_products")
+
+    def prepare(self) -> None:
+        super().prepare()
+        shop_index(self)
+        product_index(self)
+
+    def render_row(self, table: str, row: Any) -> dict[str, Any]:
+        if table == "shops" and row.open_time is None:
+            return row.model_dump(mode="json", exclude={"open_time", "close_time"})  # VitaBench shops: no hours
+        return row.model_dump(mode="json")
+
+
+def shop_index(world: LifeWorld) -> SearchIndex:
+    """What shop searches match: name, category and tags."""
+    return search_index(world, "shops", lambda s: f"{s.shop_name} {s.category} {' '.join(s.tags)}")
+
+
+def product_index(world: LifeWorld) -> SearchIndex:
+    """What product searches match: the shop's name, the product's name and its tags."""
+    shops = world.table("shops").rows
+
+    def text(p: ShopProduct) -> str:
+        shop = shops.get(p.shop_id)
+        return f"{shop.shop_name if shop else ''} {p.name} {' '.join(p.tags)}"
+
+    return search_index(world, "shop_products", text)
