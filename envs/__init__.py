@@ -4,6 +4,8 @@ from gymnasium.envs.registration import register, registry
 
 ENV_IDS = {
     "servicegym/Delivery-v0": "envs.delivery:DeliveryEnv",
+    "servicegym/InStore-v0": "envs.instore:InStoreEnv",
+    "servicegym/Travel-v0": "envs.travel:TravelEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -21,7 +21,21 @@ def delivery_suite() -> list[Task]:
     return [generate_delivery_task(seed, seed % 7, "test") for seed in range(SUITE_SIZE)]
 
 
-SUITES = {"delivery": delivery_suite}
+def instore_suite() -> list[Task]:
+    from .generators.instore import generate_instore_task
+
+    # difficulty cycles 0..6 so the suite spans 3..9 reasoning points (median 6)
+    return [generate_instore_task(seed, seed % 7, "test") for seed in range(SUITE_SIZE)]
+
+
+def travel_suite() -> list[Task]:
+    from .generators.travel import generate_travel_task
+
+    # difficulty cycles 2..4 so the suite spans 8..12 reasoning points (median 10, VitaBench OTA: 9.7)
+    return [generate_travel_task(seed, 2 + seed % 3, "test") for seed in range(SUITE_SIZE)]
+
+
+SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite}
 
 
 def build_suite(domain: str, path: Path) -> list[Task]:

@@ -17,8 +17,15 @@ This module owns the VitaBench task-file format (a JSON list of tasks with ``env
   ``products``, a store id its products contradict, lines naming a product missing from the
   catalogue, times no order can meet, dishes changed on an existing order).
 
-Only the delivery domain is converted so far; ``DOMAINS`` maps a domain to its adapter, so
-in-store and OTA add an environment model and a converter beside ``_convert_delivery``.
+``DOMAINS`` maps a domain to its adapter: delivery (``_convert_delivery``) and in-store
+(``_convert_instore``: shops with per-shop product rows, gold states mixing orders, bookings
+and reservations; further repairs noted: an order of several products split into one order per
+product, a booking listed as a reservation or the other way round when the shop takes only the
+other, booking times in the past left unscored) and online travel (``_convert_ota``, files with
+domain ``ota``: hotels, attractions, flights and trains with nested dated products become product
+rows; orders match by content, see ``rewards/vitabench.py``; a flight or train date the gold
+changes is reached with ``modify_*_order``; noted repairs: a product id reused across dates made
+unique per date, gold lines without date or type completed from the catalogue).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rewards.rubric import EpisodeView, RubricItem, score_rubric
 from rewards.vitabench import (
@@ -40,19 +47,33 @@ from rewards.vitabench import (
     GoldLine,
     GoldOrder,
     GoldState,
+    GoldVisit,
     best_state,
     lines_match,
+    norm_text,
     status_class,
+    travel_lines_match,
+    visit_status_class,
+    visit_time,
 )
 from simulators.scripted_user import UserScript, split_points, to_first_person
 from world_state.core import TIME_FORMAT, History, haversine_m, parse_time
 from world_state.delivery import TOOLS as DELIVERY_TOOLS
 from world_state.delivery import DeliveryWorld, delivery_minutes
+from world_state.instore import TOOLS as INSTORE_TOOLS
+from world_state.instore import InStoreWorld, product_key
+from world_state.instore.entities import InStoreStatus
 from world_state.life.entities import OrderLine, OrderStatus
 from world_state.tools import Toolkit
+from world_state.travel import KINDS as TRAVEL_KINDS
+from world_state.travel import TOOLS as OTA_TOOLS
+from world_state.travel import TravelWorld
+from world_state.travel.entities import TRANSPORT_KINDS, products_by_slot
 
 from .delivery import build_delivery_world
+from .instore import build_instore_world
 from .tasks import Task, TaskFileError, field_path
+from .travel import build_travel_world
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # an opening point shorter than this says too little alone ("Hi." / "你好。"), so the next joins it
@@ -681,6 +702,865 @@ def _convert_delivery(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     return task
 
 
+# ----- in-store ----------------------------------------------------------------------------------
+INSTORE_NAMES = ("instore", "in-store", "in-store consumption", "到店", "到店消费")
+_VISIT_TIME = re.compile(r"\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2})(?::(\d{2}))?\s*$")
+
+
+def _visit_time(value: str) -> str:
+    """A booking or reservation time as YYYY-MM-DD HH:MM:SS: the gold sometimes leaves out the
+    seconds ("2024-10-26 16:00") or writes a one-digit day ("2024-12-2 18:00:00")."""
+    m = _VISIT_TIME.match(value)
+    if m is None:
+        raise ValueError(f"{value!r} is not a time of the form YYYY-MM-DD HH:MM:SS")
+    try:
+        return _fmt(datetime(*(int(x or 0) for x in m.groups())))
+    except ValueError:
+        raise ValueError(f"{value!r} is not a valid date and time") from None
+
+
+class VShopProduct(_Model):
+    product_id: str
+    name: str
+    shop_id: str = ""
+    price: float
+    tags: list[str] = []
+    quantity: int | None = None
+
+
+class VShop(_Model):
+    shop_id: str | None = None  # absent: the key in ``shops``
+    shop_name: str
+    score: float
+    location: VLocation
+    tags: list[str] = []
+    category: str = ""
+    enable_book: bool = False
+    book_price: float = 0.0
+    enable_reservation: bool = False
+    products: list[VShopProduct] = []
+
+
+class VBooking(_Model):
+    # a few gold bookings call their id ``reservation_id``
+    book_id: str = Field(validation_alias=AliasChoices("book_id", "reservation_id"))
+    shop_id: str
+    book_time: str
+    customer_id: str = ""
+    customer_count: int
+    book_price: float = 0.0
+    status: InStoreStatus
+    update_time: str = ""
+
+    @field_validator("book_id", "shop_id")
+    @classmethod
+    def _trim(cls, value: str) -> str:
+        return value.strip()
+
+    @field_validator("book_time")
+    @classmethod
+    def _time(cls, value: str) -> str:
+        return _visit_time(value)
+
+
+class VReservation(_Model):
+    reservation_id: str = Field(validation_alias=AliasChoices("reservation_id", "book_id"))
+    shop_id: str
+    reservation_time: str
+    customer_id: str = ""
+    customer_count: int
+    status: InStoreStatus
+    update_time: str = ""
+
+    @field_validator("reservation_id", "shop_id")
+    @classmethod
+    def _trim(cls, value: str) -> str:
+        return value.strip()
+
+    @field_validator("reservation_time")
+    @classmethod
+    def _time(cls, value: str) -> str:
+        return _visit_time(value)
+
+
+def _entry_kind(entry: Any) -> str:
+    """What a required entry of an in-store state is: an order, a booking or a reservation (an
+    entry with ``book_time`` is a booking whatever its id is called)."""
+    if isinstance(entry, dict):
+        if "order_id" in entry:
+            return "order"
+        if "book_time" in entry or "book_id" in entry:
+            return "book"
+        if "reservation_time" in entry or "reservation_id" in entry:
+            return "reservation"
+    return "order"
+
+
+_ENTRY_MODELS: dict[str, type[_Model]] = {"order": VOrder, "book": VBooking, "reservation": VReservation}
+
+
+class VInstoreExpectedState(_Model):
+    # orders, bookings and reservations mixed; each is validated by its kind during conversion
+    required_orders: list[dict[str, Any]] = []
+    optional_orders: list[Any] = []
+    state_rubrics: list[str] = []
+
+
+class VInstoreCriteria(VCriteria):
+    expected_states: list[VInstoreExpectedState]
+
+
+class VInstoreTask(VTask):
+    evaluation_criteria: VInstoreCriteria
+
+
+def _as_dict(value: Any, key: str) -> Any:
+    # the database keys records by id; a list of records is accepted too
+    if isinstance(value, list):
+        return {str(o.get(key, i)) if isinstance(o, dict) else str(i): o for i, o in enumerate(value)}
+    return value
+
+
+class VInstoreEnvironment(_Model):
+    time: str
+    user_id: str
+    weather: list[VWeather] = []
+    location: list[VLocation] = []
+    user_historical_behaviors: dict[str, Any] = {}
+    orders: dict[str, VOrder] = {}
+    shops: dict[str, VShop]
+    books: dict[str, VBooking] = {}
+    reservations: dict[str, VReservation] = {}
+
+    @field_validator("time")
+    @classmethod
+    def _now(cls, value: str) -> str:
+        return _check_time(value, allow_empty=False) or ""
+
+    @field_validator("orders", "books", "reservations", mode="before")
+    @classmethod
+    def _keyed(cls, value: Any, info: Any) -> Any:
+        return _as_dict(value, {"orders": "order_id", "books": "book_id", "reservations": "reservation_id"}[info.field_name])
+
+
+def _instore_shop_aliases(env: VInstoreEnvironment, notes: _Notes) -> dict[str, str]:
+    """For shops whose key and ``shop_id`` differ, both names -> the id used (the one the shop's
+    own products name, as for delivery stores), so records naming either find the shop."""
+    aliases: dict[str, str] = {}
+    for key, s in env.shops.items():
+        if s.shop_id and s.shop_id.strip() != key:
+            owners = {p.shop_id for p in s.products}
+            sid = s.shop_id.strip() if owners == {s.shop_id} else key
+            notes.add(f"shop listed under {key} says its shop_id is {s.shop_id}; {sid} is used, as its products name")
+            aliases[key] = aliases[s.shop_id.strip()] = sid
+    return aliases
+
+
+def _instore_spec(raw: VTask, env: VInstoreEnvironment, task_key: str, language: str, aliases: dict[str, str],
+                  notes: _Notes) -> dict[str, Any]:
+    shops: list[dict[str, Any]] = []
+    products: dict[str, dict[str, Any]] = {}
+    for key, s in env.shops.items():
+        sid = aliases.get(key, key)
+        shops.append({"shop_id": sid, "shop_name": s.shop_name, "score": s.score, "location": s.location.model_dump(),
+                      "tags": list(s.tags), "category": s.category, "enable_book": s.enable_book,
+                      "book_price": s.book_price, "enable_reservation": s.enable_reservation})
+        for p in s.products:
+            pk = product_key(sid, p.product_id)
+            if pk in products:
+                notes.add(f"product {p.product_id} is listed twice in shop {sid}; the first listing is kept")
+                continue
+            products[pk] = {"product_id": p.product_id, "name": p.name, "shop_id": sid, "price": p.price,
+                            "tags": list(p.tags), "quantity": p.quantity}
+    names = {s["shop_id"]: s["shop_name"] for s in shops}
+    orders = []
+    for key, o in env.orders.items():
+        store_id = aliases.get(o.store_id.strip(), o.store_id.strip())
+        lines = []
+        for line in o.lines:
+            cat = products.get(product_key(store_id, line.product_id), {})
+            lines.append(OrderLine(product_id=line.product_id, name=cat.get("name", ""), store_id=store_id,
+                                   store_name=names.get(store_id, ""), price=line.price, quantity=line.quantity,
+                                   tags=cat.get("tags", [])).model_dump())
+        if o.order_id != key:
+            notes.add(f"initial order {key} says its order_id is {o.order_id}; the key is used, as VitaBench does")
+        orders.append({"order_id": key, "order_type": o.order_type, "user_id": o.user_id or env.user_id,
+                       "store_id": store_id, "note": o.note or "", "total_price": o.total_price,
+                       "create_time": o.create_time or "", "update_time": o.update_time or "", "status": o.status,
+                       "products": lines})
+    books = [b.model_dump() | {"book_id": key, "customer_id": b.customer_id or env.user_id,
+                               "shop_id": aliases.get(b.shop_id, b.shop_id)} for key, b in env.books.items()]
+    reservations = [r.model_dump() | {"reservation_id": key, "customer_id": r.customer_id or env.user_id,
+                                      "shop_id": aliases.get(r.shop_id, r.shop_id)} for key, r in env.reservations.items()]
+    return {
+        "time": env.time,
+        "user_id": env.user_id,
+        "task_key": task_key,
+        "language": language,
+        "locations": [loc.model_dump() for loc in env.location],
+        "weather": [{"id": f"W{i + 1:02d}", **w.model_dump()} for i, w in enumerate(env.weather)],
+        "orders": orders,
+        "shops": shops,
+        "shop_products": list(products.values()),
+        "books": books,
+        "reservations": reservations,
+        "user_profile": raw.user_scenario.user_profile,
+        "user_historical_behaviors": env.user_historical_behaviors,
+    }
+
+
+def _instore_task_key(task_id: str, initial_ids: set[str]) -> str:
+    """The prefix of the ids made in the episode (``<key>I01``, ``<key>B01``, ``<key>R01``), clear of existing ids."""
+    key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
+    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in ("I", "B", "R")):
+        key += "X"
+    return key
+
+
+def _instore_gold_orders(o: VOrder, where: str, world: InStoreWorld, notes: _Notes) -> list[GoldOrder]:
+    """One required in-store order, normalised; an order of several products becomes one gold
+    order per product, since ``create_instore_product_order`` buys one product per order."""
+    products = world.table("shop_products")
+    store_id = o.store_id.strip()
+    lines = [GoldLine(product_id=x.product_id.strip(), quantity=x.quantity) for x in o.lines]
+    before = world.table("orders").get(o.order_id)
+    if before is not None:
+        if (before.store_id == store_id and lines_match(lines, before.products)) or status_class(o.status) == "cancelled":
+            return [GoldOrder(kind="existing", order_id=o.order_id, order_type="instore", store_id=before.store_id,
+                              status=o.status)]
+        notes.add(f"{where}: the gold changes the products or shop of a pre-existing order, which no tool can do; "
+                  "it is scored as cancel and re-order")
+        kind = "replaced"
+    else:
+        kind = "new"
+    holders: dict[str, set[str]] = {}
+    for p in products:
+        holders.setdefault(p.product_id, set()).add(p.shop_id)
+    if any(product_key(store_id, x.product_id) not in products for x in lines):
+        common = set.intersection(*(holders.get(x.product_id, set()) for x in lines)) if lines else set()
+        if len(common) == 1:
+            (owner,) = common
+            notes.add(f"{where}: store_id {store_id} replaced by {owner}, the shop that sells all its products")
+            store_id = owner
+        else:
+            known = [x for x in lines if x.product_id in holders]
+            if known and len(known) < len(lines):
+                missing = sorted({x.product_id for x in lines} - {x.product_id for x in known})
+                notes.add(f"{where}: line(s) for {', '.join(missing)} dropped: in no shop of the task's catalogue, so "
+                          "no agent could order them")
+                lines = known
+    if len(lines) > 1:
+        notes.add(f"{where}: {len(lines)} products in one order, but an in-store order holds one product; read as "
+                  f"{len(lines)} orders of one product each")
+    parts = [[line] for line in lines] or [[]]
+    return [GoldOrder(kind=kind, order_id=o.order_id if len(parts) == 1 else f"{o.order_id}/{j + 1}",  # type: ignore[arg-type]
+                      order_type="instore", store_id=store_id, status=o.status, lines=part)
+            for j, part in enumerate(parts)]
+
+
+def _first_day_at(clock: str, now: datetime) -> datetime:
+    """The first time of day ``clock`` (HH:MM:SS) not before ``now``."""
+    t = datetime.combine(now.date(), datetime.strptime(clock, "%H:%M:%S").time())
+    return t if t >= now else t + timedelta(days=1)
+
+
+def _instore_gold_visit(v: VBooking | VReservation, where: str, world: InStoreWorld, notes: _Notes) -> GoldVisit:
+    """One required booking or reservation, normalised (see ``GoldVisit``)."""
+    table = "books" if isinstance(v, VBooking) else "reservations"
+    rid = v.book_id if isinstance(v, VBooking) else v.reservation_id
+    time = v.book_time if isinstance(v, VBooking) else v.reservation_time
+    for t in ("books", "reservations"):
+        before = world.table(t).get(rid)
+        if before is None:
+            continue
+        if before.shop_id == v.shop_id:
+            new_time = None if parse_time(time) == parse_time(visit_time(before)) else time
+            count = None if v.customer_count == before.customer_count else v.customer_count
+            cancelled = visit_status_class(t, v.status) == "cancelled"
+            if cancelled or t == "reservations" or (new_time is None and count is None):
+                return GoldVisit(kind="existing", table=t, record_id=rid, shop_id=v.shop_id, status=v.status,  # type: ignore[arg-type]
+                                 time=None if cancelled else new_time, customer_count=None if cancelled else count)
+            notes.add(f"{where}: the gold changes a pre-existing booking, which no tool can do; it is scored as "
+                      "cancel and book anew")
+        else:
+            notes.add(f"{where}: the gold moves a pre-existing record to another shop; it is scored as cancel and anew")
+        return GoldVisit(kind="replaced", table=t, record_id=rid, shop_id=v.shop_id, status=v.status,  # type: ignore[arg-type]
+                         time=time, customer_count=v.customer_count)
+    shop = world.table("shops").get(v.shop_id)
+    if shop is None:
+        notes.add(f"{where}: shop {v.shop_id} is not in the task's catalogue")
+    elif table == "reservations" and not shop.enable_reservation and shop.enable_book:
+        notes.add(f"{where}: shop {v.shop_id} takes seat bookings, not reservations; read as a booking")
+        table = "books"
+    elif table == "books" and not shop.enable_book and shop.enable_reservation:
+        notes.add(f"{where}: shop {v.shop_id} takes reservations, not seat bookings; read as a reservation")
+        table = "reservations"
+    now = world.clock.now
+    check = parse_time(time) >= now
+    if not check:
+        notes.add(f"{where}: time {time} lies before the task's now, so no tool can book it; the time is not scored")
+        time = _fmt(_first_day_at(time[11:], now))
+    return GoldVisit(kind="new", table=table, record_id=rid, shop_id=v.shop_id, status=v.status, time=time,  # type: ignore[arg-type]
+                     customer_count=v.customer_count, check_time=check)
+
+
+_ID_KEYS = {"order": "order_id", "book": "book_id", "reservation": "reservation_id"}
+
+
+def _lift_nested(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """A required entry, and after it the whole records some gold files nest inside an order's
+    ``products`` (a misplaced bracket), marked ``nested_in``."""
+    inner = entry.get("products")
+    if not isinstance(inner, list):
+        return [entry]
+    nested = [x for x in inner if isinstance(x, dict) and "product_id" not in x and any(k in x for k in _ID_KEYS.values())]
+    if not nested:
+        return [entry]
+    parent = dict(entry, products=[x for x in inner if not any(x is n for n in nested)])
+    return [parent, *(dict(n, nested_in=str(entry.get("order_id", "?"))) for n in nested)]
+
+
+def _instore_state(st: VInstoreExpectedState, k: int, world: InStoreWorld, aliases: dict[str, str], notes: _Notes,
+                   ctx: _Context) -> GoldState:
+    orders: list[GoldOrder] = []
+    visits: list[GoldVisit] = []
+    seen: set[str] = set()
+    for j, raw_entry in enumerate(st.required_orders):
+        for entry in _lift_nested(raw_entry):
+            kind = _entry_kind(entry)
+            try:
+                rec = _ENTRY_MODELS[kind].model_validate(entry)
+            except ValidationError as err:
+                raise ctx.validation(err, f"evaluation_criteria.expected_states.{k}.required_orders.{j}") from None
+            sig = f"{kind}:{rec.model_dump_json()}"
+            noun = {"order": "order", "book": "booking", "reservation": "reservation"}[kind]
+            where = f"expected state {k}, {noun} {getattr(rec, _ID_KEYS[kind])}"
+            if sig in seen:
+                notes.add(f"{where}: listed twice with the same content; counted once")
+                continue
+            seen.add(sig)
+            if entry.get("nested_in"):
+                notes.add(f"{where}: found nested inside the products of order {entry['nested_in']}; read as a "
+                          "required record of its own")
+            if isinstance(rec, VOrder):
+                if rec.dropped_entries:
+                    notes.add(f"{where}: {rec.dropped_entries} product entries without product_id ignored")
+                shop = rec.store_id.strip()
+                orders += _instore_gold_orders(rec.model_copy(update={"store_id": aliases.get(shop, shop)}), where,
+                                               world, notes)
+            else:
+                rec = rec.model_copy(update={"shop_id": aliases.get(rec.shop_id, rec.shop_id)})
+                visits.append(_instore_gold_visit(rec, where, world, notes))  # type: ignore[arg-type]
+    return GoldState(orders=orders, visits=visits)
+
+
+_VISIT_TOOLS = {  # table -> (lookup, cancel, id argument, create, id prefix)
+    "books": ("get_instore_books", "instore_cancel_book", "book_id", "instore_book", "B"),
+    "reservations": ("get_instore_reservations", "instore_cancel_reservation", "reservation_id", "instore_reservation", "R"),
+}
+
+
+def _instore_golden(state: GoldState, world: InStoreWorld, task_key: str, language: str) -> list[str]:
+    """Tool calls that turn the initial world into ``state``, then the agent's closing message."""
+    uid = world.user_id
+    actions: list[str] = []
+    done: set[str] = set()
+    for g in state.orders:
+        if g.kind == "new" or g.order_id in done:
+            continue
+        done.add(g.order_id)  # a replaced order split into several gold orders is cancelled once
+        before = world.table("orders").require(g.order_id)
+        want = "cancelled" if g.kind == "replaced" else status_class(g.status)
+        if want == "cancelled" and before.status != "cancelled":
+            actions += [_action("get_instore_orders", user_id=uid), _action("instore_cancel_order", order_id=g.order_id)]
+        elif want == "paid" and before.status == "unpaid":
+            actions.append(_action("pay_instore_order", order_id=g.order_id))
+    for g in state.visits:
+        if g.kind == "new":
+            continue
+        lookup, cancel, id_arg, _, _ = _VISIT_TOOLS[g.table]
+        before = world.table(g.table).require(g.record_id)
+        cls = "cancelled" if g.kind == "replaced" else visit_status_class(g.table, g.status)
+        if cls == "cancelled":
+            if before.status != "cancelled":
+                actions += [_action(lookup, user_id=uid), _action(cancel, **{id_arg: g.record_id})]
+            continue
+        if g.time is not None or g.customer_count is not None:
+            args: dict[str, Any] = {"reservation_id": g.record_id, "time": g.time or visit_time(before)}
+            if g.customer_count is not None:
+                args["customer_count"] = g.customer_count
+            actions += [_action("search_instore_reservation", user_id=uid, reservation_id=g.record_id),
+                        _action("instore_modify_reservation", **args)]
+        if g.table == "books" and cls == "paid" and before.status == "unpaid":
+            actions.append(_action("pay_instore_book", book_id=g.record_id))
+    created = 0
+    for g in state.orders:
+        if g.kind == "new" or g.kind == "replaced":
+            if not g.lines:
+                continue  # nothing to buy; the replay reports the order as unmatched
+            created += 1
+            # mirrors LifeWorld.new_order_id: <task_key><prefix><2-digit counter>, from 1 per episode
+            oid = f"{task_key}I{created:02d}"
+            actions.append(_action("create_instore_product_order", user_id=uid, shop_id=g.store_id,
+                                   product_id=g.lines[0].product_id, quantity=g.lines[0].quantity))
+            cls = status_class(g.status)
+            if cls == "paid":
+                actions.append(_action("pay_instore_order", order_id=oid))
+            elif cls == "cancelled":
+                actions += [_action("get_instore_orders", user_id=uid), _action("instore_cancel_order", order_id=oid)]
+    made = {"books": 0, "reservations": 0}
+    for g in state.visits:
+        if g.kind == "new" or g.kind == "replaced":
+            lookup, cancel, id_arg, create, prefix = _VISIT_TOOLS[g.table]
+            made[g.table] += 1
+            rid = f"{task_key}{prefix}{made[g.table]:02d}"
+            actions.append(_action(create, user_id=uid, shop_id=g.shop_id, time=g.time, customer_count=g.customer_count))
+            cls = visit_status_class(g.table, g.status)
+            shop = world.table("shops").get(g.shop_id)
+            if cls == "paid" and shop is not None and shop.book_price > 0:
+                actions.append(_action("pay_instore_book", book_id=rid))
+            elif cls == "cancelled":
+                actions += [_action(lookup, user_id=uid), _action(cancel, **{id_arg: rid})]
+    actions.append(STOP_MESSAGE[language])
+    return actions
+
+
+def _convert_instore(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
+    try:
+        env = VInstoreEnvironment.model_validate(raw.environment)
+    except ValidationError as err:
+        raise ctx.validation(err, "environment") from None
+    notes = _Notes()
+    language = detect_language(raw.instructions)
+    task_key = _instore_task_key(raw.id, set(env.orders) | set(env.books) | set(env.reservations))
+    aliases = _instore_shop_aliases(env, notes)
+    spec = _instore_spec(raw, env, task_key, language, aliases, notes)
+    try:
+        world = build_instore_world(spec)
+    except ValidationError as err:
+        raise ctx.error(f"building the world: {field_path(err)}") from None
+    except (KeyError, ValueError, TypeError) as err:
+        raise ctx.error(f"building the world: {err}") from None
+    states: list[GoldState] = []
+    for k, st in enumerate(raw.evaluation_criteria.expected_states):
+        state_notes = _Notes()
+        state = _instore_state(st, k, world, aliases, state_notes, ctx)  # type: ignore[arg-type]
+        if state in states:
+            continue  # the same required orders are listed once per group of state rubrics
+        states.append(state)
+        for n in state_notes.items:
+            notes.add(n)
+    return _vitabench_task(raw, "instore", language, spec, world, states, notes, toolkit,
+                           lambda s: _instore_golden(s, world, task_key, language))
+
+
+def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any], world: Any, states: list[GoldState],
+                    notes: _Notes, toolkit: Toolkit, golden_for: Callable[[GoldState], list[str]]) -> Task:
+    """The task of converted expected states: the three matching rubric items, and the golden
+    route of the first state whose replay succeeds (the reason in the notes when none does)."""
+    params = {"states": [s.model_dump(mode="json") for s in states], "initial_order_ids": sorted(world.table("orders").rows)}
+    rubric = [
+        RubricItem(name="required_orders", kind="required_orders", params=params,
+                   description="every required order, booking and reservation of an expected state is in the final database"),
+        RubricItem(name="no_unrequested_orders", kind="no_unrequested_orders", params=params,
+                   description="no order, booking or reservation beyond the expected state's is left active"),
+        RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
+                   description="pre-existing records the expected state does not mention are unchanged"),
+    ]
+    golden: list[str] = []
+    first_problems: list[str] = []
+    for k, state in enumerate(states):
+        actions = golden_for(state)
+        ok, problems = _replay(actions, world, rubric, toolkit)
+        if ok:
+            golden = actions
+            if k:
+                notes.add(f"golden route reaches expected state {k}; the earlier ones are unreachable")
+            break
+        if k == 0:
+            golden, first_problems = actions, problems
+    else:
+        notes.add("no golden route reaches an expected state: " + "; ".join(first_problems))
+    if raw.message_history:
+        notes.add(f"message_history of {len(raw.message_history)} messages ignored")
+    task = Task(
+        task_id=raw.id,
+        domain=domain,
+        source="vitabench",
+        language=language,  # type: ignore[arg-type]
+        reasoning_points=len(raw.evaluation_criteria.overall_rubrics),
+        world=spec,
+        user=make_user(raw.instructions, raw.user_scenario.user_profile, language),
+        rubric=rubric,
+        golden_actions=golden,
+        notes=notes.items,
+    )
+    task.cached_world(lambda _t: world)  # validated above; reuse it rather than building twice
+    return task
+
+
+# ----- online travel (OTA) -----------------------------------------------------------------------
+OTA_NAMES = ("ota", "travel", "online travel", "酒旅", "在线旅行")
+_OTA_KIND_PLACES = {"hotel": "hotels", "attraction": "attractions", "flight": "flights", "train": "trains"}
+_DAY = re.compile(r"\s*(\d{4})-(\d{1,2})-(\d{1,2})")
+_CLOCK = re.compile(r"(?:.*[ T])?(\d{1,2}):(\d{2})(?::\d{2})?\s*$")
+
+
+def _ota_day(value: str) -> str:
+    """A product or line date as YYYY-MM-DD (a time after it is dropped, one-digit parts padded)."""
+    m = _DAY.match(value)
+    if m is None:
+        raise ValueError(f"{value!r} is not a date of the form YYYY-MM-DD")
+    try:
+        return datetime(*(int(x) for x in m.groups())).strftime("%Y-%m-%d")
+    except ValueError:
+        raise ValueError(f"{value!r} is not a valid date") from None
+
+
+def _ota_clock(value: str) -> str:
+    """A departure or arrival time as HH:MM (from HH:MM, HH:MM:SS or a full date and time)."""
+    m = _CLOCK.match(value.strip())
+    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        raise ValueError(f"{value!r} is not a time of day HH:MM")
+    return f"{int(m.group(1)):02d}:{m.group(2)}"
+
+
+class VOtaProduct(_Model):
+    product_id: str
+    price: float
+    quantity: int | None = None  # absent: unlimited
+    date: str
+    # VitaBench calls it room_type, ticket_type or seat_type by kind
+    type_name: str = Field(validation_alias=AliasChoices("room_type", "ticket_type", "seat_type"))
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, value: str) -> str:
+        return _ota_day(value)
+
+
+class VHotel(_Model):
+    hotel_id: str | None = None  # absent: the key in ``hotels``
+    hotel_name: str
+    score: float
+    star_rating: int = 0
+    location: VLocation
+    tags: list[str] = []
+    products: list[VOtaProduct] = []
+
+
+class VAttraction(_Model):
+    attraction_id: str | None = None
+    attraction_name: str
+    location: VLocation
+    description: str = ""
+    score: float = 0.0
+    opening_hours: str = ""
+    ticket_price: float = 0.0
+    products: list[VOtaProduct] = []
+
+
+class _VTransport(_Model):
+    departure_city: str
+    arrival_city: str
+    departure_time: str
+    arrival_time: str
+    tags: list[str] = []
+    products: list[VOtaProduct] = []
+
+    @field_validator("departure_time", "arrival_time")
+    @classmethod
+    def _clock(cls, value: str) -> str:
+        return _ota_clock(value)
+
+
+class VFlight(_VTransport):
+    flight_id: str | None = None
+    flight_number: str
+    departure_airport_location: VLocation
+    arrival_airport_location: VLocation
+
+
+class VTrain(_VTransport):
+    train_id: str | None = None
+    train_number: str
+    departure_station_location: VLocation
+    arrival_station_location: VLocation
+
+
+class VOtaLine(_Model):
+    product_id: str
+    price: float = 0.0
+    quantity: int = 1
+    date: str | None = None
+    type_name: str | None = Field(default=None, validation_alias=AliasChoices("room_type", "ticket_type", "seat_type"))
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, value: str | None) -> str | None:
+        return _ota_day(value) if value else None
+
+
+class VOtaOrder(VOrder):
+    products: list[VOtaLine | None] = []  # type: ignore[assignment]
+
+
+class VOtaExpectedState(VExpectedState):
+    required_orders: list[VOtaOrder] = []  # type: ignore[assignment]
+
+
+class VOtaCriteria(VCriteria):
+    expected_states: list[VOtaExpectedState]
+
+
+class VOtaTask(VTask):
+    evaluation_criteria: VOtaCriteria
+
+
+class VOtaEnvironment(_Model):
+    time: str
+    user_id: str
+    weather: list[VWeather] = []
+    location: list[VLocation] = []
+    user_historical_behaviors: dict[str, Any] = {}
+    orders: dict[str, VOtaOrder] = {}
+    hotels: dict[str, VHotel] = {}
+    attractions: dict[str, VAttraction] = {}
+    flights: dict[str, VFlight] = {}
+    trains: dict[str, VTrain] = {}
+
+    @field_validator("time")
+    @classmethod
+    def _now(cls, value: str) -> str:
+        return _check_time(value, allow_empty=False) or ""
+
+    @field_validator("orders", mode="before")
+    @classmethod
+    def _keyed(cls, value: Any) -> Any:
+        return _as_dict(value, "order_id")
+
+
+def _ota_spec(raw: VTask, env: VOtaEnvironment, task_key: str, language: str, notes: _Notes) -> dict[str, Any]:
+    """The world spec: each place's nested products become rows of the kind's product table; a
+    product id listed twice (VitaBench may reuse one across dates) is made unique per date."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    names: dict[tuple[str, str], str] = {}  # (kind, place id) -> display name
+    by_slot: dict[tuple[str, str, str, str], str] = {}  # (kind, place id, type, date) -> product id
+    by_id: dict[tuple[str, str], dict[str, Any]] = {}  # (kind, original product id) -> first row
+    for kind_name, places in (("hotel", env.hotels), ("attraction", env.attractions), ("flight", env.flights),
+                              ("train", env.trains)):
+        kind = TRAVEL_KINDS[kind_name]
+        rows, products = tables.setdefault(kind.places, []), tables.setdefault(kind.products, [])
+        seen: set[str] = set()
+        for key, place in places.items():
+            own = getattr(place, kind.owner)
+            if own and own.strip() != key:
+                notes.add(f"{kind_name} listed under {key} says its {kind.owner} is {own}; the key is used, as VitaBench does")
+            row = place.model_dump(exclude={"products", kind.owner}) | {kind.owner: key}
+            rows.append(row)
+            names[(kind_name, key)] = getattr(place, kind.name_field)
+            for p in place.products:
+                pid = p.product_id
+                if pid in seen:
+                    pid = f"{p.product_id}@{p.date}"
+                    notes.add(f"{kind_name} product {p.product_id} is listed more than once; repeats get ids <id>@<date>")
+                    if pid in seen:
+                        notes.add(f"{kind_name} product {p.product_id} is listed twice for {p.date}; the first is kept")
+                        continue
+                seen.add(pid)
+                prod = {"product_id": pid, kind.owner: key, kind.type_field: p.type_name, "date": p.date,
+                        "price": p.price, "quantity": p.quantity}
+                products.append(prod)
+                by_slot.setdefault((kind_name, key, p.type_name, p.date), pid)
+                by_id.setdefault((kind_name, p.product_id), prod)
+    orders = []
+    for key, o in env.orders.items():
+        kind = TRAVEL_KINDS.get(o.order_type)
+        lines = []
+        for line in o.lines:
+            cat = by_id.get((o.order_type, line.product_id), {}) if kind else {}
+            date = line.date or cat.get("date", "")
+            tname = line.type_name or (cat.get(kind.type_field, "") if kind else "")
+            pid = by_slot.get((o.order_type, o.store_id, tname, date), line.product_id)
+            lines.append(OrderLine(product_id=pid, name=tname, store_id=o.store_id,
+                                   store_name=names.get((o.order_type, o.store_id), ""), price=line.price,
+                                   quantity=line.quantity, date=date).model_dump())
+        if o.order_id != key:
+            notes.add(f"initial order {key} says its order_id is {o.order_id}; the key is used, as VitaBench does")
+        orders.append({"order_id": key, "order_type": o.order_type, "user_id": o.user_id or env.user_id,
+                       "store_id": o.store_id, "note": o.note or "", "total_price": o.total_price,
+                       "create_time": o.create_time or "", "update_time": o.update_time or "", "status": o.status,
+                       "products": lines})
+    return {
+        "time": env.time,
+        "user_id": env.user_id,
+        "task_key": task_key,
+        "language": language,
+        "locations": [loc.model_dump() for loc in env.location],
+        "weather": [{"id": f"W{i + 1:02d}", **w.model_dump()} for i, w in enumerate(env.weather)],
+        "orders": orders,
+        **tables,
+        "user_profile": raw.user_scenario.user_profile,
+        "user_historical_behaviors": env.user_historical_behaviors,
+    }
+
+
+def _ota_task_key(task_id: str, initial_ids: set[str]) -> str:
+    """The prefix of order ids made in the episode (``<key>HT01``, ``<key>FL01``...), clear of existing ids."""
+    key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
+    prefixes = [k.order_prefix for k in TRAVEL_KINDS.values()]
+    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in prefixes):
+        key += "X"
+    return key
+
+
+def _ota_gold_lines(o: VOtaOrder, world: TravelWorld, where: str, notes: _Notes) -> list[GoldLine]:
+    """Gold lines with their date and type, read from the catalogue where the gold leaves them out."""
+    kind = TRAVEL_KINDS[o.order_type]
+    products = world.table(kind.products)
+    out = []
+    for x in o.lines:
+        date, tname = x.date, x.type_name
+        p = products.get(x.product_id)
+        if p is not None and getattr(p, kind.owner) == o.store_id:
+            date = date or p.date
+            tname = tname or getattr(p, kind.type_field)
+        elif date is None or tname is None:
+            notes.add(f"{where}: product {x.product_id} is not in the catalogue of {kind.name} {o.store_id}; "
+                      "its line can only match by product id")
+        out.append(GoldLine(product_id=x.product_id, quantity=x.quantity, date=date, product_type=tname))
+    return out
+
+
+def _ota_state(st: VOtaExpectedState, k: int, world: TravelWorld, notes: _Notes) -> GoldState:
+    initial = world.table("orders")
+    out: list[GoldOrder] = []
+    seen: set[str] = set()
+    for o in st.required_orders:
+        where = f"expected state {k}, order {o.order_id}"
+        if o.order_type not in TRAVEL_KINDS:
+            notes.add(f"{where}: order type {o.order_type!r} is not a travel order; ignored")
+            continue
+        sig = o.model_dump_json()
+        if sig in seen:
+            notes.add(f"{where}: listed twice with the same content; counted once")
+            continue
+        seen.add(sig)
+        if o.dropped_entries:
+            notes.add(f"{where}: {o.dropped_entries} product entries without product_id ignored")
+        lines = _ota_gold_lines(o, world, where, notes)
+        before = initial.get(o.order_id)
+        kind = "new"
+        if before is not None:
+            same_place = before.store_id == o.store_id and before.order_type == o.order_type
+            if status_class(o.status) == "cancelled" or (same_place and travel_lines_match(lines, before.products)):
+                out.append(GoldOrder(kind="existing", order_id=o.order_id, order_type=o.order_type,
+                                     store_id=before.store_id, status=o.status))
+                continue
+            moved = (same_place and o.order_type in TRANSPORT_KINDS and len(lines) == 1 == len(before.products)
+                     and lines[0].quantity == before.products[0].quantity
+                     and norm_text(lines[0].product_type or "") == norm_text(before.products[0].name))
+            if moved:
+                out.append(GoldOrder(kind="existing", order_id=o.order_id, order_type=o.order_type,
+                                     store_id=before.store_id, status=o.status, lines=lines))
+                continue
+            notes.add(f"{where}: the gold changes a pre-existing order in a way no tool can; it is scored as cancel "
+                      "and re-order")
+            kind = "replaced"
+        out.append(GoldOrder(kind=kind, order_id=o.order_id, order_type=o.order_type,  # type: ignore[arg-type]
+                             store_id=o.store_id, status=o.status, lines=lines))
+    return GoldState(orders=out)
+
+
+def _ota_golden(state: GoldState, world: TravelWorld, task_key: str, language: str) -> list[str]:
+    """Tool calls that turn the initial world into ``state``, then the agent's closing message."""
+    uid = world.user_id
+    initial = world.table("orders")
+    actions: list[str] = []
+    counters: dict[str, int] = {}
+
+    def detail_and(tool: str, kind: str, oid: str, **more: Any) -> None:
+        actions.append(_action(f"get_{kind}_order_detail", order_id=oid))
+        actions.append(_action(f"{tool}_{kind}_order", order_id=oid, **more))
+
+    for g in state.orders:
+        if g.kind == "new":
+            continue
+        before = initial.require(g.order_id)
+        want = "cancelled" if g.kind == "replaced" else status_class(g.status)
+        if want == "cancelled":
+            if before.status != "cancelled":
+                detail_and("cancel", g.order_type, g.order_id, user_id=uid)
+            continue
+        status = before.status
+        if g.lines and not travel_lines_match(g.lines, before.products):
+            if status == "unpaid":
+                actions.append(_action(f"pay_{g.order_type}_order", order_id=g.order_id))
+            new_date = g.lines[0].date or before.products[0].date
+            detail_and("modify", g.order_type, g.order_id, user_id=uid, new_date=new_date)
+            kind = TRAVEL_KINDS[g.order_type]
+            pid = products_by_slot(world, kind).get((before.store_id, before.products[0].name, new_date))
+            new_price = world.table(kind.products).require(pid).price if pid else before.products[0].price
+            status = "unpaid" if new_price * before.products[0].quantity > before.total_price else "paid"
+        if want == "paid" and status == "unpaid":
+            actions.append(_action(f"pay_{g.order_type}_order", order_id=g.order_id))
+    for g in state.orders:
+        if g.kind not in ("new", "replaced") or not g.lines:
+            continue
+        kind = TRAVEL_KINDS[g.order_type]
+        slots = products_by_slot(world, kind)
+        first = min(g.lines, key=lambda x: x.date or "")
+        pid = slots.get((g.store_id, first.product_type or "", first.date or ""), first.product_id)
+        if g.order_type == "hotel":
+            last = max(x.date or "" for x in g.lines)
+            args: dict[str, Any] = {"hotel_id": g.store_id, "room_id": pid, "user_id": uid}
+            if last:
+                args["check_out_date"] = (datetime.strptime(last, "%Y-%m-%d") + timedelta(days=1)).strftime("%Y-%m-%d")
+        else:
+            seat = "ticket_id" if g.order_type == "attraction" else "seat_id"
+            args = {kind.owner: g.store_id, seat: pid, "user_id": uid, "date": first.date or "",
+                    "quantity": first.quantity}
+        actions.append(_action(f"create_{g.order_type}_order", **args))
+        counters[kind.order_prefix] = counters.get(kind.order_prefix, 0) + 1
+        # mirrors LifeWorld.new_order_id: <task_key><prefix><2-digit counter>, from 1 per episode
+        oid = f"{task_key}{kind.order_prefix}{counters[kind.order_prefix]:02d}"
+        cls = status_class(g.status)
+        if cls == "paid":
+            actions.append(_action(f"pay_{g.order_type}_order", order_id=oid))
+        elif cls == "cancelled":
+            detail_and("cancel", g.order_type, oid, user_id=uid)
+    actions.append(STOP_MESSAGE[language])
+    return actions
+
+
+def _convert_ota(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
+    try:
+        env = VOtaEnvironment.model_validate(raw.environment)
+    except ValidationError as err:
+        raise ctx.validation(err, "environment") from None
+    notes = _Notes()
+    language = detect_language(raw.instructions)
+    task_key = _ota_task_key(raw.id, set(env.orders))
+    spec = _ota_spec(raw, env, task_key, language, notes)
+    try:
+        world = build_travel_world(spec)
+    except ValidationError as err:
+        raise ctx.error(f"building the world: {field_path(err)}") from None
+    except (KeyError, ValueError, TypeError) as err:
+        raise ctx.error(f"building the world: {err}") from None
+    states: list[GoldState] = []
+    for k, st in enumerate(raw.evaluation_criteria.expected_states):
+        state_notes = _Notes()
+        state = _ota_state(st, k, world, state_notes)  # type: ignore[arg-type]
+        if state in states:
+            continue
+        states.append(state)
+        for n in state_notes.items:
+            notes.add(n)
+    return _vitabench_task(raw, "travel", language, spec, world, states, notes, toolkit,
+                           lambda s: _ota_golden(s, world, task_key, language))
+
+
 @dataclass(frozen=True)
 class DomainAdapter:
     """How one VitaBench domain's tasks become servicegym tasks."""
@@ -688,10 +1568,15 @@ class DomainAdapter:
     domain: str
     tools: list[Any]  # the domain agent's tool specs, to replay golden routes with
     convert: Callable[[VTask, _Context, Toolkit], Task]
+    task_model: type[VTask] = VTask  # a domain whose gold states differ validates with its own
+    names: tuple[str, ...] = ()  # other spellings of the domain in the files' ``domain`` field
 
 
 DOMAINS: dict[str, DomainAdapter] = {
     "delivery": DomainAdapter("delivery", DELIVERY_TOOLS, _convert_delivery),
+    "instore": DomainAdapter("instore", INSTORE_TOOLS, _convert_instore, VInstoreTask, INSTORE_NAMES),
+    # the travel env's tasks; VitaBench names the domain "ota"
+    "travel": DomainAdapter("travel", OTA_TOOLS, _convert_ota, VOtaTask, OTA_NAMES),
 }
 
 
@@ -711,10 +1596,10 @@ def convert_vitabench_file(data: list, path: Path, domain: str) -> list[Task]:
         if not isinstance(item, dict):
             raise ctx.error(f"a task must be a JSON object, got {type(item).__name__}")
         try:
-            raw = VTask.model_validate(item)
+            raw = adapter.task_model.model_validate(item)
         except ValidationError as err:
             raise ctx.validation(err) from None
-        if raw.domain != domain:
+        if raw.domain != domain and raw.domain.strip().casefold() not in adapter.names:
             raise ctx.error(f"field domain: is {raw.domain!r}, expected {domain!r}")
         if raw.id in seen:
             raise ctx.error(f"field id: duplicate of the task at index {seen[raw.id]}")

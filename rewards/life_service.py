@@ -2,17 +2,22 @@
 
 "New orders" are those created during the episode; "active" ones are not cancelled. Checks on
 the content of an order apply to every new active order of the task's type, so an extra order
-that breaks a constraint fails it too.
+that breaks a constraint fails it too. The in-store checks at the end also read the shops of
+orders and the episode's bookings and reservations ("appointments": created or changed in the
+episode and not cancelled).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 from simulators.scripted_user import asks_confirmation
 from world_state.core import haversine_m, parse_time
 from world_state.life.entities import Order
+from world_state.travel.entities import arrival_at, departure_at, minutes_of, parse_day
 
 from .rubric import EpisodeView, check
 
@@ -202,3 +207,311 @@ def informed_total(view: EpisodeView, params: dict[str, Any]) -> bool:
         for n in _NUMBER.findall(e.content)
     }
     return all(any(abs(o.total_price - x) < 0.01 for x in said) for o in orders)
+
+
+# ----- in-store: the shops of orders, seat bookings and service reservations ---------------------
+def episode_appointments(view: EpisodeView, table: str) -> list[Any]:
+    """Active rows of ``table`` (``books`` or ``reservations``) created or changed in the episode."""
+    before = view.initial.table(table).rows
+    return [r for r in view.world.table(table) if r.status != "cancelled" and before.get(r.key) != r]
+
+
+def _appointments(view: EpisodeView, params: dict[str, Any]) -> list[Any]:
+    return episode_appointments(view, params.get("table", "reservations"))
+
+
+def _appointment_time(row: Any) -> str:
+    return row.book_time if hasattr(row, "book_time") else row.reservation_time
+
+
+def _instore_all(view: EpisodeView, params: dict[str, Any], pred) -> bool:
+    orders = new_active_orders(view, params.get("order_type", "instore"))
+    return bool(orders) and all(pred(o) for o in orders)
+
+
+@check("appointment_count")
+def appointment_count(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Exactly ``count`` active bookings/reservations (``table``) made or changed in the episode."""
+    return len(_appointments(view, params)) == params["count"]
+
+
+@check("appointment_at_order_shop")
+def appointment_at_order_shop(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The episode's bookings/reservations are at the shops of its new in-store orders, and the other way round."""
+    rows = _appointments(view, params)
+    orders = new_active_orders(view, params.get("order_type", "instore"))
+    if not rows or not orders:
+        return False
+    return {r.shop_id for r in rows} == {o.store_id for o in orders}
+
+
+@check("appointment_time")
+def appointment_time(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every booking/reservation of the episode is for ``time`` (give or take ``tolerance_min``)."""
+    want = parse_time(params["time"])
+    slack = float(params.get("tolerance_min", 0)) * 60
+
+    def ok(row: Any) -> bool:
+        try:
+            return abs((parse_time(_appointment_time(row)) - want).total_seconds()) <= slack
+        except ValueError:
+            return False
+
+    rows = _appointments(view, params)
+    return bool(rows) and all(ok(r) for r in rows)
+
+
+@check("appointment_party")
+def appointment_party(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every booking/reservation of the episode is for ``count`` people."""
+    rows = _appointments(view, params)
+    return bool(rows) and all(r.customer_count == params["count"] for r in rows)
+
+
+@check("appointment_paid")
+def appointment_paid(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every booking/reservation of the episode is paid (a booking fee was paid)."""
+    rows = _appointments(view, params)
+    return bool(rows) and all(r.status == "paid" for r in rows)
+
+
+@check("shop_rating")
+def shop_rating(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The shop of every new in-store order is rated at least ``min_score``."""
+    shops = view.world.table("shops")
+    return _instore_all(view, params, lambda o: (s := shops.get(o.store_id)) is not None and s.score >= params["min_score"])
+
+
+@check("shop_tag")
+def shop_tag(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The shop of every new in-store order carries ``tag``."""
+    shops = view.world.table("shops")
+    tag = _norm(params["tag"])
+    return _instore_all(view, params, lambda o: (s := shops.get(o.store_id)) is not None and tag in map(_norm, s.tags))
+
+
+@check("shop_distance")
+def shop_distance(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The shop of every new in-store order is at most ``max_m`` metres from (``longitude``, ``latitude``)."""
+    shops = view.world.table("shops")
+
+    def ok(o: Order) -> bool:
+        s = shops.get(o.store_id)
+        if s is None:
+            return False
+        d = haversine_m(params["longitude"], params["latitude"], s.location.longitude, s.location.latitude)
+        return d <= params["max_m"]
+
+    return _instore_all(view, params, ok)
+
+
+@check("record_status")
+def record_status(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The row ``record_id`` of ``table`` ends with status ``status``."""
+    row = view.world.table(params["table"]).get(params["record_id"])
+    return row is not None and row.status == params["status"]
+
+
+@check("records_untouched")
+def records_untouched(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The rows ``record_ids`` of ``table`` end exactly as they started."""
+    now, then = view.world.table(params["table"]), view.initial.table(params["table"])
+    return all(now.get(i) == then.get(i) for i in params["record_ids"])
+
+
+# ----- travel: routes, schedules, classes, stays, tickets, and what the agent told the user --------
+_TRAVEL_PLACES = {"hotel": "hotels", "attraction": "attractions", "flight": "flights", "train": "trains"}
+
+
+def _travel_all(view: EpisodeView, params: dict[str, Any], pred) -> bool:
+    orders = new_active_orders(view, params["order_type"])
+    return bool(orders) and all(pred(o) for o in orders)
+
+
+def _travel_place(view: EpisodeView, o: Order) -> Any:
+    return view.world.table(_TRAVEL_PLACES[o.order_type]).get(o.store_id)
+
+
+def _travel_day(o: Order) -> str:
+    return min(x.date for x in o.products) if o.products else ""
+
+
+@check("transport_route")
+def transport_route(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active ``order_type`` order goes from ``departure_city`` to ``arrival_city`` on ``date``."""
+
+    def ok(o: Order) -> bool:
+        t = _travel_place(view, o)
+        return (
+            t is not None
+            and _norm(t.departure_city) == _norm(params["departure_city"])
+            and _norm(t.arrival_city) == _norm(params["arrival_city"])
+            and bool(o.products)
+            and all(x.date == params["date"] for x in o.products)
+        )
+
+    return _travel_all(view, params, ok)
+
+
+def _on_day(day: str, hhmm: str) -> datetime:
+    return parse_day(day) + timedelta(minutes=minutes_of(hhmm))
+
+
+@check("arrive_by")
+def arrive_by(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active ``order_type`` order arrives no later than ``by`` (HH:MM) on its departure day."""
+
+    def ok(o: Order) -> bool:
+        t = _travel_place(view, o)
+        return t is not None and bool(o.products) and arrival_at(t, _travel_day(o)) <= _on_day(_travel_day(o), params["by"])
+
+    return _travel_all(view, params, ok)
+
+
+@check("depart_after")
+def depart_after(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active ``order_type`` order departs no earlier than ``after`` (HH:MM)."""
+
+    def ok(o: Order) -> bool:
+        t = _travel_place(view, o)
+        return t is not None and bool(o.products) and departure_at(t, _travel_day(o)) >= _on_day(_travel_day(o), params["after"])
+
+    return _travel_all(view, params, ok)
+
+
+@check("product_type")
+def product_type(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every line of every new active ``order_type`` order is of type ``value`` (seat class, room or ticket type)."""
+    want = _norm(params["value"])
+    return _travel_all(view, params, lambda o: bool(o.products) and all(_norm(x.name) == want for x in o.products))
+
+
+@check("unit_price")
+def unit_price(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """No line of a new active ``order_type`` order costs more than ``max_price`` a unit (a night, a seat)."""
+    return _travel_all(view, params, lambda o: all(x.price <= params["max_price"] + 1e-9 for x in o.products))
+
+
+@check("travel_date")
+def travel_date(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every line of every new active ``order_type`` order is dated ``date``."""
+    return _travel_all(view, params, lambda o: bool(o.products) and all(x.date == params["date"] for x in o.products))
+
+
+@check("check_in_date")
+def check_in_date(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active hotel order's first night is ``date``."""
+    return _travel_all(view, {"order_type": "hotel", **params}, lambda o: _travel_day(o) == params["date"])
+
+
+@check("nights")
+def nights(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active hotel order covers ``count`` consecutive nights."""
+
+    def ok(o: Order) -> bool:
+        days = sorted({x.date for x in o.products})
+        if len(days) != params["count"] or len(o.products) != len(days):
+            return False
+        return all((parse_day(b) - parse_day(a)).days == 1 for a, b in zip(days, days[1:]))
+
+    return _travel_all(view, {"order_type": "hotel", **params}, ok)
+
+
+@check("hotel_distance")
+def hotel_distance(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The hotel of every new active hotel order is at most ``max_m`` metres from (``longitude``, ``latitude``)."""
+
+    def ok(o: Order) -> bool:
+        h = _travel_place(view, o)
+        if h is None:
+            return False
+        return haversine_m(params["longitude"], params["latitude"], h.location.longitude, h.location.latitude) <= params["max_m"]
+
+    return _travel_all(view, {"order_type": "hotel", **params}, ok)
+
+
+@check("hotel_rating")
+def hotel_rating(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The hotel of every new active hotel order is rated at least ``min_score`` (and ``min_stars`` if given)."""
+
+    def ok(o: Order) -> bool:
+        h = _travel_place(view, o)
+        return h is not None and h.score >= params["min_score"] and h.star_rating >= params.get("min_stars", 0)
+
+    return _travel_all(view, {"order_type": "hotel", **params}, ok)
+
+
+@check("hotel_tag")
+def hotel_tag(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The hotel of every new active hotel order carries ``tag``."""
+    tag = _norm(params["tag"])
+    return _travel_all(
+        view, {"order_type": "hotel", **params}, lambda o: (h := _travel_place(view, o)) is not None and tag in map(_norm, h.tags)
+    )
+
+
+@check("attraction_visit")
+def attraction_visit(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active attraction order is for one of ``attraction_ids``."""
+    wanted = set(params["attraction_ids"])
+    return _travel_all(view, {"order_type": "attraction", **params}, lambda o: o.store_id in wanted)
+
+
+@check("confirmed_before_booking")
+def confirmed_before_booking(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Before the first executed call of any of ``tools`` the agent asked the user to confirm, and the user replied."""
+    tools = set(params["tools"])
+    asked = replied = False
+    for e in view.history:
+        if e.kind == "message" and e.role == "assistant" and asks_confirmation(e.content):
+            asked, replied = True, False
+        elif e.kind == "message" and e.role == "user" and asked:
+            replied = True
+        elif e.kind == "tool_call" and e.name in tools and e.outcome == "executed":
+            return asked and replied
+    return False
+
+
+def _said_after(view: EpisodeView, index: int) -> set[float]:
+    return {
+        float(n)
+        for e in view.history
+        if e.kind == "message" and e.role == "assistant" and e.index > index
+        for n in _NUMBER.findall(e.content)
+    }
+
+
+@check("informed_totals")
+def informed_totals(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """After the last executed booking or date change, the agent told the user the total of every new
+    active order of ``order_types``."""
+    orders = [o for t in params["order_types"] for o in new_active_orders(view, t)]
+    if not orders:
+        return False
+    last = max(
+        (e.index for e in view.history if e.kind == "tool_call" and e.outcome == "executed"
+         and e.name.startswith(("create_", "modify_"))),
+        default=-1,
+    )
+    said = _said_after(view, last)
+    return all(any(abs(o.total_price - x) < 0.01 for x in said) for o in orders)
+
+
+@check("informed_changes")
+def informed_changes(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """After every executed call of ``tools`` (date changes, cancellations), the agent told the user the
+    price difference or refund it returned (when not zero)."""
+    tools = set(params["tools"])
+    for e in view.history:
+        if e.kind != "tool_call" or e.outcome != "executed" or e.name not in tools:
+            continue
+        try:
+            result = json.loads(e.content)
+        except ValueError:
+            continue
+        if not isinstance(result, dict):
+            continue
+        amount = abs(float(result.get("price_difference") or 0.0)) or float(result.get("refund") or 0.0)
+        if amount > 0 and not any(abs(amount - x) < 0.01 for x in _said_after(view, e.index)):
+            return False
+    return True

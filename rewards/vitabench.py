@@ -45,12 +45,34 @@ How a gold order is matched
       - the note is similar (``token_set_ratio >= NOTE_SIMILARITY``) when the gold note is not
         empty.
 
+Bookings and reservations (in-store)
+    In-store gold states also list seat bookings (``book_id``, ``book_time``) and service
+    reservations (``reservation_id``, ``reservation_time``), normalised into ``GoldVisit``s and
+    matched alongside the orders, by the same rules: a pre-existing one by id (status class, and
+    time and party size where the gold changes them); a new one by content through an injective
+    assignment to the bookings (or reservations) made in the episode: same shop, equivalent
+    status, time within ``TIME_TOLERANCE_MIN`` minutes (unless the loader found the gold time
+    infeasible), same party size. Unmatched active ones made in the episode count as unrequested;
+    unmentioned pre-existing ones must keep their status, time and party size.
+
+Travel orders (OTA)
+    Hotel, attraction, flight and train orders match by content too: same order type and place
+    (hotel, attraction, flight, train), equivalent status, and lines that pair up one to one with
+    the same date (night, visit or departure day), the same room/ticket/seat type (case and blanks
+    ignored) and the same quantity; a gold line without a date or type is matched by product id.
+    A pre-existing flight or train order whose gold keeps its place and seat class but changes its
+    date is matched by id *and* content (``modify_*_order`` moves it); any other changed content
+    of a pre-existing travel order is scored as cancel and re-order. A pre-existing order counts
+    as untouched only if its lines are unchanged too.
+
 Status equivalence
     The tools can only produce ``unpaid``, ``paid`` and ``cancelled``, while gold states record
     later life-cycle stages. So statuses compare by class: ``unpaid`` alone; ``cancelled`` alone;
     everything else (``paid``, ``processed``, ``in-progress``, ``delivered``, and in-store
     ``unconsumed``/``consumed``) is one "paid" class. For a pre-existing order a gold status
-    equal to its initial status therefore means "unchanged".
+    equal to its initial status therefore means "unchanged". Bookings compare the same way; a
+    reservation carries no payment (the tools make it ``unconsumed``), so for reservations every
+    status but ``cancelled`` is one "active" class.
 """
 
 from __future__ import annotations
@@ -61,7 +83,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_serializer
 from rapidfuzz import fuzz, utils
 
 from world_state.core import World, haversine_m, parse_time
@@ -79,6 +101,7 @@ ATTR_RESOLVE_MIN = 70.0
 ATTR_RESOLVE_MARGIN = 10.0
 
 StatusClass = Literal["unpaid", "paid", "cancelled"]
+TRAVEL_ORDER_TYPES = ("hotel", "attraction", "flight", "train")
 _ATTR_SPLIT = re.compile(r"[,，;；、/|+]")
 _NUMBERS = re.compile(r"\d+|[一二两三四五六七八九十百半全]")
 # words that negate or scale an option, by meaning ("no"/"without", "extra"/"additional"):
@@ -107,6 +130,19 @@ class GoldLine(BaseModel):
     product_id: str
     quantity: int
     attributes: str = ""
+    # travel lines: the night/visit/departure date and the room, ticket or seat type (None: the
+    # gold does not say, the product id decides)
+    date: str | None = None
+    product_type: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_travel_fields(self, handler: Any) -> Any:
+        # other domains' lines serialise as before
+        data = handler(self)
+        for key in ("date", "product_type"):
+            if isinstance(data, dict) and data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class GoldOrder(BaseModel):
@@ -130,9 +166,26 @@ class GoldOrder(BaseModel):
     lines: list[GoldLine] = []
 
 
+class GoldVisit(BaseModel):
+    """One normalised seat booking (``table="books"``) or service reservation of an expected state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["new", "existing", "replaced"]
+    table: Literal["books", "reservations"]
+    record_id: str
+    shop_id: str
+    status: str
+    # None: not scored (an existing record's value the gold leaves unchanged)
+    time: str | None = None
+    customer_count: int | None = None
+    # False when the gold time lies in the past: ``time`` is then only the golden route's choice
+    check_time: bool = True
+
+
 class GoldState(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     orders: list[GoldOrder]
+    visits: list[GoldVisit] = []
 
 
 # ----- text normalisation -----------------------------------------------------------------
@@ -280,6 +333,22 @@ def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[st
     return True
 
 
+def travel_lines_match(gold: list[GoldLine], ours: list[OrderLine]) -> bool:
+    """Travel lines pair up one to one: same quantity, date and type (or product id where the gold
+    gives neither date nor type)."""
+
+    def same(g: GoldLine, o: OrderLine) -> bool:
+        if g.quantity != o.quantity:
+            return False
+        if g.date is None and g.product_type is None:
+            return g.product_id == o.product_id
+        return (g.date is None or g.date == o.date) and (
+            g.product_type is None or norm_text(g.product_type) == norm_text(o.name)
+        )
+
+    return _bijection(list(gold), list(ours), same)
+
+
 # ----- one order ----------------------------------------------------------------------------
 def _minutes_apart(a: str, b: str) -> float | None:
     try:
@@ -326,7 +395,10 @@ def content_mismatch(gold: GoldOrder, order: Order, options_of: dict[str, list[s
         return f"store {order.store_id} is not {gold.store_id}"
     if status_class(order.status) != status_class(gold.status):
         return f"status {order.status} is not equivalent to {gold.status}"
-    if not lines_match(gold.lines, order.products, options_of):
+    if gold.order_type in TRAVEL_ORDER_TYPES:
+        if not travel_lines_match(gold.lines, order.products):
+            return "dates, room/ticket/seat types or quantities differ"
+    elif not lines_match(gold.lines, order.products, options_of):
         return "products, quantities or attributes differ"
     if not address_matches(gold, order):
         return "delivery address differs"
@@ -360,6 +432,122 @@ class StateResult:
         return (int(self.required) + int(self.no_extras) + int(self.untouched), self.matched)
 
 
+def best_assignment(cands: list[list[int]], active: set[int]) -> tuple[int, frozenset[int]]:
+    """An injective assignment of golds to candidates (``cands[k]``: the created records gold k
+    may take): as many golds matched as possible, then as many ``active`` records covered.
+    Returns the number matched and the records taken (exhaustive backtracking, pruned)."""
+    best: list[Any] = [-1, -1, frozenset()]
+    used: set[int] = set()
+
+    def rec(k: int, count: int) -> None:
+        if count + (len(cands) - k) < best[0]:
+            return  # cannot beat the best assignment found so far
+        if k == len(cands):
+            cov = len(active & used)
+            if (count, cov) > (best[0], best[1]):
+                best[0], best[1], best[2] = count, cov, frozenset(used)
+            return
+        for i in cands[k]:
+            if i not in used:
+                used.add(i)
+                rec(k + 1, count + 1)
+                used.discard(i)
+        rec(k + 1, count)
+
+    rec(0, 0)
+    return best[0], best[2]
+
+
+# ----- bookings and reservations ------------------------------------------------------------
+VISIT_TABLES = ("books", "reservations")
+
+
+def visit_status_class(table: str, status: str) -> str:
+    """The equivalence class of a booking's or reservation's status (see the module docstring)."""
+    if table == "reservations":
+        return "cancelled" if status == "cancelled" else "active"
+    return status_class(status)
+
+
+def visit_time(row: Any) -> str:
+    return row.book_time if hasattr(row, "book_time") else row.reservation_time
+
+
+def visit_mismatch(gold: GoldVisit, row: Any) -> str | None:
+    """Why the booking/reservation ``row`` does not match the gold one, or None when it does."""
+    if row.shop_id != gold.shop_id:
+        return f"shop {row.shop_id} is not {gold.shop_id}"
+    if visit_status_class(gold.table, row.status) != visit_status_class(gold.table, gold.status):
+        return f"status {row.status} is not equivalent to {gold.status}"
+    if gold.check_time and not _time_ok(visit_time(row), gold.time):
+        return f"time {visit_time(row)} is not within {TIME_TOLERANCE_MIN:g} min of {gold.time}"
+    if gold.customer_count is not None and row.customer_count != gold.customer_count:
+        return f"party of {row.customer_count}, not {gold.customer_count}"
+    return None
+
+
+@dataclass
+class _VisitResult:
+    required: bool = True
+    matched: int = 0
+    extras: list[str] = field(default_factory=list)
+    untouched: bool = True
+    problems: list[str] = field(default_factory=list)
+
+
+def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
+    """The bookings and reservations part of ``evaluate_state`` (worlds without them: all true)."""
+    res = _VisitResult()
+    for table in VISIT_TABLES:
+        if table not in view.world.tables:
+            continue
+        now, then = view.world.table(table), view.initial.table(table)
+        golds = [g for g in state.visits if g.table == table]
+        mentioned: set[str] = set()
+        for g in golds:
+            if g.kind == "new":
+                continue
+            mentioned.add(g.record_id)
+            final = now.get(g.record_id)
+            if final is None:
+                why = "missing"
+            elif g.kind == "replaced":
+                why = None if final.status == "cancelled" else f"must be cancelled and made anew, is {final.status}"
+            else:
+                why = visit_mismatch(g, final)
+            if why is not None:
+                res.required = False
+                res.problems.append(f"{g.record_id}: {why}")
+            res.matched += int(why is None)
+        new = [g for g in golds if g.kind in ("new", "replaced")]
+        created = [r for r in now if r.key not in then.rows]
+        active = {i for i, r in enumerate(created) if r.status != "cancelled"}
+        cands = [[i for i, r in enumerate(created) if visit_mismatch(g, r) is None] for g in new]
+        n_new, image = best_assignment(cands, active)
+        res.matched += n_new
+        if n_new < len(new):
+            res.required = False
+            for g, row in zip(new, cands):
+                if not row:
+                    why = [visit_mismatch(g, r) for r in created if r.shop_id == g.shop_id]
+                    res.problems.append(f"{g.record_id} ({g.kind}): no matching {table[:-1]}: "
+                                        f"{why[0] if why else 'none at that shop'}")
+        extras = [created[i].key for i in sorted(active - image)]
+        if extras:
+            res.extras += extras
+            res.problems.append(f"unrequested {table}: {', '.join(extras)}")
+        for key, before in then.rows.items():
+            after = now.get(key)
+            if key in mentioned:
+                continue
+            if after is None or (after.status, visit_time(after), after.customer_count) != (
+                before.status, visit_time(before), before.customer_count
+            ):
+                res.untouched = False
+                res.problems.append(f"{key}: pre-existing {table[:-1]} changed although no expected state asks for it")
+    return res
+
+
 def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids: set[str]) -> StateResult:
     now_orders = view.world.table("orders")
     then_orders = view.initial.table("orders")
@@ -389,6 +577,9 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
             elif g.note is not None and not note_matches(g.note, final.note):
                 ok = False
                 problems.append(f"{g.order_id}: note {final.note!r} is not like {g.note!r}")
+            elif g.lines and g.order_type in TRAVEL_ORDER_TYPES and not travel_lines_match(g.lines, final.products):
+                ok = False
+                problems.append(f"{g.order_id}: dates, types or quantities differ from the gold's")
         required &= ok
         matched += int(ok)
 
@@ -403,26 +594,7 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
                 row.append(i)
         cands.append(row)
 
-    best: list[Any] = [-1, -1, frozenset()]
-    used: set[int] = set()
-
-    def rec(k: int, count: int) -> None:
-        if count + (len(golds) - k) < best[0]:
-            return  # cannot beat the best assignment found so far
-        if k == len(golds):
-            cov = len(active & used)
-            if (count, cov) > (best[0], best[1]):
-                best[0], best[1], best[2] = count, cov, frozenset(used)
-            return
-        for i in cands[k]:
-            if i not in used:
-                used.add(i)
-                rec(k + 1, count + 1)
-                used.discard(i)
-        rec(k + 1, count)
-
-    rec(0, 0)
-    n_new, image = best[0], best[2]
+    n_new, image = best_assignment(cands, active)
     matched += n_new
     if n_new < len(golds):
         required = False
@@ -441,10 +613,12 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
         if oid in mentioned:
             continue
         after = now_orders.get(oid)
-        if after is None or after.status != before.status or after.note != before.note:
+        if after is None or after.status != before.status or after.note != before.note or after.products != before.products:
             untouched = False
             problems.append(f"{oid}: pre-existing order changed although no expected state asks for it")
-    return StateResult(index, required, not extras, untouched, matched, problems)
+    visits = _evaluate_visits(view, state)
+    return StateResult(index, required and visits.required, not extras and not visits.extras,
+                       untouched and visits.untouched, matched + visits.matched, problems + visits.problems)
 
 
 def parse_states(params: dict[str, Any]) -> list[GoldState]:

@@ -9,10 +9,10 @@ mutated) and lets a failed tool call be undone by restoring that snapshot.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict

@@ -8,6 +8,7 @@ envs match single envs.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 
@@ -20,7 +21,10 @@ from hypothesis import strategies as st
 
 import envs
 from envs.generators.common import verify_task
+from envs.life import DATA_DIR
 from envs.policies import OraclePolicy, RandomPolicy, run_episode
+from envs.suites import SUITES
+from envs.tasks import save_task_file
 
 ENV_IDS = sorted(envs.ENV_IDS)
 _ENVS: dict[str, gym.Env] = {}
@@ -167,3 +171,13 @@ def test_vector_envs_match_single_envs(env_id, mode):
         assert np.all(np.asarray(rew) >= 0)
     finally:
         vec.close()
+
+
+@pytest.mark.parametrize("domain", sorted(SUITES))
+def test_frozen_suites_are_what_the_generators_make(domain, tmp_path):
+    """A generator change that would alter a frozen task fails here: bump the env version and
+    rebuild the suite (scripts/build_suites.py) on purpose instead."""
+    shipped = DATA_DIR / f"{domain}_test.json.gz"
+    rebuilt = tmp_path / shipped.name
+    save_task_file(SUITES[domain](), rebuilt)
+    assert gzip.decompress(rebuilt.read_bytes()) == gzip.decompress(shipped.read_bytes())

@@ -421,8 +421,8 @@ def test_not_json_fails_at_make(tmp_path: Path) -> None:
 
 
 def test_unsupported_domain_is_named(tmp_path: Path) -> None:
-    with pytest.raises(TaskFileError, match="'instore' is not supported yet.*delivery"):
-        convert_vitabench_file([mini_task()], tmp_path / "t.json", "instore")
+    with pytest.raises(TaskFileError, match="'workspace' is not supported yet.*delivery"):
+        convert_vitabench_file([mini_task()], tmp_path / "t.json", "workspace")
 
 
 def test_release_2025_11_without_quantity_loads(tmp_path: Path) -> None:

@@ -41,6 +41,8 @@ class OrderLine(Entity):
     quantity: int
     attributes: str = ""
     tags: list[str] = []
+    # a travel line's night, visit or departure date (YYYY-MM-DD); empty in other domains
+    date: str = ""
 
 
 class Order(Entity):

@@ -1,0 +1,1088 @@
+"""The thirty online-travel tools, with VitaBench's names and arguments (thirty-eight with the
+eight shared ones).
+
+For each product kind (hotel, attraction, flight, train): info, search, create order, pay,
+search orders, order detail and cancel; flights and trains can also move to another date.
+The rules VitaBench kept as prose or asserts are code here: pre-conditions (the product
+belongs to the place and is sold on that date, dates are real and not in the past, check-out
+after check-in, stock on every night, paying only an unpaid order, modifying or cancelling only
+after the order's detail was looked up) and post-conditions (stock taken on booking and given
+back on cancellation, which VitaBench's public code forgot; prices; refunds).
+
+Money is kept in the ``travel_ledger`` table: paying records a payment, a cheaper new date or a
+cancellation records a refund, and a dearer new date leaves the order unpaid for the difference.
+A pre-existing paid order has no entries; its first entry is an opening payment of its price.
+
+The tools read only tables and ``world.extra``, never the world's class, so any ``LifeWorld``
+holding ``TRAVEL_SCHEMA`` (a cross-scenario world) can run them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal, Optional
+
+from rapidfuzz import fuzz, utils
+
+from ..core import DATE_FORMAT, History, World
+from ..life.entities import LifeWorld, Order, OrderLine
+from ..life.tools import SHARED_TOOLS, rank
+from ..tools import Postcondition, exists, field_in, requires_prior_call, rule, tool
+from .entities import (
+    KINDS,
+    Kind,
+    LedgerEntry,
+    add_days,
+    arrival_at,
+    departure_at,
+    parse_day,
+    products_by_slot,
+    products_of,
+)
+
+HOTEL, ATTRACTION, FLIGHT, TRAIN = (KINDS[k] for k in ("hotel", "attraction", "flight", "train"))
+CITY_SIMILARITY = 85.0
+MAX_NIGHTS = 30
+SEARCH_LIMIT = 100  # VitaBench's top_k for hotel and attraction searches
+TravelStatus = Literal["unpaid", "paid", "cancelled"]
+
+_SEARCH = {
+    "hotel": ("hotel_search_recommend", "get_nearby"),
+    "attraction": ("attractions_search_recommend", "get_nearby"),
+    "flight": ("flight_search_recommend",),
+    "train": ("train_ticket_search",),
+}
+# a date argument may be a holiday the user named, which only these tools resolve
+_DATE_SOURCES = ("get_holiday_date", "get_date_holiday_info")
+
+
+def _info_tool(kind: Kind) -> str:
+    return f"get_ota_{kind.name}_info"
+
+
+def _detail_tool(kind: Kind) -> str:
+    return f"get_{kind.name}_order_detail"
+
+
+def _order_sources(kind: Kind) -> tuple[str, ...]:
+    return (f"create_{kind.name}_order", f"search_{kind.name}_order", "get_user_all_orders")
+
+
+def _money(x: float) -> float:
+    return round(x + 0.0, 2)
+
+
+# ----- views ----------------------------------------------------------------------------------
+def product_view(kind: Kind, p: Any) -> dict[str, Any]:
+    """A product as VitaBench shows it: id, type, date, price, stock."""
+    return {
+        "product_id": p.product_id,
+        kind.type_field: getattr(p, kind.type_field),
+        "date": p.date,
+        "price": p.price,
+        "quantity": p.quantity,
+    }
+
+
+def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> dict[str, Any]:
+    view = world.table(kind.places).require(place_id).model_dump(mode="json")
+    if with_products:
+        view["products"] = [product_view(kind, p) for p in products_of(world, kind, place_id)]
+    return view
+
+
+def net_paid(world: World, order: Order) -> float:
+    """What the user has paid for ``order`` and not been refunded."""
+    entries = [e for e in world.table("travel_ledger") if e.order_id == order.order_id]
+    if not entries:
+        return order.total_price if order.status == "paid" else 0.0
+    return _money(sum(e.amount if e.kind == "payment" else -e.amount for e in entries))
+
+
+def order_view(world: World, order: Order) -> dict[str, Any]:
+    """A travel order in VitaBench's shape, plus what is paid and what is still due."""
+    kind = KINDS[order.order_type]
+    paid = net_paid(world, order)
+    view: dict[str, Any] = {
+        "order_id": order.order_id,
+        "order_type": order.order_type,
+        "user_id": order.user_id,
+        kind.owner: order.store_id,
+        kind.name_field: order.products[0].store_name if order.products else "",
+        "total_price": order.total_price,
+        "amount_paid": paid,
+        "amount_due": _money(order.total_price - paid) if order.status == "unpaid" else 0.0,
+        "create_time": order.create_time,
+        "update_time": order.update_time,
+        "status": order.status,
+        "products": [
+            {
+                "product_id": x.product_id,
+                kind.type_field: x.name,
+                "date": x.date,
+                "price": x.price,
+                "quantity": x.quantity,
+            }
+            for x in order.products
+        ],
+    }
+    place = world.table(kind.places).get(order.store_id)
+    if kind.name in ("flight", "train") and place is not None and order.products:
+        date = order.products[0].date
+        view["departure_time"] = departure_at(place, date).strftime("%Y-%m-%d %H:%M")
+        view["arrival_time"] = arrival_at(place, date).strftime("%Y-%m-%d %H:%M")
+    if kind.name == "hotel" and order.products:
+        nights = sorted(x.date for x in order.products)
+        view["check_in_date"], view["check_out_date"] = nights[0], add_days(nights[-1], 1)
+    return view
+
+
+# ----- ledger and stock -------------------------------------------------------------------------
+def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> None:
+    prefix = f"{world.extra.get('task_key', 'T')}LG"
+    world.table("travel_ledger").insert(
+        LedgerEntry(
+            entry_id=world.ids.next(prefix, width=3),
+            order_id=order.order_id,
+            kind=kind,
+            amount=_money(amount),
+            reason=reason,
+            time=world.clock.text(),
+        )
+    )
+
+
+def _open_ledger(world: World, order: Order) -> None:
+    """Before the first money movement of an order paid before this episode, record that payment."""
+    if order.status == "paid" and not any(e.order_id == order.order_id for e in world.table("travel_ledger")):
+        _entry(world, order, "payment", order.total_price, "paid before this conversation")
+
+
+def _adjust(world: World, kind: Kind, product_id: str, delta: int) -> None:
+    table = world.table(kind.products)
+    p = table.get(product_id)
+    if p is not None and p.quantity is not None:
+        table.update(product_id, quantity=p.quantity + delta)
+
+
+# ----- pre-condition helpers ----------------------------------------------------------------------
+def _user_is_current(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+    return None if args.get("user_id") == world.user_id else f"user_id {args.get('user_id')!r} is not this user's id"
+
+
+USER_RULE = rule("user_id must be the current user's id", _user_is_current)
+
+
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _date_problem(text: str, what: str) -> str | None:
+    # strptime alone would take "2025-7-1", which then names no product's date
+    try:
+        if not _ISO_DAY.fullmatch(text.strip()):
+            raise ValueError(text)
+        datetime.strptime(text.strip(), DATE_FORMAT)
+    except ValueError:
+        return f"{what} must be a date of the form YYYY-MM-DD, got {text!r}"
+    return None
+
+
+def _date_rule(arg: str, optional: bool = False) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        value = args.get(arg)
+        if value is None and optional:
+            return None
+        return _date_problem(value, arg)
+
+    return rule(f"{arg} has the form YYYY-MM-DD", check, _DATE_SOURCES)
+
+
+def _not_before_today(world: World, date: str, what: str) -> str | None:
+    if parse_day(date).date() < world.clock.now.date():
+        return f"{what} {date} is in the past (today is {world.clock.now.date().isoformat()})"
+    return None
+
+
+def _product_rule(kind: Kind, product_arg: str, date_arg: str | None) -> Any:
+    """The product named by ``product_arg`` belongs to the place and, if given, is for ``date_arg``."""
+    what = {"hotel": "room", "attraction": "ticket", "flight": "seat", "train": "seat"}[kind.name]
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        p = world.table(kind.products).get(args[product_arg])
+        owner = args[kind.owner]
+        if p is None or getattr(p, kind.owner) != owner:
+            return f"{what} {args[product_arg]!r} is not a product of {kind.name} {owner}; see {_info_tool(kind)}"
+        if date_arg is not None and p.date != args[date_arg].strip():
+            return (
+                f"{what} {p.product_id} is for {p.date}, not {args[date_arg]}; each date has its own "
+                f"{kind.type_field} ids, see {_info_tool(kind)}"
+            )
+        return None
+
+    text = f"the {what} must be one of that {kind.name}'s products" + (" for that date" if date_arg else "")
+    return rule(text, check, _SEARCH[kind.name] + (_info_tool(kind),))
+
+
+def _positive_quantity(world: World, history: History, args: dict[str, Any]) -> str | None:
+    return None if args["quantity"] >= 1 else f"quantity must be at least 1, got {args['quantity']}"
+
+
+def _in_stock(kind: Kind, product_arg: str) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        p = world.table(kind.products).require(args[product_arg])
+        if p.quantity is not None and p.quantity < args["quantity"]:
+            return f"only {p.quantity} left of {p.product_id} ({getattr(p, kind.type_field)}, {p.date}), {args['quantity']} requested"
+        return None
+
+    return rule("enough left in stock for the quantity", check, (_info_tool(kind),))
+
+
+def _departs_in_future(kind: Kind, product_arg: str) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        place = world.table(kind.places).require(args[kind.owner])
+        p = world.table(kind.products).require(args[product_arg])
+        if departure_at(place, p.date) < world.clock.now:
+            return f"{kind.name} {getattr(place, kind.name_field)} on {p.date} has already departed"
+        return None
+
+    return rule(f"the {kind.name} must not have departed yet", check)
+
+
+def _visit_not_past(world: World, history: History, args: dict[str, Any]) -> str | None:
+    return _not_before_today(world, args["date"].strip(), "date")
+
+
+# ----- hotel nights -------------------------------------------------------------------------------
+def _nights(world: World, args: dict[str, Any]) -> tuple[str, str]:
+    """(check-in, check-out) of a hotel booking: the room's night, and the next day by default."""
+    first = world.table("hotel_rooms").require(args["room_id"]).date
+    out = args.get("check_out_date")
+    return first, (out.strip() if out else add_days(first, 1))
+
+
+def _stay_valid(world: World, history: History, args: dict[str, Any]) -> str | None:
+    check_in, check_out = _nights(world, args)
+    n = (parse_day(check_out) - parse_day(check_in)).days
+    if n < 1:
+        return f"check_out_date {check_out} must be after the check-in date {check_in} (the room's date)"
+    if n > MAX_NIGHTS:
+        return f"a stay is at most {MAX_NIGHTS} nights, {n} requested"
+    return _not_before_today(world, check_in, "check-in date")
+
+
+def _night_products(world: World, args: dict[str, Any]) -> list[str | None]:
+    room = world.table("hotel_rooms").require(args["room_id"])
+    check_in, check_out = _nights(world, args)
+    slots = products_by_slot(world, HOTEL)
+    n = (parse_day(check_out) - parse_day(check_in)).days
+    return [slots.get((room.hotel_id, room.room_type, add_days(check_in, i))) for i in range(n)]
+
+
+def _rooms_free(world: World, history: History, args: dict[str, Any]) -> str | None:
+    room = world.table("hotel_rooms").require(args["room_id"])
+    check_in, _ = _nights(world, args)
+    rooms = world.table("hotel_rooms")
+    for i, pid in enumerate(_night_products(world, args)):
+        night = add_days(check_in, i)
+        if pid is None:
+            return f"{room.room_type} at hotel {room.hotel_id} is not sold for the night of {night}"
+        left = rooms.rows[pid].quantity
+        if left is not None and left < 1:
+            return f"{room.room_type} at hotel {room.hotel_id} is sold out on the night of {night}"
+    return None
+
+
+# ----- orders -------------------------------------------------------------------------------------
+def _order_of_kind(kind: Kind) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        o = world.table("orders").require(args["order_id"])
+        return (
+            None
+            if o.order_type == kind.name
+            else f"order {o.order_id} is a {o.order_type} order, not a {kind.name} order"
+        )
+
+    return rule(f"the order must be a {kind.name} order", check)
+
+
+def _order_belongs(world: World, history: History, args: dict[str, Any]) -> str | None:
+    o = world.table("orders").require(args["order_id"])
+    return None if o.user_id == args["user_id"] else f"order {o.order_id} does not belong to user {args['user_id']}"
+
+
+def _trip_not_started(kind: Kind) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        o = world.table("orders").require(args["order_id"])
+        if not o.products:
+            return None
+        first = min(x.date for x in o.products)
+        place = world.table(kind.places).get(o.store_id)
+        if kind.name in ("flight", "train") and place is not None:
+            if departure_at(place, first) < world.clock.now:
+                return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
+            return None
+        if parse_day(first).date() < world.clock.now.date():
+            return f"order {o.order_id} started on {first}; it can no longer be changed"
+        return None
+
+    return rule("the trip must not have started yet", check)
+
+
+def _single_line(world: World, history: History, args: dict[str, Any]) -> str | None:
+    o = world.table("orders").require(args["order_id"])
+    return (
+        None
+        if len(o.products) == 1
+        else f"order {o.order_id} has {len(o.products)} lines; only single-ticket orders can be moved"
+    )
+
+
+def _new_date_ok(kind: Kind) -> Any:
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        o = world.table("orders").require(args["order_id"])
+        line = o.products[0]
+        new_date = args["new_date"].strip()
+        if new_date == line.date:
+            return f"order {o.order_id} is already for {new_date}"
+        pid = products_by_slot(world, kind).get((o.store_id, line.name, new_date))
+        if pid is None:
+            return f"{kind.name} {o.store_id} sells no {line.name} seats on {new_date}"
+        p = world.table(kind.products).rows[pid]
+        if p.quantity is not None and p.quantity < line.quantity:
+            return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
+        place = world.table(kind.places).get(o.store_id)
+        if place is not None and departure_at(place, new_date) < world.clock.now:
+            return f"the {kind.name} on {new_date} has already departed"
+        return None
+
+    return rule(
+        "the same seat class must be on sale on new_date, with enough seats, not departed yet",
+        check,
+        (_info_tool(kind),),
+    )
+
+
+def _search_text(world: World, history: History, args: dict[str, Any]) -> str | None:
+    for name in ("city_name", "departure", "destination"):
+        if name in args and not str(args[name]).strip():
+            return f"{name} must not be empty"
+    kws = args.get("key_words")
+    if kws is not None and not all(isinstance(k, str) and k.strip() for k in kws):
+        return "key_words must be non-empty strings"
+    return None
+
+
+SEARCH_RULE = rule("search texts must not be empty", _search_text)
+
+
+def place_matches(query: str, text: str) -> bool:
+    """Whether a city name the agent typed names this city or address (VitaBench's fuzzy match)."""
+    q, t = query.strip().casefold(), text.strip().casefold()
+    if not q or not t:
+        return False
+    if q in t or t in q:
+        return True
+    return fuzz.partial_ratio(q, t, processor=utils.default_process) >= CITY_SIMILARITY
+
+
+def _order_exists(kind: Kind) -> Any:
+    return exists("orders", "order_id", "order", _order_sources(kind))
+
+
+# ----- post-conditions ----------------------------------------------------------------------------
+def _post_created(kind: Kind):
+    def check(world, args, result, before) -> str | None:
+        order = world.table("orders").get(result["order_id"])
+        if order is None or order.order_id in before.table("orders"):
+            return "no new order was stored"
+        if order.status != "unpaid":
+            return f"new order has status {order.status}"
+        if abs(order.total_price - _money(sum(x.price * x.quantity for x in order.products))) > 1e-6:
+            return "total_price is not the sum of its lines"
+        for x in order.products:
+            now, then = world.table(kind.products).get(x.product_id), before.table(kind.products).get(x.product_id)
+            if then is not None and then.quantity is not None and now.quantity != then.quantity - x.quantity:
+                return f"stock of {x.product_id} not reduced by {x.quantity}"
+        return None
+
+    return Postcondition("a new unpaid order is stored, priced at the sum of its lines, and its stock is taken", check)
+
+
+def _post_paid(world, args, result, before) -> str | None:
+    order = world.table("orders").require(args["order_id"])
+    if order.status != "paid":
+        return f"status is {order.status}"
+    return (
+        None if abs(net_paid(world, order) - order.total_price) < 1e-6 else "the amount paid is not the order's price"
+    )
+
+
+def _post_cancelled(kind: Kind):
+    def check(world, args, result, before) -> str | None:
+        order = world.table("orders").require(args["order_id"])
+        if order.status != "cancelled":
+            return f"status is {order.status}"
+        for x in order.products:
+            now, then = world.table(kind.products).get(x.product_id), before.table(kind.products).get(x.product_id)
+            if then is not None and then.quantity is not None and now.quantity != then.quantity + x.quantity:
+                return f"stock of {x.product_id} not restored"
+        if abs(net_paid(world, order)) > 1e-6:
+            return "what was paid is not fully refunded"
+        return None
+
+    return Postcondition("the order is cancelled, its stock restored and all that was paid refunded", check)
+
+
+def _post_moved(kind: Kind):
+    def check(world, args, result, before) -> str | None:
+        old, new = before.table("orders").require(args["order_id"]), world.table("orders").require(args["order_id"])
+        a, b = old.products[0], new.products[0]
+        if b.date != args["new_date"].strip() or b.name != a.name or b.quantity != a.quantity:
+            return "the line is not the same seat class and quantity on the new date"
+        if abs(new.total_price - _money(b.price * b.quantity)) > 1e-6:
+            return "total_price is not the new date's price"
+        products, then = world.table(kind.products), before.table(kind.products)
+        for pid, delta in ((a.product_id, a.quantity), (b.product_id, -b.quantity)):
+            p, q = products.get(pid), then.get(pid)
+            if q is not None and q.quantity is not None and p.quantity != q.quantity + delta:
+                return f"stock of {pid} not moved"
+        diff = _money(new.total_price - old.total_price)
+        expected_status = "unpaid" if diff > 0 else old.status
+        if new.status != expected_status:
+            return f"status is {new.status}, expected {expected_status}"
+        paid_before = net_paid(before, old)
+        expected_paid = paid_before if diff > 0 else _money(paid_before + diff)
+        return None if abs(net_paid(world, new) - expected_paid) < 1e-6 else "the price difference is not settled"
+
+    return Postcondition(
+        "the order holds the same seat class on the new date at its price; a dearer date leaves the difference "
+        "due (status unpaid), a cheaper one refunds it",
+        check,
+    )
+
+
+# ----- shared implementations ---------------------------------------------------------------------
+def _new_order(
+    world: LifeWorld, kind: Kind, owner_id: str, picks: list[tuple[str, int]], user_id: str
+) -> dict[str, Any]:
+    place = world.table(kind.places).require(owner_id)
+    products = world.table(kind.products)
+    lines = []
+    for pid, qty in picks:
+        p = products.require(pid)
+        lines.append(
+            OrderLine(
+                product_id=pid,
+                name=getattr(p, kind.type_field),
+                store_id=owner_id,
+                store_name=getattr(place, kind.name_field),
+                price=p.price,
+                quantity=qty,
+                date=p.date,
+            )
+        )
+        _adjust(world, kind, pid, -qty)
+    now = world.clock.text()
+    order = Order(
+        order_id=world.new_order_id(kind.order_prefix),
+        order_type=kind.name,
+        user_id=user_id,
+        store_id=owner_id,
+        total_price=_money(sum(x.price * x.quantity for x in lines)),
+        create_time=now,
+        update_time=now,
+        status="unpaid",
+        products=lines,
+    )
+    world.table("orders").insert(order)
+    return order_view(world, order)
+
+
+def _pay(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    order = world.table("orders").require(order_id)
+    due = _money(order.total_price - net_paid(world, order))
+    if due > 0:
+        _entry(world, order, "payment", due, "payment")
+    world.table("orders").update(order_id, status="paid", update_time=world.clock.text())
+    return {"order_id": order_id, "status": "paid", "amount_paid": max(due, 0.0), "message": "Payment successful"}
+
+
+def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
+    order = world.table("orders").require(order_id)
+    _open_ledger(world, order)
+    refund = max(0.0, net_paid(world, order))
+    if refund > 0:
+        _entry(world, order, "refund", refund, "cancellation")
+    for x in order.products:
+        _adjust(world, kind, x.product_id, x.quantity)
+    world.table("orders").update(order_id, status="cancelled", update_time=world.clock.text())
+    return {
+        "order_id": order_id,
+        "status": "cancelled",
+        "refund": refund,
+        "message": f"Cancellation successful, refund amount: {refund:g}",
+    }
+
+
+def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[str, Any]:
+    order = world.table("orders").require(order_id)
+    line = order.products[0]
+    new_date = new_date.strip()
+    pid = products_by_slot(world, kind)[(order.store_id, line.name, new_date)]
+    p = world.table(kind.products).require(pid)
+    _open_ledger(world, order)
+    _adjust(world, kind, line.product_id, line.quantity)
+    _adjust(world, kind, pid, -line.quantity)
+    new_total = _money(p.price * line.quantity)
+    diff = _money(new_total - order.total_price)
+    refund = 0.0
+    if diff < 0 and order.status == "paid":
+        refund = -diff
+        _entry(world, order, "refund", refund, f"cheaper new date {new_date}")
+    status = "unpaid" if diff > 0 else order.status
+    moved = world.table("orders").update(
+        order_id,
+        products=[line.model_copy(update={"product_id": pid, "price": p.price, "date": new_date})],
+        total_price=new_total,
+        status=status,
+        update_time=world.clock.text(),
+    )
+    if diff > 0:
+        message = f"Modification successful, please pay the additional {diff:g}"
+    elif diff < 0:
+        message = f"Modification successful, {refund:g} refunded"
+    else:
+        message = "Modification successful, no price difference"
+    return {
+        "order": order_view(world, moved),
+        "price_difference": diff,
+        "amount_due": max(diff, 0.0),
+        "refund": refund,
+        "message": message,
+    }
+
+
+def _orders_of(
+    world: LifeWorld, kind: Kind, user_id: str, date: str | None, status: str | None
+) -> list[dict[str, Any]]:
+    out = []
+    for o in world.table("orders"):
+        if o.order_type != kind.name or o.user_id != user_id or (status is not None and o.status != status):
+            continue
+        if date is not None and not any(x.date == date.strip() for x in o.products):
+            continue
+        out.append(order_view(world, o))
+    return out
+
+
+def _order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    return order_view(world, world.table("orders").require(order_id))
+
+
+# ----- info ---------------------------------------------------------------------------------------
+@tool(kind="read", pre=[exists("hotels", "hotel_id", "hotel", _SEARCH["hotel"])])
+def get_ota_hotel_info(world: LifeWorld, hotel_id: str) -> dict[str, Any]:
+    """Details of a hotel: id, name, rating, star level, address and coordinates, tags, and its rooms (one product per room type and night, with price and rooms left).
+
+    Args:
+        hotel_id: The hotel's id.
+    """
+    return place_view(world, HOTEL, hotel_id, with_products=True)
+
+
+@tool(kind="read", pre=[exists("attractions", "attraction_id", "attraction", _SEARCH["attraction"])])
+def get_ota_attraction_info(world: LifeWorld, attraction_id: str) -> dict[str, Any]:
+    """Details of an attraction: id, name, address, description, rating, opening hours, default ticket price, and its tickets (one product per ticket type and day; a day without tickets is a day it is closed).
+
+    Args:
+        attraction_id: The attraction's id.
+    """
+    return place_view(world, ATTRACTION, attraction_id, with_products=True)
+
+
+@tool(kind="read", pre=[exists("flights", "flight_id", "flight", _SEARCH["flight"])])
+def get_ota_flight_info(world: LifeWorld, flight_id: str) -> dict[str, Any]:
+    """Details of a flight: number, cities, airports, departure and arrival times (an arrival earlier than the departure is the next day), tags, and its seats (one product per seat class and date).
+
+    Args:
+        flight_id: The flight's id.
+    """
+    return place_view(world, FLIGHT, flight_id, with_products=True)
+
+
+@tool(kind="read", pre=[exists("trains", "train_id", "train", _SEARCH["train"])])
+def get_ota_train_info(world: LifeWorld, train_id: str) -> dict[str, Any]:
+    """Details of a train: number, cities, stations, departure and arrival times (an arrival earlier than the departure is the next day), tags, and its seats (one product per seat class and date).
+
+    Args:
+        train_id: The train's id.
+    """
+    return place_view(world, TRAIN, train_id, with_products=True)
+
+
+# ----- search -------------------------------------------------------------------------------------
+def _ranked_places(world: LifeWorld, kind: Kind, city: str, key_words: list[str] | None, text) -> list[dict[str, Any]]:
+    places = [p for p in world.table(kind.places) if place_matches(city, p.location.address)]
+    docs = {p.key: text(p) for p in places}
+    if key_words:
+        hits = rank(key_words, docs, SEARCH_LIMIT, threshold=0.0)
+    else:
+        hits = [(k, None) for k in list(docs)[:SEARCH_LIMIT]]
+    out = []
+    for pid, score in hits:
+        view = place_view(world, kind, pid, with_products=False)
+        if score is not None:
+            view["relevance"] = score
+        out.append(view)
+    return out
+
+
+@tool(kind="read", pre=[SEARCH_RULE], aliases=["hotel_search_recommand"])
+def hotel_search_recommend(
+    world: LifeWorld, city_name: str, key_words: Optional[list[str]] = None
+) -> list[dict[str, Any]]:
+    """Hotels in a city, most relevant to the keywords first: id, name, rating, star level, address, tags (rooms and prices come from get_ota_hotel_info). VitaBench spells this tool hotel_search_recommand; both names work.
+
+    Args:
+        city_name: The city.
+        key_words: Keywords matched against hotel names and tags.
+    """
+    return _ranked_places(world, HOTEL, city_name, key_words, lambda h: f"{h.hotel_name} {' '.join(h.tags)}")
+
+
+@tool(kind="read", pre=[SEARCH_RULE], aliases=["attractions_search_recommand", "attraction_search_recommend"])
+def attractions_search_recommend(world: LifeWorld, city_name: str, key_words: list[str]) -> list[dict[str, Any]]:
+    """Attractions in a city, most relevant to the keywords first: id, name, address, description, rating, opening hours (tickets come from get_ota_attraction_info).
+
+    Args:
+        city_name: The city.
+        key_words: Keywords matched against names, descriptions and addresses.
+    """
+    return _ranked_places(
+        world, ATTRACTION, city_name, key_words, lambda a: f"{a.attraction_name} {a.description} {a.location.address}"
+    )
+
+
+def _route(world: LifeWorld, kind: Kind, departure: str, destination: str, date: str | None) -> list[dict[str, Any]]:
+    found = []
+    for t in world.table(kind.places):
+        if not (place_matches(departure, t.departure_city) and place_matches(destination, t.arrival_city)):
+            continue
+        if date is not None and not any(p.date == date.strip() for p in products_of(world, kind, t.key)):
+            continue
+        found.append(t)
+    found.sort(key=lambda t: (t.departure_time, t.key))
+    return [t.model_dump(mode="json") for t in found]
+
+
+@tool(kind="read", pre=[SEARCH_RULE], aliases=["flight_search_recommand"])
+def flight_search_recommend(world: LifeWorld, departure: str, destination: str) -> list[dict[str, Any]]:
+    """Flights from one city to another, by departure time: id, number, airports, departure and arrival times, tags (seats, dates and prices come from get_ota_flight_info).
+
+    Args:
+        departure: The departure city.
+        destination: The destination city.
+    """
+    return _route(world, FLIGHT, departure, destination, None)
+
+
+@tool(kind="read", pre=[SEARCH_RULE, _date_rule("date")])
+def train_ticket_search(world: LifeWorld, departure: str, destination: str, date: str) -> list[dict[str, Any]]:
+    """Trains from one city to another that run on a date, by departure time: id, number, stations, departure and arrival times, tags (seats and prices come from get_ota_train_info).
+
+    Args:
+        departure: The departure city.
+        destination: The destination city.
+        date: The travel date, YYYY-MM-DD.
+    """
+    return _route(world, TRAIN, departure, destination, date)
+
+
+# ----- create -------------------------------------------------------------------------------------
+@tool(
+    kind="write",
+    pre=[
+        USER_RULE,
+        exists("hotels", "hotel_id", "hotel", _SEARCH["hotel"]),
+        _product_rule(HOTEL, "room_id", None),
+        _date_rule("check_out_date", optional=True),
+        rule(
+            "check-out is after check-in (the room's night) and check-in is not in the past",
+            _stay_valid,
+            (_info_tool(HOTEL),) + _DATE_SOURCES,
+        ),
+        rule("that room type is sold, and not sold out, on every night of the stay", _rooms_free, (_info_tool(HOTEL),)),
+    ],
+    post=[_post_created(HOTEL)],
+)
+def create_hotel_order(
+    world: LifeWorld, hotel_id: str, room_id: str, user_id: str, check_out_date: Optional[str] = None
+) -> dict[str, Any]:
+    """Book one room of a hotel; the room product's night is the check-in date, and the same room type is booked for every night until check-out. The order starts unpaid: confirm with the user, then pay it.
+
+    Args:
+        hotel_id: The hotel's id.
+        room_id: The room product id of the first night (from get_ota_hotel_info).
+        user_id: The user's id.
+        check_out_date: Check-out date, YYYY-MM-DD; default the day after check-in (one night).
+    """
+    args = {"room_id": room_id, "check_out_date": check_out_date}
+    picks = [(pid, 1) for pid in _night_products(world, args)]
+    return _new_order(world, HOTEL, hotel_id, picks, user_id)  # type: ignore[arg-type]
+
+
+@tool(
+    kind="write",
+    pre=[
+        USER_RULE,
+        exists("attractions", "attraction_id", "attraction", _SEARCH["attraction"]),
+        _date_rule("date"),
+        _product_rule(ATTRACTION, "ticket_id", "date"),
+        rule("quantity is at least 1", _positive_quantity),
+        rule("the visit date is not in the past", _visit_not_past),
+        _in_stock(ATTRACTION, "ticket_id"),
+    ],
+    post=[_post_created(ATTRACTION)],
+)
+def create_attraction_order(
+    world: LifeWorld, attraction_id: str, ticket_id: str, user_id: str, date: str, quantity: int
+) -> dict[str, Any]:
+    """Buy tickets of an attraction for one day; the order starts unpaid: confirm with the user, then pay it.
+
+    Args:
+        attraction_id: The attraction's id.
+        ticket_id: The ticket product id for that day (from get_ota_attraction_info).
+        user_id: The user's id.
+        date: The visit date, YYYY-MM-DD.
+        quantity: Number of tickets.
+    """
+    return _new_order(world, ATTRACTION, attraction_id, [(ticket_id, quantity)], user_id)
+
+
+def _transport_pre(kind: Kind) -> list[Any]:
+    return [
+        USER_RULE,
+        exists(kind.places, kind.owner, kind.name, _SEARCH[kind.name]),
+        _date_rule("date"),
+        _product_rule(kind, "seat_id", "date"),
+        rule("quantity is at least 1", _positive_quantity),
+        _departs_in_future(kind, "seat_id"),
+        _in_stock(kind, "seat_id"),
+    ]
+
+
+@tool(kind="write", pre=_transport_pre(FLIGHT), post=[_post_created(FLIGHT)])
+def create_flight_order(
+    world: LifeWorld, flight_id: str, seat_id: str, user_id: str, date: str, quantity: int
+) -> dict[str, Any]:
+    """Buy seats of one class on a flight for one date; the order starts unpaid: confirm with the user, then pay it.
+
+    Args:
+        flight_id: The flight's id.
+        seat_id: The seat product id for that date and class (from get_ota_flight_info).
+        user_id: The user's id.
+        date: The departure date, YYYY-MM-DD.
+        quantity: Number of seats (one per traveller).
+    """
+    return _new_order(world, FLIGHT, flight_id, [(seat_id, quantity)], user_id)
+
+
+@tool(kind="write", pre=_transport_pre(TRAIN), post=[_post_created(TRAIN)])
+def create_train_order(
+    world: LifeWorld, train_id: str, seat_id: str, user_id: str, date: str, quantity: int
+) -> dict[str, Any]:
+    """Buy seats of one class on a train for one date; the order starts unpaid: confirm with the user, then pay it.
+
+    Args:
+        train_id: The train's id.
+        seat_id: The seat product id for that date and class (from get_ota_train_info).
+        user_id: The user's id.
+        date: The departure date, YYYY-MM-DD.
+        quantity: Number of seats (one per traveller).
+    """
+    return _new_order(world, TRAIN, train_id, [(seat_id, quantity)], user_id)
+
+
+# ----- pay ----------------------------------------------------------------------------------------
+def _pay_pre(kind: Kind) -> list[Any]:
+    unpaid = field_in("orders", "order_id", "order", ["unpaid"])
+    # a dearer new date makes a paid order unpaid again, for the difference
+    unpaid = rule(unpaid.text, unpaid.check, (f"modify_{kind.name}_order",) if kind.name in ("flight", "train") else ())
+    return [_order_exists(kind), _order_of_kind(kind), unpaid]
+
+
+_PAID = Postcondition("the order is paid in full", _post_paid)
+
+
+@tool(kind="write", pre=_pay_pre(HOTEL), post=[_PAID])
+def pay_hotel_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Pay an unpaid hotel order once the user has confirmed the payment.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _pay(world, order_id)
+
+
+@tool(kind="write", pre=_pay_pre(ATTRACTION), post=[_PAID])
+def pay_attraction_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Pay an unpaid attraction ticket order once the user has confirmed the payment.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _pay(world, order_id)
+
+
+@tool(kind="write", pre=_pay_pre(FLIGHT), post=[_PAID])
+def pay_flight_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Pay an unpaid flight order (or the price difference still due after a date change) once the user has confirmed.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _pay(world, order_id)
+
+
+@tool(kind="write", pre=_pay_pre(TRAIN), post=[_PAID])
+def pay_train_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Pay an unpaid train order (or the price difference still due after a date change) once the user has confirmed.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _pay(world, order_id)
+
+
+# ----- search orders ------------------------------------------------------------------------------
+_SEARCH_ORDERS_PRE = [USER_RULE, _date_rule("date", optional=True)]
+
+
+@tool(kind="read", pre=_SEARCH_ORDERS_PRE)
+def search_hotel_order(
+    world: LifeWorld, user_id: str, date: Optional[str] = None, status: Optional[TravelStatus] = "paid"
+) -> list[dict[str, Any]]:
+    """The user's hotel orders with a given status (default paid; null for any), optionally only those with a night on a date.
+
+    Args:
+        user_id: The user's id.
+        date: Only orders with a night on this date, YYYY-MM-DD.
+        status: Order status to filter on.
+    """
+    return _orders_of(world, HOTEL, user_id, date, status)
+
+
+@tool(kind="read", pre=_SEARCH_ORDERS_PRE)
+def search_attraction_order(
+    world: LifeWorld, user_id: str, date: Optional[str] = None, status: Optional[TravelStatus] = "paid"
+) -> list[dict[str, Any]]:
+    """The user's attraction ticket orders with a given status (default paid; null for any), optionally only those for a date.
+
+    Args:
+        user_id: The user's id.
+        date: Only orders for this visit date, YYYY-MM-DD.
+        status: Order status to filter on.
+    """
+    return _orders_of(world, ATTRACTION, user_id, date, status)
+
+
+@tool(kind="read", pre=_SEARCH_ORDERS_PRE)
+def search_flight_order(
+    world: LifeWorld, user_id: str, date: Optional[str] = None, status: Optional[TravelStatus] = "paid"
+) -> list[dict[str, Any]]:
+    """The user's flight orders with a given status (default paid; null for any), optionally only those departing on a date.
+
+    Args:
+        user_id: The user's id.
+        date: Only orders departing on this date, YYYY-MM-DD.
+        status: Order status to filter on.
+    """
+    return _orders_of(world, FLIGHT, user_id, date, status)
+
+
+@tool(kind="read", pre=_SEARCH_ORDERS_PRE)
+def search_train_order(
+    world: LifeWorld, user_id: str, date: Optional[str] = None, status: Optional[TravelStatus] = "paid"
+) -> list[dict[str, Any]]:
+    """The user's train orders with a given status (default paid; null for any), optionally only those departing on a date.
+
+    Args:
+        user_id: The user's id.
+        date: Only orders departing on this date, YYYY-MM-DD.
+        status: Order status to filter on.
+    """
+    return _orders_of(world, TRAIN, user_id, date, status)
+
+
+# ----- order detail -------------------------------------------------------------------------------
+@tool(kind="read", pre=[_order_exists(HOTEL), _order_of_kind(HOTEL)])
+def get_hotel_order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Full details of a hotel order: hotel, nights (room type, date, price), check-in and check-out, total, paid and due amounts, status.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _order_detail(world, order_id)
+
+
+@tool(kind="read", pre=[_order_exists(ATTRACTION), _order_of_kind(ATTRACTION)])
+def get_attraction_order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Full details of an attraction ticket order: attraction, ticket type, date, price, quantity, total, paid and due amounts, status.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _order_detail(world, order_id)
+
+
+@tool(kind="read", pre=[_order_exists(FLIGHT), _order_of_kind(FLIGHT)])
+def get_flight_order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Full details of a flight order: flight, seat class, date, departure and arrival, price, quantity, total, paid and due amounts, status.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _order_detail(world, order_id)
+
+
+@tool(kind="read", pre=[_order_exists(TRAIN), _order_of_kind(TRAIN)])
+def get_train_order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
+    """Full details of a train order: train, seat class, date, departure and arrival, price, quantity, total, paid and due amounts, status.
+
+    Args:
+        order_id: The order's id.
+    """
+    return _order_detail(world, order_id)
+
+
+# ----- modify -------------------------------------------------------------------------------------
+def _modify_pre(kind: Kind) -> list[Any]:
+    return [
+        USER_RULE,
+        _order_exists(kind),
+        _order_of_kind(kind),
+        rule("the order must belong to the user", _order_belongs),
+        requires_prior_call(_detail_tool(kind), "order_id", "order"),
+        field_in("orders", "order_id", "order", ["paid"]),
+        rule("the order must hold a single ticket line", _single_line),
+        _trip_not_started(kind),
+        _date_rule("new_date"),
+        _new_date_ok(kind),
+    ]
+
+
+@tool(kind="write", pre=_modify_pre(TRAIN), post=[_post_moved(TRAIN)])
+def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
+    """Move a paid train order to another departure date, same train and seat class. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+        new_date: The new departure date, YYYY-MM-DD.
+    """
+    return _move(world, TRAIN, order_id, new_date)
+
+
+@tool(kind="write", pre=_modify_pre(FLIGHT), post=[_post_moved(FLIGHT)])
+def modify_flight_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
+    """Move a paid flight order to another departure date, same flight and seat class. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+        new_date: The new departure date, YYYY-MM-DD.
+    """
+    return _move(world, FLIGHT, order_id, new_date)
+
+
+# ----- cancel -------------------------------------------------------------------------------------
+def _cancel_pre(kind: Kind) -> list[Any]:
+    return [
+        USER_RULE,
+        _order_exists(kind),
+        _order_of_kind(kind),
+        rule("the order must belong to the user", _order_belongs),
+        requires_prior_call(_detail_tool(kind), "order_id", "order"),
+        field_in("orders", "order_id", "order", ["unpaid", "paid"]),
+        _trip_not_started(kind),
+    ]
+
+
+@tool(kind="write", pre=_cancel_pre(HOTEL), post=[_post_cancelled(HOTEL)])
+def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+    """Cancel a hotel order; whatever was paid is refunded (tell the user the amount).
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+    """
+    return _cancel(world, HOTEL, order_id)
+
+
+@tool(kind="write", pre=_cancel_pre(ATTRACTION), post=[_post_cancelled(ATTRACTION)])
+def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+    """Cancel an attraction ticket order; whatever was paid is refunded (tell the user the amount).
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+    """
+    return _cancel(world, ATTRACTION, order_id)
+
+
+@tool(kind="write", pre=_cancel_pre(FLIGHT), post=[_post_cancelled(FLIGHT)])
+def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+    """Cancel a flight order; whatever was paid is refunded (tell the user the amount).
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+    """
+    return _cancel(world, FLIGHT, order_id)
+
+
+@tool(kind="write", pre=_cancel_pre(TRAIN), post=[_post_cancelled(TRAIN)])
+def cancel_train_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+    """Cancel a train order; whatever was paid is refunded (tell the user the amount).
+
+    Args:
+        order_id: The order's id.
+        user_id: The user's id.
+    """
+    return _cancel(world, TRAIN, order_id)
+
+
+TRAVEL_TOOLS = [
+    get_ota_hotel_info,
+    get_ota_attraction_info,
+    get_ota_flight_info,
+    get_ota_train_info,
+    hotel_search_recommend,
+    attractions_search_recommend,
+    flight_search_recommend,
+    train_ticket_search,
+    create_hotel_order,
+    create_attraction_order,
+    create_flight_order,
+    create_train_order,
+    pay_hotel_order,
+    pay_attraction_order,
+    pay_flight_order,
+    pay_train_order,
+    search_hotel_order,
+    search_attraction_order,
+    search_flight_order,
+    search_train_order,
+    get_hotel_order_detail,
+    get_attraction_order_detail,
+    get_flight_order_detail,
+    get_train_order_detail,
+    modify_train_order,
+    modify_flight_order,
+    cancel_hotel_order,
+    cancel_attraction_order,
+    cancel_flight_order,
+    cancel_train_order,
+]
+TOOLS = SHARED_TOOLS + TRAVEL_TOOLS
