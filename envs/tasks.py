@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -172,6 +173,13 @@ class ListSource(TaskSource):
             raise KeyError(f"unknown task_id {task_id!r}; this source has {len(self.tasks)} tasks") from None
 
 
+# Generated tasks (with their built worlds) shared by every env of the process, most recent last:
+# generation is a pure function of the id, so envs and vector sub-envs can share them, and a
+# repeated task_id (k trials of one task) skips generation. Ids carry their domain prefix.
+GENERATED_CACHE_SIZE = 64
+_GENERATED: OrderedDict[str, Task] = OrderedDict()
+
+
 class GeneratedSource(TaskSource):
     """Seeded generated tasks plus a frozen test suite.
 
@@ -187,7 +195,6 @@ class GeneratedSource(TaskSource):
         difficulty: int,
         train_seeds: range = range(0, 1_000_000),
         listed_train: int = 1000,
-        cache_size: int = 16,
     ) -> None:
         self.prefix = prefix
         self.generate = generate
@@ -196,8 +203,6 @@ class GeneratedSource(TaskSource):
         self.train_seeds = train_seeds
         self.listed_train = listed_train
         self._suite: dict[str, Task] | None = None
-        self._cache: dict[str, Task] = {}
-        self.cache_size = cache_size
 
     def suite(self) -> dict[str, Task]:
         if self._suite is None:
@@ -226,8 +231,9 @@ class GeneratedSource(TaskSource):
         suite = self.suite()
         if task_id in suite:
             return suite[task_id]
-        hit = self._cache.get(task_id)
+        hit = _GENERATED.get(task_id)
         if hit is not None:
+            _GENERATED.move_to_end(task_id)
             return hit
         parts = task_id.split("/")
         if len(parts) != 4 or parts[0] != self.prefix or not parts[2].isdigit() or not parts[3][1:].isdigit():
@@ -238,9 +244,9 @@ class GeneratedSource(TaskSource):
         if split not in ("train", "test", "dev"):
             raise KeyError(f"unknown split {split!r} in task_id {task_id!r}")
         task = self.generate(seed, diff, split)
-        if len(self._cache) >= self.cache_size:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[task_id] = task
+        _GENERATED[task_id] = task
+        if len(_GENERATED) > GENERATED_CACHE_SIZE:
+            _GENERATED.popitem(last=False)
         return task
 
     def sample(self, rng: np.random.Generator, split: str | None = None) -> Task:

@@ -14,6 +14,7 @@ import gymnasium as gym
 from conftest import OPEN_STORE, call, make_env
 
 import envs  # noqa: F401  registers the ids
+import envs.tasks as tasks_module
 
 EPISODES = 2000
 MARKS = (500, 1250, 2000)
@@ -64,4 +65,4 @@ def test_objects_flat_over_many_generated_tasks():
         short_episode(env, seed)
     # a leaked task or world per episode would add thousands of objects each time
     assert max(objects) - objects[0] < 1500, objects
-    assert len(env.unwrapped.source._cache) <= env.unwrapped.source.cache_size
+    assert len(tasks_module._GENERATED) <= tasks_module.GENERATED_CACHE_SIZE
