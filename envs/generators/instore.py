@@ -90,8 +90,9 @@ class Route:
 
 
 class _Builder:
-    def __init__(self, seed: int, difficulty: int, split: str) -> None:
+    def __init__(self, seed: int, difficulty: int, split: str, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
+        self.with_violations = with_violations
         self.rng = task_rng("instore", split, seed, difficulty, GENERATOR_VERSION)
         self.ids: set[str] = set()
         self.names: set[str] = set()
@@ -514,7 +515,7 @@ class _Builder:
             user=user,
             rubric=items,
             golden_actions=self._actions(golden, ctx),
-            violations={k: self._actions(r, ctx) for k, r in violations.items()},
+            violations={k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {},
         )
 
     def _shop_by(self, shop_id: str) -> dict[str, Any]:
@@ -584,8 +585,9 @@ class _Builder:
         return out
 
 
-def generate_instore_task(seed: int, difficulty: int = 2, split: str = "train") -> Task:
-    """The in-store task for (seed, difficulty, split); the same inputs always give the same task."""
+def generate_instore_task(seed: int, difficulty: int = 2, split: str = "train", violations: bool = True) -> Task:
+    """The in-store task for (seed, difficulty, split); the same inputs always give the same task.
+    ``violations=False`` skips the checker-validation trajectories (everything else is identical)."""
     if split not in ("train", "dev", "test"):
         raise ValueError(f"split must be train, dev or test, got {split!r}")
-    return _Builder(int(seed), int(difficulty), split).build()
+    return _Builder(int(seed), int(difficulty), split, violations).build()

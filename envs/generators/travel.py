@@ -199,8 +199,9 @@ class Route:
 
 
 class _Builder:
-    def __init__(self, seed: int, difficulty: int, split: str, attempt: int) -> None:
+    def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
+        self.with_violations = with_violations
         key = split if attempt == 0 else f"{split}#{attempt}"
         self.rng = task_rng("travel", key, seed, difficulty, GENERATOR_VERSION)
         self.ids: set[str] = set()
@@ -357,7 +358,7 @@ class _Builder:
         base = self.rng.uniform(lo, hi)
         out = {}
         for date in dates:
-            weekend = datetime.strptime(date, DATE_FORMAT).weekday() in (4, 5)  # Friday and Saturday nights
+            weekend = datetime.fromisoformat(date).weekday() in (4, 5)  # Friday and Saturday nights
             f = base * (1.15 if weekend else 1.0) * self.rng.uniform(0.96, 1.04)
             out[date] = {t: float(round(f * m / 10) * 10) for t, m in types}
         return out
@@ -395,7 +396,7 @@ class _Builder:
         self.tables["attractions"].append(row)
         self.places[aid] = row
         for date in dates:
-            if closed is not None and datetime.strptime(date, DATE_FORMAT).weekday() == closed:
+            if closed is not None and datetime.fromisoformat(date).weekday() == closed:
                 continue  # no tickets on a closed day
             for ttype, m in types:
                 pid = self._id("K", 7)
@@ -816,7 +817,7 @@ class _Builder:
         if visit is not None:
             fact(
                 "visit_date",
-                f"I'd like to visit the {kind} on {_spoken_day(datetime.strptime(visit, DATE_FORMAT))}.",
+                f"I'd like to visit the {kind} on {_spoken_day(datetime.fromisoformat(visit))}.",
                 KEYWORDS["visit_date"],
             )
         if "ticket_type" in c:
@@ -961,7 +962,7 @@ class _Builder:
 
         # -- golden route and violations
         def shift(day: str, k: int) -> str:
-            return _day(datetime.strptime(day, DATE_FORMAT) + timedelta(days=k))
+            return _day(datetime.fromisoformat(day) + timedelta(days=k))
 
         golden = Route(
             transport_id=target[f"{mode}_id"],
@@ -1037,11 +1038,11 @@ class _Builder:
             kind=kind,
         )
         golden_actions = self._actions(golden)
-        violations = {k: self._actions(r) for k, r in v.items()}
-        self._check_amounts(golden)
-        missing = {i.name for i in items} - set(violations)
+        missing = {i.name for i in items} - set(v)
         if missing:
             raise RuntimeError(f"rubric items without a violation trajectory: {sorted(missing)}")
+        violations = {k: self._actions(r) for k, r in v.items()} if self.with_violations else {}
+        self._check_amounts(golden)
 
         world = {
             "time": now.strftime(TIME_FORMAT),
@@ -1093,7 +1094,7 @@ class _Builder:
 
     def _stay(self, hotel_id: str, room_type: str, stay: tuple[str, str]) -> tuple[str, float]:
         """(first night's room id, total price) of a stay."""
-        start, end = (datetime.strptime(x, DATE_FORMAT) for x in stay)
+        start, end = (datetime.fromisoformat(x) for x in stay)
         nights = [_day(start + timedelta(days=k)) for k in range((end - start).days)]
         return self.slot[(hotel_id, room_type, nights[0])][0], sum(
             self.slot[(hotel_id, room_type, n)][1] for n in nights
@@ -1299,13 +1300,16 @@ class _Builder:
         return out
 
 
-def generate_travel_task(seed: int, difficulty: int = DEFAULT_DIFFICULTY, split: str = "train") -> Task:
-    """The travel task for (seed, difficulty, split); the same inputs always give the same task."""
+def generate_travel_task(
+    seed: int, difficulty: int = DEFAULT_DIFFICULTY, split: str = "train", violations: bool = True
+) -> Task:
+    """The travel task for (seed, difficulty, split); the same inputs always give the same task.
+    ``violations=False`` skips the checker-validation trajectories (everything else is identical)."""
     if split not in ("train", "dev", "test"):
         raise ValueError(f"split must be train, dev or test, got {split!r}")
     for attempt in range(MAX_ATTEMPTS):
         try:
-            return _Builder(int(seed), int(difficulty), split, attempt).build()
+            return _Builder(int(seed), int(difficulty), split, attempt, violations).build()
         except _Retry:
             continue
     raise RuntimeError(f"no travel task for seed {seed}, difficulty {difficulty} after {MAX_ATTEMPTS} attempts")
