@@ -26,11 +26,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import holidays
-
 from rewards.rubric import RubricItem
 from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import DATE_FORMAT, TIME_FORMAT, haversine_m
+from world_state.life.tools import china_holidays
 from world_state.travel import KINDS
 
 from ..tasks import Task
@@ -478,7 +477,7 @@ class _Builder:
         if d >= 2 and rng.random() < 0.4:
             options = []
             for year in (2025, 2026):
-                table = holidays.China(years=year, language="en_US")
+                table = china_holidays(year, "en_US")  # the same (cached) calendar the tools answer from
                 for hname in HOLIDAYS:
                     days = sorted(x for x, n in table.items() if n == hname)
                     if days and days[0].timetuple().tm_yday > 30:

@@ -97,7 +97,7 @@ def _check_date(text: str, what: str) -> datetime:
 
 
 @lru_cache(maxsize=64)
-def _china_holidays(year: int, language: str) -> dict[Any, str]:
+def china_holidays(year: int, language: str) -> dict[Any, str]:
     return dict(holidays.China(years=year, language=language))
 
 
@@ -163,7 +163,7 @@ def get_date_holiday_info(world: LifeWorld, date: str) -> str:
         date: The date, YYYY-MM-DD.
     """
     day = _check_date(date, "date").date()
-    name = _china_holidays(day.year, _holiday_language(world)).get(day)
+    name = china_holidays(day.year, _holiday_language(world)).get(day)
     return name if name else f"{date} is not a holiday"
 
 
@@ -178,7 +178,7 @@ def get_holiday_date(world: LifeWorld, year: str, holiday_name: str) -> list[str
     # ASCII digits only: str.isdigit() also admits "²", which int() refuses
     if not re.fullmatch(r"[0-9]{1,4}", year.strip()):
         raise ToolError(f"year must be a number such as 2025, got {year!r}")
-    table = _china_holidays(int(year), _holiday_language(world))
+    table = china_holidays(int(year), _holiday_language(world))
     names = sorted(set(table.values()))
     best = process.extractOne(holiday_name, names, scorer=fuzz.WRatio, processor=utils.default_process)
     if best is None or best[1] < 70:
