@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from .core import Entity, History, World
+from .core import Entity, History, World, parse_time
 
 ToolKind = Literal["read", "write", "generic"]
 
@@ -89,6 +89,21 @@ def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str 
         return f"{what} {row.key} has {attr} {value!r}; this needs {attr} in {list(allowed_t)}"
 
     return Precondition(f"the {what}'s {attr} must be one of {', '.join(allowed_t)}", check)
+
+
+def time_not_past(arg: str) -> Precondition:
+    """``args[arg]`` is a time ``YYYY-MM-DD HH:MM:SS`` no earlier than the world's clock."""
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        try:
+            t = parse_time(args[arg])
+        except ValueError:
+            return f"{arg} {args[arg]!r} must have the form YYYY-MM-DD HH:MM:SS"
+        if t < world.clock.now:
+            return f"{arg} {args[arg]} is before the current time {world.clock.text()}"
+        return None
+
+    return Precondition(f"{arg} has the form YYYY-MM-DD HH:MM:SS and is not in the past", check)
 
 
 def rule(

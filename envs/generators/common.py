@@ -4,6 +4,7 @@
   splits never share tasks and a task never depends on another;
 - geometry for placing things at a distance (``offset``, ``at_distance``);
 - ``FactSheet``: what the user states up front and what it holds back as hidden facts;
+- ``IdPool``: seeded ids unique within a task;
 - ``call``: a golden tool call as an action string;
 - ``verify_task``: replays a task's golden actions (must succeed) and each violation trajectory
   (must fail on exactly its own rubric item), the check every generated task passes in tests.
@@ -22,6 +23,28 @@ from simulators.scripted_user import HiddenFact
 def task_rng(domain: str, split: str, seed: int, difficulty: int, version: int) -> random.Random:
     # str seeds hash deterministically (random.seed version 2), across runs and platforms
     return random.Random(f"servicegym/{domain}/{split}/{seed}/{difficulty}/v{version}")
+
+
+class IdPool:
+    """Random ids unique within one task (``S048213``): drawn from the task's stream, so seeded."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def new(self, prefix: str, digits: int) -> str:
+        while True:
+            value = f"{prefix}{self.rng.randrange(10**digits):0{digits}d}"
+            if value not in self.used:
+                self.used.add(value)
+                return value
+
+
+def street_address(rng: random.Random, district: str, city: str) -> str:
+    """A made-up street address in ``district`` of ``city`` (the map every domain's content shares)."""
+    from .content_delivery import BUILDINGS, STREETS
+
+    return f"{rng.choice(BUILDINGS)}, No. {rng.randint(1, 399)} {rng.choice(STREETS)} Road, {district} District, {city}"
 
 
 def offset(lon: float, lat: float, east_m: float, north_m: float) -> tuple[float, float]:

@@ -27,10 +27,9 @@ from world_state.core import TIME_FORMAT, haversine_m
 from world_state.delivery.tools import delivery_minutes
 
 from ..tasks import Task
-from .common import FactSheet, at_distance, call, task_rng
+from .common import FactSheet, IdPool, at_distance, call, street_address, task_rng
 from .content_delivery import (
     ATTRIBUTE_SETS,
-    BUILDINGS,
     CITIES,
     CUISINES,
     DIETS,
@@ -96,24 +95,17 @@ class _Builder:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
         self.rng = task_rng("delivery", split, seed, difficulty, GENERATOR_VERSION)
-        self.ids: set[str] = set()
+        self.ids = IdPool(self.rng)
         self.stores: list[dict[str, Any]] = []
         self.products: list[dict[str, Any]] = []
         self.orders: list[dict[str, Any]] = []
 
     # ----- ids and places -----------------------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
-        while True:
-            value = f"{prefix}{self.rng.randrange(10 ** digits):0{digits}d}"
-            if value not in self.ids:
-                self.ids.add(value)
-                return value
+        return self.ids.new(prefix, digits)
 
     def _address(self, district: str) -> str:
-        return (
-            f"{self.rng.choice(BUILDINGS)}, No. {self.rng.randint(1, 399)} {self.rng.choice(STREETS)} Road, "
-            f"{district} District, {self.city}"
-        )
+        return street_address(self.rng, district, self.city)
 
     def _store(self, cuisine: str, lon: float, lat: float, score: float, tags: list[str], name: str | None = None,
                hours: tuple[str, str] = ("09:00", "22:00")) -> dict[str, Any]:

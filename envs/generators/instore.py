@@ -37,8 +37,8 @@ from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import TIME_FORMAT
 
 from ..tasks import Task
-from .common import FactSheet, at_distance, call, task_rng
-from .content_delivery import BUILDINGS, CITIES, FIRST_NAMES, OCCUPATIONS, PERSONALITIES, STREETS
+from .common import FactSheet, IdPool, at_distance, call, street_address, task_rng
+from .content_delivery import CITIES, FIRST_NAMES, OCCUPATIONS, PERSONALITIES, STREETS
 from .content_instore import CATEGORIES, FEATURE_REASON, OPENINGS, RESTRICTIONS, Category, ProductType
 
 GENERATOR_VERSION = 1
@@ -94,24 +94,17 @@ class _Builder:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
         self.rng = task_rng("instore", split, seed, difficulty, GENERATOR_VERSION)
-        self.ids: set[str] = set()
+        self.ids = IdPool(self.rng)
         self.names: set[str] = set()
         self.shops: list[dict[str, Any]] = []
         self.products: list[dict[str, Any]] = []
 
     # ----- ids, places, shops and menus ---------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
-        while True:
-            value = f"{prefix}{self.rng.randrange(10 ** digits):0{digits}d}"
-            if value not in self.ids:
-                self.ids.add(value)
-                return value
+        return self.ids.new(prefix, digits)
 
     def _address(self, district: str) -> str:
-        return (
-            f"{self.rng.choice(BUILDINGS)}, No. {self.rng.randint(1, 399)} {self.rng.choice(STREETS)} Road, "
-            f"{district} District, {self.city}"
-        )
+        return street_address(self.rng, district, self.city)
 
     def _name(self, stems: tuple[str, ...] | list[str]) -> str:
         """A shop name not used yet in this world (look-alikes must still be told apart by name)."""

@@ -33,7 +33,7 @@ from world_state.life.tools import china_holidays
 from world_state.travel import KINDS
 
 from ..tasks import Task
-from .common import FactSheet, at_distance, call, task_rng
+from .common import FactSheet, IdPool, at_distance, call, task_rng
 from .content_delivery import FIRST_NAMES, OCCUPATIONS
 from .content_travel import (
     AIRLINES,
@@ -203,7 +203,7 @@ class _Builder:
         self.with_violations = with_violations
         key = split if attempt == 0 else f"{split}#{attempt}"
         self.rng = task_rng("travel", key, seed, difficulty, GENERATOR_VERSION)
-        self.ids: set[str] = set()
+        self.ids = IdPool(self.rng)
         self.tables: dict[str, list[dict[str, Any]]] = {
             t: []
             for t in (
@@ -224,11 +224,7 @@ class _Builder:
 
     # ----- ids and places ---------------------------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
-        while True:
-            value = f"{prefix}{self.rng.randrange(10**digits):0{digits}d}"
-            if value not in self.ids:
-                self.ids.add(value)
-                return value
+        return self.ids.new(prefix, digits)
 
     def _street_address(self, city: str, district: str | None = None) -> str:
         rng = self.rng

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..core import Entity
-from ..life.entities import LifeWorld, Location
+from ..life.entities import LifeWorld, Location, OpeningHours
 from ..life.tools import search_index
 
 
-class Store(Entity):
+class Store(OpeningHours, Entity):
     key_field: ClassVar[str] = "store_id"
     store_id: str
     name: str
@@ -19,13 +19,6 @@ class Store(Entity):
     # opening hours as "HH:MM"; None means open around the clock (VitaBench stores carry none)
     open_time: str | None = None
     close_time: str | None = None
-
-    def is_open_at(self, hhmm: str) -> bool:
-        if self.open_time is None or self.close_time is None:
-            return True
-        if self.open_time <= self.close_time:
-            return self.open_time <= hhmm < self.close_time
-        return hhmm >= self.open_time or hhmm < self.close_time  # past midnight
 
 
 class Product(Entity):

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from ..core import History, haversine_m, parse_time
 from ..life.entities import Order, OrderLine, OrderStatus
 from ..life.tools import SHARED_TOOLS, geocode, rank, search_index
-from ..tools import Postcondition, ToolError, exists, field_in, requires_prior_call, rule, tool
+from ..tools import Postcondition, ToolError, exists, field_in, requires_prior_call, rule, time_not_past, tool
 from .entities import DeliveryWorld, Product, product_search_text, store_search_text
 
 SEARCH_TOOLS = ("delivery_store_search_recommend", "delivery_product_search_recommend")
@@ -60,16 +60,6 @@ def _counts_valid(world: DeliveryWorld, history: History, args: dict[str, Any]) 
     attrs = args.get("attributes")
     if attrs is not None and len(attrs) > len(ids):
         return f"attributes has {len(attrs)} entries for {len(ids)} products"
-    return None
-
-
-def _dispatch_valid(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    try:
-        t = parse_time(args["dispatch_time"])
-    except ValueError:
-        return f"dispatch_time {args['dispatch_time']!r} must have the form YYYY-MM-DD HH:MM:SS"
-    if t < world.clock.now:
-        return f"dispatch_time {args['dispatch_time']} is before the current time {world.clock.text()}"
     return None
 
 
@@ -240,7 +230,7 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
             SEARCH_TOOLS + ("get_delivery_store_info", "get_delivery_product_info"),
         ),
         rule("product_cnts pairs one positive count with each product", _counts_valid),
-        rule("dispatch_time has the form YYYY-MM-DD HH:MM:SS and is not in the past", _dispatch_valid),
+        time_not_past("dispatch_time"),
         rule("the store must be open at dispatch_time", _store_open),
         rule("enough stock of every product", _in_stock),
         rule(

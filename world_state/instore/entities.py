@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from ..core import Entity
-from ..life.entities import LifeWorld, Location
+from ..life.entities import LifeWorld, Location, OpeningHours
 from ..life.tools import SearchIndex, search_index
 
 InStoreStatus = Literal["unpaid", "paid", "unconsumed", "consumed", "cancelled"]
@@ -21,7 +21,7 @@ def product_key(shop_id: str, product_id: str) -> str:
     return f"{shop_id}/{product_id}"
 
 
-class Shop(Entity):
+class Shop(OpeningHours, Entity):
     key_field: ClassVar[str] = "shop_id"
     shop_id: str
     shop_name: str
@@ -35,13 +35,6 @@ class Shop(Entity):
     # opening hours as "HH:MM"; None means not known, so any time is accepted (VitaBench shops carry none)
     open_time: str | None = None
     close_time: str | None = None
-
-    def is_open_at(self, hhmm: str) -> bool:
-        if self.open_time is None or self.close_time is None:
-            return True
-        if self.open_time <= self.close_time:
-            return self.open_time <= hhmm < self.close_time
-        return hhmm >= self.open_time or hhmm < self.close_time  # past midnight
 
 
 class ShopProduct(Entity):

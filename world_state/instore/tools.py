@@ -27,7 +27,7 @@ from typing import Any, Optional
 from ..core import TIME_FORMAT, History, parse_time
 from ..life.entities import LifeWorld, Order, OrderLine
 from ..life.tools import SHARED_TOOLS, rank
-from ..tools import Postcondition, Precondition, exists, field_in, rule, tool
+from ..tools import Postcondition, Precondition, exists, field_in, rule, time_not_past, tool
 from .entities import Booking, Reservation, Shop, ShopProduct, product_index, product_key, shop_index
 
 ORDER_PREFIX, BOOK_PREFIX, RESERVATION_PREFIX = "I", "B", "R"
@@ -86,16 +86,6 @@ def _in_stock(world: LifeWorld, history: History, args: dict[str, Any]) -> str |
     p = world.table("shop_products").get(product_key(args["shop_id"], args["product_id"]))
     if p is not None and p.quantity is not None and p.quantity < args["quantity"]:
         return f"only {p.quantity} of product {p.product_id} left at shop {p.shop_id}, {args['quantity']} requested"
-    return None
-
-
-def _time_valid(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    try:
-        t = parse_time(args["time"])
-    except ValueError:
-        return f"time {args['time']!r} must have the form YYYY-MM-DD HH:MM:SS"
-    if t < world.clock.now:
-        return f"time {args['time']} is before the current time {world.clock.text()}"
     return None
 
 
@@ -168,7 +158,7 @@ def _search_pre(world: LifeWorld, history: History, args: dict[str, Any]) -> str
 _USER = rule("user_id must be the current user's id", _user_matches)
 _SEARCH = rule("keywords must be non-empty and top_k between 1 and 50", _search_pre)
 _SHOP_EXISTS = exists("shops", "shop_id", "shop", SHOP_SOURCES)
-_TIME = rule("time has the form YYYY-MM-DD HH:MM:SS and is not in the past", _time_valid)
+_TIME = time_not_past("time")
 _ORDER_EXISTS = exists("orders", "order_id", "order", ("create_instore_product_order", *ORDER_LOOKUPS))
 _INSTORE_ONLY = rule("the order must be an in-store order", _is_instore_order)
 _BOOK_EXISTS = exists("books", "book_id", "booking", ("instore_book", *BOOK_LOOKUPS))

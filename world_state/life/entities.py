@@ -12,6 +12,20 @@ OrderStatus = Literal[
 OrderType = Literal["delivery", "instore", "hotel", "attraction", "flight", "train"]
 
 
+class OpeningHours:
+    """For places with ``open_time``/``close_time`` ("HH:MM", None = not known, so always open)."""
+
+    open_time: str | None
+    close_time: str | None
+
+    def is_open_at(self, hhmm: str) -> bool:
+        if self.open_time is None or self.close_time is None:
+            return True
+        if self.open_time <= self.close_time:
+            return self.open_time <= hhmm < self.close_time
+        return hhmm >= self.open_time or hhmm < self.close_time  # open past midnight
+
+
 class Location(Entity):
     key_field: ClassVar[str] = "address"
     address: str
