@@ -94,7 +94,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     metrics = summarize(results)
     components = {k: v / comp_n[k] for k, v in comp_sum.items()}
     (out / "report.md").write_text(_report(args.env, args.policy, metrics, components, dict(reasons), n), encoding="utf-8")
-    print(f"{args.env} policy={args.policy} split={args.split} tasks={len(ids)} trials={args.trials} episodes={n} ({elapsed:.2f} s)")
+    source = f"file={args.tasks}" if args.tasks else f"split={args.split}"
+    print(f"{args.env} policy={args.policy} {source} tasks={len(ids)} trials={args.trials} episodes={n} ({elapsed:.2f} s)")
     for k, v in metrics.items():
         print(f"  {k:10s} {v:.4f}" if k not in ("tasks", "trials") else f"  {k:10s} {int(v)}")
     print(f"wrote {out / 'rollouts.jsonl'} and {out / 'report.md'}")
