@@ -6,6 +6,7 @@ ENV_IDS = {
     "servicegym/Delivery-v0": "envs.delivery:DeliveryEnv",
     "servicegym/InStore-v0": "envs.instore:InStoreEnv",
     "servicegym/Travel-v0": "envs.travel:TravelEnv",
+    "servicegym/CrossScenario-v0": "envs.cross:CrossScenarioEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -35,7 +35,14 @@ def travel_suite() -> list[Task]:
     return [generate_travel_task(seed, 2 + seed % 3, "test") for seed in range(SUITE_SIZE)]
 
 
-SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite}
+def cross_suite() -> list[Task]:
+    from .generators.cross import generate_cross_task
+
+    # difficulty cycles 2..4 so the suite spans 10..12 reasoning points (median 11, VitaBench cross: 10.3)
+    return [generate_cross_task(seed, 2 + seed % 3, "test") for seed in range(SUITE_SIZE)]
+
+
+SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite, "cross": cross_suite}
 
 
 def build_suite(domain: str, path: Path) -> list[Task]:

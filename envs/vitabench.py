@@ -25,7 +25,10 @@ other, booking times in the past left unscored) and online travel (``_convert_ot
 domain ``ota``: hotels, attractions, flights and trains with nested dated products become product
 rows; orders match by content, see ``rewards/vitabench.py``; a flight or train date the gold
 changes is reached with ``modify_*_order``; noted repairs: a product id reused across dates made
-unique per date, gold lines without date or type completed from the catalogue).
+unique per date, gold lines without date or type completed from the catalogue) and cross-scenario
+(``_convert_cross``, files with domain ``cross``, ``cross_domain``, ...: the union of the three
+environments' tables and required records of any type, each part read by its own domain's
+conversion, with the same repairs; ids made in the episode clear of every domain's prefix).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from rewards.vitabench import (
 )
 from simulators.scripted_user import UserScript, split_points, to_first_person
 from world_state.core import TIME_FORMAT, History, haversine_m, parse_time
+from world_state.cross import TOOLS as CROSS_TOOLS
 from world_state.delivery import TOOLS as DELIVERY_TOOLS
 from world_state.delivery import DeliveryWorld, delivery_minutes
 from world_state.instore import TOOLS as INSTORE_TOOLS
@@ -70,6 +74,7 @@ from world_state.travel import TOOLS as OTA_TOOLS
 from world_state.travel import TravelWorld
 from world_state.travel.entities import TRANSPORT_KINDS, products_by_slot
 
+from .cross import build_cross_world
 from .delivery import build_delivery_world
 from .instore import build_instore_world
 from .tasks import Task, TaskFileError, field_path
@@ -429,12 +434,18 @@ def _world_spec(raw: VTask, env: VDeliveryEnvironment, task_key: str, language: 
     }
 
 
-def _task_key(task_id: str, initial_ids: set[str]) -> str:
-    """The prefix of order ids created in the episode (``<key>D01``...), clear of existing ids."""
+def _clear_task_key(task_id: str, initial_ids: set[str], prefixes: tuple[str, ...]) -> str:
+    """The task id (letters, digits, ``_`` and ``-``), extended with ``X`` until no existing id
+    starts with it followed by one of the ``prefixes`` of the ids the tools create."""
     key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
-    while any(i.startswith(f"{key}D") for i in initial_ids):
+    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in prefixes):
         key += "X"
     return key
+
+
+def _task_key(task_id: str, initial_ids: set[str]) -> str:
+    """The prefix of order ids created in the episode (``<key>D01``...), clear of existing ids."""
+    return _clear_task_key(task_id, initial_ids, ("D",))
 
 
 def _gold_orders(state: VExpectedState, k: int, world: DeliveryWorld, notes: _Notes) -> list[GoldOrder]:
@@ -911,10 +922,7 @@ def _instore_spec(raw: VTask, env: VInstoreEnvironment, task_key: str, language:
 
 def _instore_task_key(task_id: str, initial_ids: set[str]) -> str:
     """The prefix of the ids made in the episode (``<key>I01``, ``<key>B01``, ``<key>R01``), clear of existing ids."""
-    key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
-    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in ("I", "B", "R")):
-        key += "X"
-    return key
+    return _clear_task_key(task_id, initial_ids, ("I", "B", "R"))
 
 
 def _instore_gold_orders(o: VOrder, where: str, world: InStoreWorld, notes: _Notes) -> list[GoldOrder]:
@@ -1407,11 +1415,7 @@ def _ota_spec(raw: VTask, env: VOtaEnvironment, task_key: str, language: str, no
 
 def _ota_task_key(task_id: str, initial_ids: set[str]) -> str:
     """The prefix of order ids made in the episode (``<key>HT01``, ``<key>FL01``...), clear of existing ids."""
-    key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
-    prefixes = [k.order_prefix for k in TRAVEL_KINDS.values()]
-    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in prefixes):
-        key += "X"
-    return key
+    return _clear_task_key(task_id, initial_ids, tuple(k.order_prefix for k in TRAVEL_KINDS.values()))
 
 
 def _ota_gold_lines(o: VOtaOrder, world: TravelWorld, where: str, notes: _Notes) -> list[GoldLine]:
@@ -1561,6 +1565,121 @@ def _convert_ota(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
                            lambda s: _ota_golden(s, world, task_key, language))
 
 
+# ----- cross-scenario: the three domains in one task ---------------------------------------------
+# A cross-domain file has the single-domain schema with the union of the environment tables and
+# required orders of any type; each part is read by its own domain's conversion above.
+CROSS_NAMES = ("cross", "cross_domain", "cross-domain", "cross domain", "crossdomain", "cross-scenario",
+               "cross_scenario", "cross scenario", "delivery_instore_ota", "multi-domain", "跨场景", "跨域")
+# the prefixes of every id the 66 tools create (delivery; in-store orders, bookings, reservations; travel)
+CROSS_PREFIXES = ("D", "I", "B", "R", *(k.order_prefix for k in TRAVEL_KINDS.values()))
+_CROSS_ORDER_MODELS: dict[str, type[_Model]] = {"delivery": VOrder, "instore": VOrder, "travel": VOtaOrder}
+
+
+def _order_domain(entry: Any) -> str:
+    """The domain that reads an order (an order without ``order_type`` is a delivery order)."""
+    kind = entry.get("order_type", "delivery") if isinstance(entry, dict) else "delivery"
+    return "travel" if kind in TRAVEL_KINDS else "instore" if kind == "instore" else "delivery"
+
+
+class VCrossExpectedState(_Model):
+    # orders of every type, bookings and reservations; each is validated by its kind during conversion
+    required_orders: list[dict[str, Any]] = []
+    optional_orders: list[Any] = []
+    state_rubrics: list[str] = []
+
+
+class VCrossCriteria(VCriteria):
+    expected_states: list[VCrossExpectedState]
+
+
+class VCrossTask(VTask):
+    evaluation_criteria: VCrossCriteria
+
+
+def _cross_environments(raw: VTask, ctx: _Context) -> tuple[VDeliveryEnvironment, VInstoreEnvironment, VOtaEnvironment]:
+    """The environment read as each domain's: the shared fields, that domain's tables and orders
+    (a domain's tables may be absent)."""
+    env = raw.environment
+    orders = _as_dict(env.get("orders", {}), "order_id")
+    split: dict[str, Any] = {"delivery": {}, "instore": {}, "travel": {}}
+    if isinstance(orders, dict):
+        for key, o in orders.items():
+            split[_order_domain(o)][key] = o
+    else:
+        split["delivery"] = orders  # not a table of orders: the delivery model says why
+    shared = {k: v for k, v in env.items() if k != "orders"}
+    parts = []
+    for model, domain, empty in ((VDeliveryEnvironment, "delivery", {"stores": {}}),
+                                 (VInstoreEnvironment, "instore", {"shops": {}}), (VOtaEnvironment, "travel", {})):
+        try:
+            parts.append(model.model_validate(empty | shared | {"orders": split[domain]}))
+        except ValidationError as err:
+            raise ctx.validation(err, "environment") from None
+    return parts[0], parts[1], parts[2]  # type: ignore[return-value]
+
+
+def _cross_state(st: VCrossExpectedState, k: int, world: Any, aliases: dict[str, str], notes: _Notes,
+                 ctx: _Context) -> GoldState:
+    """One expected state: each required entry validated by its kind (for field paths into the
+    file), then each domain's part normalised by that domain's conversion."""
+    parts: dict[str, list[dict[str, Any]]] = {"delivery": [], "instore": [], "travel": []}
+    for j, entry in enumerate(st.required_orders):
+        kind = _entry_kind(entry)
+        domain = _order_domain(entry) if kind == "order" else "instore"
+        model = _CROSS_ORDER_MODELS[domain] if kind == "order" else _ENTRY_MODELS[kind]
+        try:
+            model.model_validate(entry)
+        except ValidationError as err:
+            raise ctx.validation(err, f"evaluation_criteria.expected_states.{k}.required_orders.{j}") from None
+        parts[domain].append(entry)
+    delivery = _gold_orders(VExpectedState.model_validate({"required_orders": parts["delivery"]}), k, world, notes)
+    instore = _instore_state(VInstoreExpectedState(required_orders=parts["instore"]), k, world, aliases, notes, ctx)
+    travel = _ota_state(VOtaExpectedState.model_validate({"required_orders": parts["travel"]}), k, world, notes)
+    return GoldState(orders=delivery + instore.orders + travel.orders, visits=instore.visits)
+
+
+def _cross_golden(state: GoldState, world: Any, task_key: str, language: str) -> list[str]:
+    """Each domain's golden route for its part of ``state``, one after the other, then the closing message."""
+    def part(types: tuple[str, ...], visits: bool = False) -> GoldState:
+        return GoldState(orders=[g for g in state.orders if g.order_type in types], visits=state.visits if visits else [])
+
+    return (_golden(part(("delivery",)), world, task_key, language)[:-1]
+            + _instore_golden(part(("instore",), visits=True), world, task_key, language)[:-1]
+            + _ota_golden(part(tuple(TRAVEL_KINDS)), world, task_key, language))
+
+
+def _convert_cross(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
+    d_env, i_env, t_env = _cross_environments(raw, ctx)
+    notes = _Notes()
+    language = detect_language(raw.instructions)
+    initial = set(d_env.orders) | set(i_env.orders) | set(t_env.orders) | set(i_env.books) | set(i_env.reservations)
+    task_key = _clear_task_key(raw.id, initial, CROSS_PREFIXES)
+    aliases = _instore_shop_aliases(i_env, notes)
+    specs = [_world_spec(raw, d_env, task_key, language, notes),
+             _instore_spec(raw, i_env, task_key, language, aliases, notes),
+             _ota_spec(raw, t_env, task_key, language, notes)]
+    # the shared fields are the same in every part; the tables and orders are each part's own
+    spec = specs[0] | {k: v for s in specs[1:] for k, v in s.items() if k not in specs[0]}
+    spec["orders"] = [o for s in specs for o in s["orders"]]
+    try:
+        world = build_cross_world(spec)
+    except ValidationError as err:
+        raise ctx.error(f"building the world: {field_path(err)}") from None
+    except (KeyError, ValueError, TypeError) as err:
+        raise ctx.error(f"building the world: {err}") from None
+    states: list[GoldState] = []
+    for k, st in enumerate(raw.evaluation_criteria.expected_states):
+        state_notes = _Notes()
+        state = _cross_state(st, k, world, aliases, state_notes, ctx)  # type: ignore[arg-type]
+        if state in states:
+            continue
+        states.append(state)
+        for n in state_notes.items:
+            notes.add(n)
+    return _vitabench_task(raw, "cross", language, spec, world, states, notes, toolkit,
+                           lambda s: _cross_golden(s, world, task_key, language))
+
+
 @dataclass(frozen=True)
 class DomainAdapter:
     """How one VitaBench domain's tasks become servicegym tasks."""
@@ -1577,6 +1696,8 @@ DOMAINS: dict[str, DomainAdapter] = {
     "instore": DomainAdapter("instore", INSTORE_TOOLS, _convert_instore, VInstoreTask, INSTORE_NAMES),
     # the travel env's tasks; VitaBench names the domain "ota"
     "travel": DomainAdapter("travel", OTA_TOOLS, _convert_ota, VOtaTask, OTA_NAMES),
+    # the cross-scenario env's tasks: any mix of the three domains' records in one task
+    "cross": DomainAdapter("cross", CROSS_TOOLS, _convert_cross, VCrossTask, CROSS_NAMES),
 }
 
 

@@ -4,7 +4,9 @@
 the content of an order apply to every new active order of the task's type, so an extra order
 that breaks a constraint fails it too. The in-store checks at the end also read the shops of
 orders and the episode's bookings and reservations ("appointments": created or changed in the
-episode and not cancelled).
+episode and not cancelled). The cross-scenario checks last relate one domain's records to
+another's (check-in on the arrival day, a visit after the arrival, the shop near the hotel, a
+delivery to the hotel on its check-in night).
 """
 
 from __future__ import annotations
@@ -514,4 +516,134 @@ def informed_changes(view: EpisodeView, params: dict[str, Any]) -> bool:
         amount = abs(float(result.get("price_difference") or 0.0)) or float(result.get("refund") or 0.0)
         if amount > 0 and not any(abs(amount - x) < 0.01 for x in _said_after(view, e.index)):
             return False
+    return True
+
+
+# ----- cross-scenario: the legs of one trip agree with each other ----------------------------------
+# Each check relates every new active record of one leg to every one of another (a duplicate that
+# agrees passes, one that disagrees fails), and fails when either side is missing.
+HOTEL_CHECK_IN = "14:00"  # when a room is ready on the first night, unless a task says otherwise
+
+
+def _arrivals(view: EpisodeView, order_type: str) -> list[datetime] | None:
+    """When each new active ``order_type`` (flight or train) order arrives; None if one cannot be read."""
+    out = []
+    for o in new_active_orders(view, order_type):
+        t = _travel_place(view, o)
+        if t is None or not o.products:
+            return None
+        out.append(arrival_at(t, _travel_day(o)))
+    return out
+
+
+def _hotels(view: EpisodeView) -> list[tuple[Order, Any]] | None:
+    """The new active hotel orders with their hotels; None if a hotel is unknown."""
+    out = []
+    for o in new_active_orders(view, "hotel"):
+        h = _travel_place(view, o)
+        if h is None or not o.products:
+            return None
+        out.append((o, h))
+    return out
+
+
+def _when(text: str) -> datetime | None:
+    try:
+        return parse_time(text)
+    except ValueError:
+        return None
+
+
+@check("check_in_matches_arrival")
+def check_in_matches_arrival(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active hotel order's first night is the day every new active ``order_type`` order arrives."""
+    arrivals, hotels = _arrivals(view, params["order_type"]), _hotels(view)
+    if not arrivals or not hotels:
+        return False
+    return all(_travel_day(o) == a.strftime("%Y-%m-%d") for o, _ in hotels for a in arrivals)
+
+
+@check("booking_after_arrival")
+def booking_after_arrival(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every booking/reservation of the episode (``table``) is at least ``margin_min`` minutes after every
+    new active ``order_type`` order arrives (the transfer from the airport or station)."""
+    arrivals, rows = _arrivals(view, params["order_type"]), _appointments(view, params)
+    if not arrivals or not rows:
+        return False
+    margin = timedelta(minutes=float(params.get("margin_min", 0)))
+    times = [_when(_appointment_time(r)) for r in rows]
+    return all(t is not None and t >= a + margin for t in times for a in arrivals)
+
+
+@check("appointment_on_arrival_day")
+def appointment_on_arrival_day(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every booking/reservation of the episode (``table``) is at ``time`` (HH:MM, give or take
+    ``tolerance_min``) on the day every new active ``order_type`` order arrives."""
+    arrivals, rows = _arrivals(view, params["order_type"]), _appointments(view, params)
+    if not arrivals or not rows:
+        return False
+    slack = float(params.get("tolerance_min", 0)) * 60
+    times = [_when(_appointment_time(r)) for r in rows]
+    return all(
+        t is not None and abs((t - _on_day(a.strftime("%Y-%m-%d"), params["time"])).total_seconds()) <= slack
+        for t in times
+        for a in arrivals
+    )
+
+
+@check("shop_near_hotel")
+def shop_near_hotel(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """The shop of every new in-store order and of every booking/reservation of the episode (``table``)
+    is at most ``max_m`` metres from the hotel of every new active hotel order."""
+    shops = view.world.table("shops")
+    ids = {o.store_id for o in new_active_orders(view, "instore")} | {r.shop_id for r in _appointments(view, params)}
+    hotels = _hotels(view)
+    if not ids or not hotels:
+        return False
+    for sid in ids:
+        s = shops.get(sid)
+        if s is None:
+            return False
+        for _, h in hotels:
+            d = haversine_m(s.location.longitude, s.location.latitude, h.location.longitude, h.location.latitude)
+            if d > params["max_m"]:
+                return False
+    return True
+
+
+@check("delivery_to_hotel")
+def delivery_to_hotel(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active delivery order goes to the hotel of every new active hotel order (its location
+    within ``tolerance_m`` metres of the hotel, default 50)."""
+    orders, hotels = new_active_orders(view, "delivery"), _hotels(view)
+    if not orders or not hotels:
+        return False
+    tol = float(params.get("tolerance_m", 50.0))
+    return all(
+        o.location is not None
+        and haversine_m(o.location.longitude, o.location.latitude, h.location.longitude, h.location.latitude) <= tol
+        for o in orders
+        for _, h in hotels
+    )
+
+
+@check("delivery_after_check_in")
+def delivery_after_check_in(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """Every new active delivery order arrives on the check-in day of every new active hotel order, not
+    before ``check_in`` (HH:MM, default 14:00), and between ``after`` and ``by`` (HH:MM) when given."""
+    orders, hotels = new_active_orders(view, "delivery"), _hotels(view)
+    if not orders or not hotels:
+        return False
+    for o in orders:
+        t = _when(o.delivery_time)
+        if t is None:
+            return False
+        for h_order, _ in hotels:
+            day = _travel_day(h_order)
+            if t < _on_day(day, params.get("check_in", HOTEL_CHECK_IN)) or t >= _on_day(day, "00:00") + timedelta(days=1):
+                return False
+            if params.get("after") and t < _on_day(day, params["after"]):
+                return False
+            if params.get("by") and t > _on_day(day, params["by"]):
+                return False
     return True

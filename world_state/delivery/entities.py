@@ -59,8 +59,7 @@ class DeliveryWorld(LifeWorld):
 
     catalogue_tables = ("stores", "products")
 
-    def prepare(self) -> None:
-        super().prepare()
+    def build_indexes(self) -> None:
         self.products_of("")
         search_index(self, "stores", store_search_text)
         search_index(self, "products", product_search_text)

@@ -236,7 +236,10 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         rule(
             "the address must be one whose coordinates are known",
             _address_known,
-            ("get_user_historical_behaviors", "address_to_longitude_latitude"),
+            # in a cross-scenario world the address may be a hotel's or a shop's (tools absent from
+            # a toolkit add no edge, so the delivery graph is unchanged)
+            ("get_user_historical_behaviors", "address_to_longitude_latitude", "get_ota_hotel_info",
+             "hotel_search_recommend", "instore_shop_search_recommend"),
         ),
     ],
     post=[

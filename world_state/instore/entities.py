@@ -95,8 +95,7 @@ class InStoreWorld(LifeWorld):
 
     catalogue_tables = ("shops", "shop_products")
 
-    def prepare(self) -> None:
-        super().prepare()
+    def build_indexes(self) -> None:
         shop_index(self)
         product_index(self)
 

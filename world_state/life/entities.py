@@ -132,3 +132,9 @@ class LifeWorld(World):
         self.extra["_views"] = {
             t: {row.key: (row, self.render_row(t, row)) for row in self.table(t)} for t in self.catalogue_tables
         }
+        self.build_indexes()
+
+    def build_indexes(self) -> None:
+        """A domain's search indexes and lookups, built by ``prepare`` after the views. A hook
+        rather than an override of ``prepare``, so a world holding several domains' tables (the
+        cross-scenario one) can run each domain's in turn."""

@@ -238,7 +238,7 @@ class TravelWorld(LifeWorld):
     schema = {**LifeWorld.schema, **TRAVEL_SCHEMA}
     place_tables = TRAVEL_PLACE_TABLES
 
-    def prepare(self) -> None:
+    def build_indexes(self) -> None:
         for kind in KINDS.values():
             products_by_slot(self, kind)
             products_of(self, kind, "")
