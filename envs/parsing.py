@@ -125,7 +125,10 @@ def _loads(text: str) -> tuple[bool, Any]:
 
 
 def _fast_call(action: str) -> ParsedAction | None:
-    """The common case, one ``{"name": str, "arguments": {...}}`` object, without the general path."""
+    """The common cases, one ``{"name": str, "arguments": {...}}`` object, bare or alone in a
+    ``<tool_call>`` block (the form the system prompts teach), without the general path."""
+    if action.startswith("<tool_call>") and action.endswith("</tool_call>") and action.count("<tool_call>") == 1:
+        action = action[11:-12].strip()
     if not action.startswith('{"name"'):
         return None
     try:
