@@ -646,6 +646,31 @@ def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem], 
     return success, problems
 
 
+def _built(ctx: _Context, build: Callable[[dict[str, Any]], Any], spec: dict[str, Any]) -> Any:
+    """The world of a converted spec; a spec that does not build is the file's error, with its field."""
+    try:
+        return build(spec)
+    except ValidationError as err:
+        raise ctx.error(f"building the world: {field_path(err)}") from None
+    except (KeyError, ValueError, TypeError) as err:
+        raise ctx.error(f"building the world: {err}") from None
+
+
+def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Notes], GoldState]) -> list[GoldState]:
+    """The task's expected states, converted, each once: VitaBench often lists the same state
+    several times (once per group of state rubrics); its notes are said once too."""
+    states: list[GoldState] = []
+    for k, st in enumerate(raw.evaluation_criteria.expected_states):
+        state_notes = _Notes()
+        state = state_of(st, k, state_notes)
+        if state in states:
+            continue
+        states.append(state)
+        for n in state_notes.items:
+            notes.add(n)
+    return states
+
+
 def _convert_delivery(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     try:
         env = VDeliveryEnvironment.model_validate(raw.environment)
@@ -655,62 +680,10 @@ def _convert_delivery(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     language = detect_language(raw.instructions)
     task_key = _task_key(raw.id, set(env.orders))
     spec = _world_spec(raw, env, task_key, language, notes)
-    try:
-        world = build_delivery_world(spec)
-    except ValidationError as err:
-        raise ctx.error(f"building the world: {field_path(err)}") from None
-    except (KeyError, ValueError, TypeError) as err:
-        raise ctx.error(f"building the world: {err}") from None
-
-    states: list[GoldState] = []
-    for k, st in enumerate(raw.evaluation_criteria.expected_states):
-        state_notes = _Notes()
-        state = GoldState(orders=_gold_orders(st, k, world, state_notes))
-        if state in states:
-            continue  # VitaBench often lists the same state several times; its notes are said once
-        states.append(state)
-        for n in state_notes.items:
-            notes.add(n)
-    params = {"states": [s.model_dump(mode="json") for s in states], "initial_order_ids": sorted(world.table("orders").rows)}
-    rubric = [
-        RubricItem(name="required_orders", kind="required_orders", params=params,
-                   description="every required order of an expected state is in the final database"),
-        RubricItem(name="no_unrequested_orders", kind="no_unrequested_orders", params=params,
-                   description="no order beyond the expected state's is left active"),
-        RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
-                   description="pre-existing orders the expected state does not mention are unchanged"),
-    ]
-    golden: list[str] = []
-    first_problems: list[str] = []
-    for k, state in enumerate(states):
-        actions = _golden(state, world, task_key, language)
-        ok, problems = _replay(actions, world, rubric, toolkit)
-        if ok:
-            golden = actions
-            if k:
-                notes.add(f"golden route reaches expected state {k}; the earlier ones are unreachable")
-            break
-        if k == 0:
-            golden, first_problems = actions, problems
-    else:
-        notes.add("no golden route reaches an expected state: " + "; ".join(first_problems))
-    if raw.message_history:
-        notes.add(f"message_history of {len(raw.message_history)} messages ignored")
-
-    task = Task(
-        task_id=raw.id,
-        domain="delivery",
-        source="vitabench",
-        language=language,  # type: ignore[arg-type]
-        reasoning_points=len(raw.evaluation_criteria.overall_rubrics),
-        world=spec,
-        user=make_user(raw.instructions, raw.user_scenario.user_profile, language),
-        rubric=rubric,
-        golden_actions=golden,
-        notes=notes.items,
-    )
-    task.cached_world(lambda _t: world)  # validated above; reuse it rather than building twice
-    return task
+    world = _built(ctx, build_delivery_world, spec)
+    states = _unique_states(raw, notes, lambda st, k, state_notes: GoldState(orders=_gold_orders(st, k, world, state_notes)))
+    return _vitabench_task(raw, "delivery", language, spec, world, states, notes, toolkit,
+                           lambda s: _golden(s, world, task_key, language))
 
 
 # ----- in-store ----------------------------------------------------------------------------------
@@ -1143,21 +1116,8 @@ def _convert_instore(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     task_key = _instore_task_key(raw.id, set(env.orders) | set(env.books) | set(env.reservations))
     aliases = _instore_shop_aliases(env, notes)
     spec = _instore_spec(raw, env, task_key, language, aliases, notes)
-    try:
-        world = build_instore_world(spec)
-    except ValidationError as err:
-        raise ctx.error(f"building the world: {field_path(err)}") from None
-    except (KeyError, ValueError, TypeError) as err:
-        raise ctx.error(f"building the world: {err}") from None
-    states: list[GoldState] = []
-    for k, st in enumerate(raw.evaluation_criteria.expected_states):
-        state_notes = _Notes()
-        state = _instore_state(st, k, world, aliases, state_notes, ctx)  # type: ignore[arg-type]
-        if state in states:
-            continue  # the same required orders are listed once per group of state rubrics
-        states.append(state)
-        for n in state_notes.items:
-            notes.add(n)
+    world = _built(ctx, build_instore_world, spec)
+    states = _unique_states(raw, notes, lambda st, k, state_notes: _instore_state(st, k, world, aliases, state_notes, ctx))
     return _vitabench_task(raw, "instore", language, spec, world, states, notes, toolkit,
                            lambda s: _instore_golden(s, world, task_key, language))
 
@@ -1546,21 +1506,8 @@ def _convert_ota(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     language = detect_language(raw.instructions)
     task_key = _ota_task_key(raw.id, set(env.orders))
     spec = _ota_spec(raw, env, task_key, language, notes)
-    try:
-        world = build_travel_world(spec)
-    except ValidationError as err:
-        raise ctx.error(f"building the world: {field_path(err)}") from None
-    except (KeyError, ValueError, TypeError) as err:
-        raise ctx.error(f"building the world: {err}") from None
-    states: list[GoldState] = []
-    for k, st in enumerate(raw.evaluation_criteria.expected_states):
-        state_notes = _Notes()
-        state = _ota_state(st, k, world, state_notes)  # type: ignore[arg-type]
-        if state in states:
-            continue
-        states.append(state)
-        for n in state_notes.items:
-            notes.add(n)
+    world = _built(ctx, build_travel_world, spec)
+    states = _unique_states(raw, notes, lambda st, k, state_notes: _ota_state(st, k, world, state_notes))
     return _vitabench_task(raw, "travel", language, spec, world, states, notes, toolkit,
                            lambda s: _ota_golden(s, world, task_key, language))
 
@@ -1661,21 +1608,8 @@ def _convert_cross(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
     # the shared fields are the same in every part; the tables and orders are each part's own
     spec = specs[0] | {k: v for s in specs[1:] for k, v in s.items() if k not in specs[0]}
     spec["orders"] = [o for s in specs for o in s["orders"]]
-    try:
-        world = build_cross_world(spec)
-    except ValidationError as err:
-        raise ctx.error(f"building the world: {field_path(err)}") from None
-    except (KeyError, ValueError, TypeError) as err:
-        raise ctx.error(f"building the world: {err}") from None
-    states: list[GoldState] = []
-    for k, st in enumerate(raw.evaluation_criteria.expected_states):
-        state_notes = _Notes()
-        state = _cross_state(st, k, world, aliases, state_notes, ctx)  # type: ignore[arg-type]
-        if state in states:
-            continue
-        states.append(state)
-        for n in state_notes.items:
-            notes.add(n)
+    world = _built(ctx, build_cross_world, spec)
+    states = _unique_states(raw, notes, lambda st, k, state_notes: _cross_state(st, k, world, aliases, state_notes, ctx))
     return _vitabench_task(raw, "cross", language, spec, world, states, notes, toolkit,
                            lambda s: _cross_golden(s, world, task_key, language))
 
