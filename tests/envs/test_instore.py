@@ -439,3 +439,21 @@ def test_real_golden_perturbations_fail(real_env: gym.Env) -> None:
             assert not rec["success"], (tid, changes)
         checked += 1
     assert checked >= len(u.task_ids()) // 2
+
+
+def test_chinese_file_format_loads_and_scores(tmp_path: Path) -> None:
+    """The Chinese in-store file is not in this checkout; its format differs from the English one
+    only in text: Chinese instructions, Chinese profile keys, the domain as ``到店``."""
+    raw = mini_instore_task("Z1")
+    raw["domain"] = "到店"
+    raw["instructions"] = "你想和儿子一起学游泳，买两张游泳体验券，并预约明天下午4点。之后三个人想在隔壁餐厅吃晚饭：家庭套餐和一份甜点。取消周日的桑拿预约。"
+    raw["user_scenario"]["user_profile"] = {"用户id": USER, "家庭住址": HOME["address"], "性格": "冷静、有耐心"}
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    task = env.unwrapped.source.get("Z1")
+    assert task.language == "zh" and task.user.language == "zh"
+    assert task.user.opening.startswith("我想和儿子一起学游泳"), "the instructions are spoken in the first person"
+    obs, info = env.reset(options={"task_id": "Z1"})
+    assert "当前时间" in info["system_prompt"]
+    assert run_episode(env, Scripted(task.golden_actions), seed=0, options={"task_id": "Z1"})["success"]
+    wrong = _edit(task.golden_actions, "instore_reservation", customer_count=5)
+    assert not run_episode(env, Scripted(wrong), seed=0, options={"task_id": "Z1"})["success"]
