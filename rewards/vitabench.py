@@ -3,7 +3,7 @@
 VitaBench ships, for every task, a list of alternative acceptable end states
 (``evaluation_criteria.expected_states``), each a list of ``required_orders``; its public code
 never compares them and asks an LLM judge instead. This module owns the code comparison. The
-loader (``envs/vitabench.py``) normalises each expected state into a ``GoldState`` and puts the
+loader (``envs/vitabench/``) normalises each expected state into a ``GoldState`` and puts the
 list into the parameters of three rubric items; each item looks for the *best* expected state
 (the same one for all three, chosen deterministically), so strict success means "some expected
 state is fully matched":
