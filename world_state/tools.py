@@ -263,10 +263,30 @@ def _entity_json(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_entity_json)
 
 
+class RawJson(str):
+    """Text that already is the JSON of a tool result (built from cached row JSON); ``dumps``
+    returns it as it is."""
+
+
 def dumps(value: Any) -> str:
     """``json.dumps(to_jsonable(value), ensure_ascii=False)``, letting the C encoder walk plain
     containers itself: it calls back only for entities, instead of a Python pass over every value."""
+    if type(value) is RawJson:
+        return value
     return _ENCODER.encode(value)
+
+
+def json_object_with(obj_json: str, **fields: Any) -> RawJson:
+    """The JSON object ``obj_json`` with ``fields`` appended, as ``dumps`` of the merged dict would
+    print it (the same separators), without decoding and re-encoding the object."""
+    extra = ", ".join(f"{_ENCODER.encode(k)}: {dumps(v)}" for k, v in fields.items())
+    if obj_json == "{}":
+        return RawJson("{" + extra + "}")
+    return RawJson(f"{obj_json[:-1]}, {extra}}}" if extra else obj_json)
+
+
+def json_array(items: list[str]) -> RawJson:
+    return RawJson("[" + ", ".join(items) + "]")
 
 
 def _validation_message(err: ValidationError) -> str:

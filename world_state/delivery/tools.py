@@ -13,7 +13,19 @@ from typing import Any, Optional
 from ..core import History, haversine_m, parse_time
 from ..life.entities import Order, OrderLine, OrderStatus
 from ..life.tools import SHARED_TOOLS, geocode, rank, search_index
-from ..tools import Postcondition, ToolError, exists, field_in, requires_prior_call, rule, time_not_past, tool
+from ..tools import (
+    Postcondition,
+    RawJson,
+    ToolError,
+    exists,
+    field_in,
+    json_array,
+    json_object_with,
+    requires_prior_call,
+    rule,
+    time_not_past,
+    tool,
+)
 from .entities import DeliveryWorld, Product, product_search_text, store_search_text
 
 SEARCH_TOOLS = ("delivery_store_search_recommend", "delivery_product_search_recommend")
@@ -142,12 +154,13 @@ def _order(world: DeliveryWorld, order_id: str) -> Order:
     return world.table("orders").require(order_id)
 
 
-def _store_view(world: DeliveryWorld, store_id: str, with_products: bool) -> dict[str, Any]:
-    store = world.table("stores").require(store_id)
-    view = world.place_summary("stores", store)
+def _store_json(world: DeliveryWorld, store_id: str, with_products: bool, **fields: Any) -> RawJson:
+    """A store (and its menu) as JSON, assembled from the rows' cached JSON: these reads run on
+    nearly every step, and encoding a menu afresh each time would cost more than the rest."""
+    text = world.view_json("stores", world.table("stores").require(store_id))
     if with_products:
-        view["products"] = [world.view("products", p) for p in world.products_of(store_id)]
-    return view
+        fields = {"products": json_array([world.view_json("products", p) for p in world.products_of(store_id)]), **fields}
+    return json_object_with(text, **fields)
 
 
 @tool(kind="generic")
@@ -169,7 +182,7 @@ def get_delivery_store_info(world: DeliveryWorld, store_id: str) -> dict[str, An
     Args:
         store_id: The store's id.
     """
-    return _store_view(world, store_id, with_products=True)
+    return _store_json(world, store_id, with_products=True)
 
 
 @tool(
@@ -182,7 +195,7 @@ def get_delivery_product_info(world: DeliveryWorld, product_id: str) -> dict[str
     Args:
         product_id: The product's id.
     """
-    return world.table("products").require(product_id)
+    return RawJson(world.view_json("products", world.table("products").require(product_id)))
 
 
 def _search_pre(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
@@ -203,7 +216,7 @@ def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], t
         top_k: Maximum number of stores returned (1-50).
     """
     hits = rank(keywords, search_index(world, "stores", store_search_text), top_k)
-    return [_store_view(world, sid, with_products=False) | {"relevance": score} for sid, score in hits]
+    return json_array([_store_json(world, sid, with_products=False, relevance=score) for sid, score in hits])
 
 
 @tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_product_search_recommand"])
@@ -215,8 +228,8 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         top_k: Maximum number of products returned (1-50).
     """
     hits = rank(keywords, search_index(world, "products", product_search_text), top_k)
-    products = world.table("products")
-    return [world.view("products", products.rows[pid]) | {"relevance": score} for pid, score in hits]
+    products = world.table("products").rows
+    return json_array([json_object_with(world.view_json("products", products[pid]), relevance=score) for pid, score in hits])
 
 
 @tool(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from ..core import Entity, World
+from ..tools import dumps
 
 OrderStatus = Literal[
     "unpaid", "paid", "unconsumed", "consumed", "processed", "in-progress", "delivered", "cancelled"
@@ -113,6 +114,13 @@ class LifeWorld(World):
             return dict(hit[1])
         return self.render_row(table, row)
 
+    def view_json(self, table: str, row: Any) -> str:
+        """``dumps(view(table, row))``, cached like the view for catalogue rows."""
+        hit = self.extra.get("_view_json", {}).get(table, {}).get(row.key)
+        if hit is not None and hit[0] is row:
+            return hit[1]
+        return dumps(self.render_row(table, row))
+
     def place_summary(self, table: str, row: Any) -> dict[str, Any]:
         """How ``get_nearby`` and searches show a place."""
         return self.view(table, row)
@@ -131,6 +139,9 @@ class LifeWorld(World):
         """Build derived indexes once on the initial world; episode copies share them."""
         self.extra["_views"] = {
             t: {row.key: (row, self.render_row(t, row)) for row in self.table(t)} for t in self.catalogue_tables
+        }
+        self.extra["_view_json"] = {
+            t: {k: (row, dumps(view)) for k, (row, view) in rows.items()} for t, rows in self.extra["_views"].items()
         }
         self.build_indexes()
 
