@@ -295,9 +295,8 @@ def create_delivery_order(
     lines = []
     for pid, cnt, attr in zip(product_ids, product_cnts, attrs):
         p: Product = products.require(pid)
-        # every field comes from a validated catalogue row or validated argument: no re-validation
         lines.append(
-            OrderLine.model_construct(
+            OrderLine(
                 product_id=pid,
                 name=p.name,
                 store_id=p.store_id,
@@ -309,7 +308,7 @@ def create_delivery_order(
             )
         )
     now = world.clock.text()
-    order = Order.model_construct(
+    order = Order(
         order_id=world.new_order_id("D"),
         order_type="delivery",
         user_id=user_id,
