@@ -7,6 +7,7 @@ ENV_IDS = {
     "servicegym/InStore-v0": "envs.instore:InStoreEnv",
     "servicegym/Travel-v0": "envs.travel:TravelEnv",
     "servicegym/CrossScenario-v0": "envs.cross:CrossScenarioEnv",
+    "servicegym/Payments-v0": "envs.payments:PaymentsEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -86,6 +86,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 results[task_id].append(rec["success"])
                 for k, v in rec["score"].items():
+                    if isinstance(v, bool) or not isinstance(v, (int, float)):
+                        continue  # e.g. the payments checker's list of violations
                     comp_sum[k] += v
                     comp_n[k] += 1
                 reasons[rec["termination_reason"]] += 1

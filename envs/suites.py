@@ -42,7 +42,20 @@ def cross_suite() -> list[Task]:
     return [generate_cross_task(seed, 2 + seed % 3, "test") for seed in range(SUITE_SIZE)]
 
 
-SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite, "cross": cross_suite}
+PAYMENTS_SUITE_SIZE = 50
+
+
+def payments_suite() -> list[Task]:
+    from .generators.payments import generate_payments_task
+
+    # difficulty cycles 0..4: 2-4 refunds, 2-4 payout parts, an out-of-window payment from difficulty 1
+    return [generate_payments_task(seed, seed % 5, "test") for seed in range(PAYMENTS_SUITE_SIZE)]
+
+
+SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite, "cross": cross_suite,
+          "payments": payments_suite}
+# suite sizes that differ from SUITE_SIZE (BizBench has 50 tasks)
+SUITE_SIZES = {"payments": PAYMENTS_SUITE_SIZE}
 
 
 def build_suite(domain: str, path: Path) -> list[Task]:

@@ -9,10 +9,12 @@ from pathlib import Path
 from envs.cross import SUITE_PATH as CROSS_SUITE_PATH
 from envs.delivery import SUITE_PATH
 from envs.instore import SUITE_PATH as INSTORE_SUITE_PATH
+from envs.payments import SUITE_PATH as PAYMENTS_SUITE_PATH
 from envs.suites import SUITES, build_suite
 from envs.travel import SUITE_PATH as TRAVEL_SUITE_PATH
 
-PATHS = {"delivery": SUITE_PATH, "instore": INSTORE_SUITE_PATH, "travel": TRAVEL_SUITE_PATH, "cross": CROSS_SUITE_PATH}
+PATHS = {"delivery": SUITE_PATH, "instore": INSTORE_SUITE_PATH, "travel": TRAVEL_SUITE_PATH, "cross": CROSS_SUITE_PATH,
+         "payments": PAYMENTS_SUITE_PATH}
 
 
 def main(argv: list[str] | None = None) -> int:

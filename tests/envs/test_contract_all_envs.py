@@ -23,7 +23,7 @@ import envs
 from envs.generators.common import verify_task
 from envs.life import DATA_DIR
 from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.suites import SUITES
+from envs.suites import SUITE_SIZE, SUITE_SIZES, SUITES
 from envs.tasks import save_task_file
 
 ENV_IDS = sorted(envs.ENV_IDS)
@@ -43,10 +43,10 @@ def suite_sample(env_id: str, k: int) -> list[str]:
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_frozen_suite_has_100_tasks_and_every_golden_route_succeeds(env_id):
+def test_frozen_suite_has_its_size_and_every_golden_route_succeeds(env_id):
     env = gym.make(env_id)
     ids = env.unwrapped.task_ids("test")
-    assert len(ids) == 100
+    assert len(ids) == SUITE_SIZES.get(env.unwrapped.domain, SUITE_SIZE)
     failed = []
     for tid in ids:
         rec = run_episode(env, OraclePolicy(), seed=0, options={"task_id": tid})

@@ -1,0 +1,78 @@
+"""Payments (BizBench-style compliant payment operations): merchants, a ledger-derived balance
+sheet, holds, payouts, refunds, receipts, review cases, approvals, scheduled events on a
+simulated clock, a versioned and scoped knowledge base, and a catalogue of business
+capabilities behind ten resident tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from world_state.core import parse_time
+
+from .capabilities import CATALOGUE, Capability, search_catalogue
+from .tools import RESIDENT_TOOLS
+from .world import (
+    APPROVAL_TERMS,
+    CURRENCIES,
+    DEFAULT_FX_RATES,
+    DOC_TYPES,
+    PAYMENTS_SCHEMA,
+    PRODUCTS,
+    REGIONS,
+    TIERS,
+    PaymentsWorld,
+    background_documents,
+    canonical_terms,
+    governing_document,
+    money,
+    policy_document,
+    procedure_documents,
+)
+
+__all__ = [
+    "APPROVAL_TERMS", "CATALOGUE", "CURRENCIES", "DOC_TYPES", "PAYMENTS_SCHEMA", "PRODUCTS", "REGIONS", "RESIDENT_TOOLS",
+    "TIERS", "Capability", "PaymentsWorld", "build_payments_world", "canonical_terms", "governing_document", "money",
+    "policy_document", "search_catalogue",
+]
+
+
+class PaymentsSpecError(ValueError):
+    """A payments world spec that does not validate; the message names the field."""
+
+
+def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
+    """Build the initial world from a task's spec: ``now``, ``kb_seed``, ``merchant_id``,
+    ``tables`` (table -> list of rows, the task's own records and pinned documents) and
+    ``counters``. Background policy lineages for every other scope come from ``kb_seed``."""
+    try:
+        now = parse_time(spec["now"])
+    except (KeyError, TypeError, ValueError):
+        raise PaymentsSpecError("field world.now: required, YYYY-MM-DD HH:MM:SS") from None
+    tables: dict[str, dict[str, Any]] = {name: {} for name in PAYMENTS_SCHEMA}
+    raw_tables = spec.get("tables", {})
+    if not isinstance(raw_tables, dict):
+        raise PaymentsSpecError("field world.tables: must be an object")
+    for name, rows in raw_tables.items():
+        model = PAYMENTS_SCHEMA.get(name)
+        if model is None or not isinstance(rows, list):
+            raise PaymentsSpecError(f"field world.tables.{name}: not a list of a payments table")
+        for i, raw in enumerate(rows):
+            try:
+                row = model.model_validate(raw)
+            except ValidationError as err:
+                e = err.errors(include_url=False)[0]
+                raise PaymentsSpecError(f"field world.tables.{name}.{i}.{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+            tables[name][row.key] = row
+    m = tables["merchants"].get(spec.get("merchant_id", ""))
+    if m is None:
+        raise PaymentsSpecError("field world.merchant_id: must name a merchant of world.tables.merchants")
+    docs = tables["documents"]
+    for d in procedure_documents(spec["now"]) + background_documents(int(spec.get("kb_seed", 0)), (m.region, m.tier, m.currency), now):
+        docs.setdefault(d.id, d)
+    rates = spec.get("fx_rates", DEFAULT_FX_RATES)
+    if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
+        raise PaymentsSpecError("field world.fx_rates: must map currency codes to positive numbers")
+    extra = {"merchant_id": m.id, "fx_rates": dict(rates), "ledger_seq": max((e.seq for e in tables["ledger"].values()), default=0)}
+    return PaymentsWorld(now, tables, counters=dict(spec.get("counters", {})), extra=extra)

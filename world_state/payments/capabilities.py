@@ -1,0 +1,390 @@
+"""The business-capability catalogue behind ``call_capability``: hundreds of named operations
+(reads over every collection, derived reads, and the writes of the payment workflows), each with
+an argument schema, a kind and pre-conditions. The agent finds names through
+``search_capabilities`` or the documents, reads a schema with ``describe_capability``, and only
+then may call it.
+
+A capability is ``fn(world, **arguments)``; business refusals raise ``ToolError`` and the
+resident ``call_capability`` tool rolls the world back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from world_state.core import Entity
+from world_state.tools import ToolError, _clean_schema, _validation_message
+
+from .world import (
+    APPROVAL_TERMS,
+    PAYMENTS_SCHEMA,
+    Approval,
+    Case,
+    Event,
+    FxConversion,
+    Hold,
+    PaymentsWorld,
+    Payout,
+    Receipt,
+    Refund,
+    canonical_terms,
+    money,
+)
+
+
+@dataclass
+class Capability:
+    name: str
+    kind: Literal["read", "write"]
+    summary: str
+    fields: dict[str, tuple[Any, Any]]
+    fn: Callable[..., Any]
+    pre: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.model = create_model(
+            "cap_" + self.name.replace(".", "_"), __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+            **{k: (t, FieldInfo(default=d)) for k, (t, d) in self.fields.items()},
+        )
+        self.parameters = _clean_schema(self.model.model_json_schema())
+        self.text = f"{self.name} {self.summary}".casefold()
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "summary": self.summary, "parameters": self.parameters,
+                "preconditions": list(self.pre)}
+
+    def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
+        try:
+            args = self.model.model_validate(arguments).__dict__
+        except ValidationError as err:
+            raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
+                            f"parameters: {json.dumps(self.parameters)}") from None
+        return self.fn(world, **args)
+
+
+REQ = ...
+CATALOGUE: dict[str, Capability] = {}
+
+
+def _add(cap: Capability) -> None:
+    if cap.name in CATALOGUE:
+        raise ValueError(f"duplicate capability {cap.name}")
+    CATALOGUE[cap.name] = cap
+
+
+# ----- generated reads over every collection ---------------------------------------------------
+
+def _rows_view(rows: list[Entity]) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json") for r in rows]
+
+
+def _collection_reads(coll: str, model: type[Entity]) -> None:
+    if coll == "documents":
+        return
+    fields = {k: f.annotation for k, f in model.model_fields.items()}
+    _add(Capability(f"{coll}.get", "read", f"Fetch one {coll} record by id.", {"id": (str, REQ)},
+                    lambda w, id, c=coll: w.table(c).get(id) or _missing(c, id)))
+    _add(Capability(f"{coll}.list", "read", f"List {coll} records (first `limit`).", {"limit": (int, 50)},
+                    lambda w, limit, c=coll: _rows_view(list(w.table(c))[: max(0, min(limit, 200))])))
+    _add(Capability(f"{coll}.count", "read", f"Count {coll} records.", {}, lambda w, c=coll: len(w.table(c))))
+    for fname, ann in fields.items():
+        if ann in (int, float):
+            for agg, fn in (("total", sum), ("max", max), ("min", min)):
+                _add(Capability(f"{coll}.{agg}_{fname}", "read", f"The {agg} of {fname} over all {coll} records (null when there are none).", {},
+                                lambda w, c=coll, f=fname, fn=fn: _aggregate(w.table(c), f, fn)))
+        if fname == "id" or ann not in (str, int, float, bool):
+            continue
+        _add(Capability(f"{coll}.find_by_{fname}", "read", f"List {coll} records whose {fname} equals `value`.",
+                        {"value": (ann, REQ)},
+                        lambda w, value, c=coll, f=fname: _rows_view([r for r in w.table(c) if getattr(r, f) == value])))
+        if ann is str:
+            _add(Capability(f"{coll}.count_by_{fname}", "read", f"Count {coll} records per distinct {fname}.", {},
+                            lambda w, c=coll, f=fname: _count_by(w.table(c), f)))
+            for num, nann in fields.items():
+                if nann is float:
+                    _add(Capability(f"{coll}.sum_{num}_by_{fname}", "read",
+                                    f"Sum of {num} over {coll} records whose {fname} equals `value`.", {"value": (str, REQ)},
+                                    lambda w, value, c=coll, f=fname, n=num: money(sum(getattr(r, n) for r in w.table(c) if getattr(r, f) == value))))
+
+
+def _aggregate(rows: Any, field: str, fn: Callable[[list[Any]], Any]) -> Any:
+    values = [getattr(r, field) for r in rows]
+    if not values:
+        return None
+    out = fn(values)
+    return money(out) if isinstance(out, float) else out
+
+
+def _missing(coll: str, key: str) -> Any:
+    raise ToolError(f"{coll}: no record with id {key!r}")
+
+
+def _count_by(rows: Any, field: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[getattr(r, field)] = out.get(getattr(r, field), 0) + 1
+    return out
+
+
+for _coll, _model in PAYMENTS_SCHEMA.items():
+    _collection_reads(_coll, _model)
+
+
+# ----- derived reads ---------------------------------------------------------------------------
+
+def _balance(w: PaymentsWorld, account_id: str) -> dict[str, Any]:
+    acc = w.table("accounts").get(account_id) or _missing("accounts", account_id)
+    return {"account_id": acc.id, "kind": acc.kind, "currency": acc.currency, "balance": w.balance(acc.id),
+            "held": w.held(acc.id), "available": w.available(acc.id)}
+
+
+_add(Capability("accounts.balance", "read", "Balance (derived from the ledger), held amount and available amount of an account.",
+                {"account_id": (str, REQ)}, _balance))
+
+
+def _statement(w: PaymentsWorld, account_id: str) -> list[dict[str, Any]]:
+    return _rows_view([e for e in w.table("ledger") if e.account_id == account_id])
+
+
+_add(Capability("accounts.statement", "read", "Ledger entries of one account in posting order.", {"account_id": (str, REQ)}, _statement))
+
+
+def _refundable(w: PaymentsWorld, payment_id: str) -> dict[str, Any]:
+    p = w.table("payments").get(payment_id) or _missing("payments", payment_id)
+    done = money(sum(r.amount for r in w.table("refunds") if r.payment_id == p.id))
+    return {"payment_id": p.id, "amount": p.amount, "refunded": done, "refundable": money(p.amount - done), "created_at": p.created_at}
+
+
+_add(Capability("payments.refundable", "read", "How much of a payment is still refundable (ignores policy windows).",
+                {"payment_id": (str, REQ)}, _refundable))
+
+
+# ----- writes ----------------------------------------------------------------------------------
+
+def _step(w: PaymentsWorld) -> int:
+    return int(w.extra.get("_step", 0))
+
+
+def _approvals_request(w: PaymentsWorld, operation: str, terms: dict[str, Any]) -> dict[str, Any]:
+    if operation not in APPROVAL_TERMS:
+        raise ToolError(f"operation must be one of {sorted(APPROVAL_TERMS)}")
+    want = set(APPROVAL_TERMS[operation])
+    if set(terms) != want:
+        raise ToolError(f"terms of {operation} must have exactly the keys {sorted(want)}")
+    if "amount" in terms and (not isinstance(terms["amount"], (int, float)) or isinstance(terms["amount"], bool) or terms["amount"] <= 0):
+        raise ToolError("terms.amount must be a positive number")
+    for k, v in terms.items():
+        if k != "amount" and not isinstance(v, str):
+            raise ToolError(f"terms.{k} must be a string id")
+    apr = Approval(id=w.ids.next("APR"), operation=operation, terms=canonical_terms(operation, terms), requested_step=_step(w))
+    w.table("approvals").insert(apr)
+    return {"approval": apr, "note": "ask the merchant to approve or deny this request"}
+
+
+_add(Capability("approvals.request", "write", "Create an approval request for the exact terms of one operation; the merchant decides it.",
+                {"operation": (str, REQ), "terms": (dict[str, Any], REQ)}, _approvals_request,
+                ("operation is payouts.create or refunds.create", "terms carry exactly the operation's term keys")))
+
+
+def _replay(table: Any, key: str, same: Callable[[Any], bool]) -> Any:
+    for r in table:
+        if r.idempotency_key == key:
+            if not same(r):
+                raise ToolError(f"idempotency_key {key!r} was already used with different terms")
+            return r
+    return None
+
+
+def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_account_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
+    amount = money(amount)
+    if not idempotency_key:
+        raise ToolError("idempotency_key must be a non-empty string")
+    old = _replay(w.table("payouts"), idempotency_key, lambda r: (r.merchant_id, r.account_id, r.bank_account_id, r.amount) == (merchant_id, account_id, bank_account_id, amount))
+    if old is not None:
+        return {"payout": old, "idempotent_replay": True}
+    acc = w.table("accounts").get(account_id)
+    if acc is None or acc.merchant_id != merchant_id or acc.kind != "operating":
+        raise ToolError(f"{account_id!r} is not an operating account of merchant {merchant_id!r}")
+    bank = w.table("bank_accounts").get(bank_account_id)
+    if bank is None or bank.merchant_id != merchant_id:
+        raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
+    if amount <= 0:
+        raise ToolError("amount must be positive")
+    if w.available(account_id) < amount:
+        raise ToolError(f"available balance of {account_id} is {w.available(account_id):.2f}, below {amount:.2f}")
+    po = Payout(id=w.ids.next("PO"), merchant_id=merchant_id, account_id=account_id, bank_account_id=bank_account_id,
+                amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
+    w.table("payouts").insert(po)
+    w.post(account_id, -amount, "payout", po.id)
+    return {"payout": po, "idempotent_replay": False}
+
+
+_add(Capability("payouts.create", "write", "Pay out funds from an operating account to the merchant's bank account.",
+                {"merchant_id": (str, REQ), "account_id": (str, REQ), "bank_account_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)},
+                _payouts_create, ("the account is the merchant's operating account", "the bank account belongs to the merchant",
+                                  "available balance (balance minus active holds) covers the amount",
+                                  "a repeated idempotency_key with the same terms returns the first payout")))
+
+
+def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
+    amount = money(amount)
+    if not idempotency_key:
+        raise ToolError("idempotency_key must be a non-empty string")
+    old = _replay(w.table("refunds"), idempotency_key, lambda r: (r.payment_id, r.amount) == (payment_id, amount))
+    if old is not None:
+        return {"refund": old, "idempotent_replay": True}
+    p = w.table("payments").get(payment_id) or _missing("payments", payment_id)
+    if amount <= 0:
+        raise ToolError("amount must be positive")
+    left = _refundable(w, payment_id)["refundable"]
+    if amount > left:
+        raise ToolError(f"payment {payment_id} has only {left:.2f} left to refund")
+    reserve = w.account_of(p.merchant_id, "reserve")
+    if w.available(reserve.id) < amount:
+        raise ToolError(f"reserve account {reserve.id} holds only {w.available(reserve.id):.2f}")
+    rf = Refund(id=w.ids.next("RF"), payment_id=payment_id, amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
+    w.table("refunds").insert(rf)
+    w.post(reserve.id, -amount, "refund", rf.id)
+    return {"refund": rf, "idempotent_replay": False}
+
+
+_add(Capability("refunds.create", "write", "Refund (part of) a customer payment; the money leaves the merchant's reserve account.",
+                {"payment_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)}, _refunds_create,
+                ("amount does not exceed what is left to refund", "the reserve account balance covers the amount",
+                 "a repeated idempotency_key with the same terms returns the first refund")))
+
+
+def _holds_place(w: PaymentsWorld, account_id: str, amount: float, reason: str) -> Hold:
+    if w.table("accounts").get(account_id) is None:
+        raise ToolError(f"no account {account_id!r}")
+    if money(amount) <= 0:
+        raise ToolError("amount must be positive")
+    return w.table("holds").insert(Hold(id=w.ids.next("HD"), account_id=account_id, amount=money(amount), reason=reason))
+
+
+_add(Capability("holds.place", "write", "Place a hold on an account (reduces its available balance).",
+                {"account_id": (str, REQ), "amount": (float, REQ), "reason": (str, REQ)}, _holds_place))
+
+
+def _holds_release(w: PaymentsWorld, hold_id: str) -> Hold:
+    h = w.table("holds").get(hold_id) or _missing("holds", hold_id)
+    if h.status != "active":
+        raise ToolError(f"hold {hold_id} is already released")
+    if h.case_id:
+        case = w.table("cases").require(h.case_id)
+        if case.status != "approved":
+            raise ToolError(f"hold {hold_id} is tied to case {case.id}, which is {case.status}; it can be released only once the case is approved")
+    return w.table("holds").update(hold_id, status="released")
+
+
+_add(Capability("holds.release", "write", "Release an active hold.", {"hold_id": (str, REQ)}, _holds_release,
+                ("the hold is active", "a hold tied to a review case needs the case approved")))
+
+
+def _cases_attach(w: PaymentsWorld, case_id: str, upload_id: str) -> Case:
+    case = w.table("cases").get(case_id) or _missing("cases", case_id)
+    up = w.table("uploads").get(upload_id) or _missing("uploads", upload_id)
+    if case.status != "open":
+        raise ToolError(f"case {case_id} is {case.status}; documents can be attached only to open cases")
+    if up.merchant_id != case.merchant_id:
+        raise ToolError(f"upload {upload_id} belongs to another merchant")
+    if upload_id in case.attachments:
+        return case
+    return w.table("cases").update(case_id, attachments=(*case.attachments, upload_id))
+
+
+_add(Capability("cases.attach_document", "write", "Attach a customer upload to an open review case.",
+                {"case_id": (str, REQ), "upload_id": (str, REQ)}, _cases_attach, ("the case is open", "the upload is the merchant's")))
+
+
+def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
+    case = w.table("cases").get(case_id) or _missing("cases", case_id)
+    if case.status != "open":
+        raise ToolError(f"case {case_id} is {case.status}; only open cases can be submitted")
+    if not case.attachments:
+        raise ToolError(f"case {case_id} has no attached document")
+    doc = w.governing("reviews", case.merchant_id)
+    required = doc.rules.get("required_document", "") if doc else ""
+    minutes = int(doc.rules.get("review_minutes", 10)) if doc else 10
+    case = w.table("cases").update(case_id, status="submitted", required_document=required, submitted_at=w.clock.text())
+    when = (w.clock.now + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
+    w.table("events").insert(Event(id=w.ids.next("EVR"), time=when, kind="review_complete", ref=case_id))
+    return {"case": case, "review_completes_at": when}
+
+
+_add(Capability("cases.submit", "write", "Submit an open review case with its attachments; the review completes later.",
+                {"case_id": (str, REQ)}, _cases_submit, ("the case is open", "at least one document is attached")))
+
+
+def _receipts_issue(w: PaymentsWorld, payout_id: str) -> Receipt:
+    po = w.table("payouts").get(payout_id) or _missing("payouts", payout_id)
+    for r in w.table("receipts"):
+        if r.payout_id == payout_id:
+            return r
+    return w.table("receipts").insert(Receipt(id=w.ids.next("RC"), payout_id=po.id, amount=po.amount))
+
+
+_add(Capability("receipts.issue", "write", "Issue the receipt of a payout (idempotent); the merchant confirms it.",
+                {"payout_id": (str, REQ)}, _receipts_issue, ("the payout exists",)))
+
+
+def _fx_quote(w: PaymentsWorld, from_currency: str, to_currency: str, amount: float) -> dict[str, Any]:
+    rate = w.fx_rate(from_currency, to_currency)
+    return {"from_currency": from_currency, "to_currency": to_currency, "amount": money(amount), "rate": rate,
+            "converted": money(amount * rate)}
+
+
+_add(Capability("fx.quote", "read", "Quote a currency conversion at the current rate.",
+                {"from_currency": (str, REQ), "to_currency": (str, REQ), "amount": (float, REQ)}, _fx_quote))
+
+
+def _fx_convert(w: PaymentsWorld, from_account_id: str, to_account_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
+    amount = money(amount)
+    if not idempotency_key:
+        raise ToolError("idempotency_key must be a non-empty string")
+    old = _replay(w.table("fx_conversions"), idempotency_key,
+                  lambda r: (r.from_account_id, r.to_account_id, r.amount) == (from_account_id, to_account_id, amount))
+    if old is not None:
+        return {"conversion": old, "idempotent_replay": True}
+    src = w.table("accounts").get(from_account_id) or _missing("accounts", from_account_id)
+    dst = w.table("accounts").get(to_account_id) or _missing("accounts", to_account_id)
+    if src.merchant_id != dst.merchant_id:
+        raise ToolError("both accounts must belong to the same merchant")
+    if src.currency == dst.currency:
+        raise ToolError(f"both accounts hold {src.currency}; nothing to convert")
+    if amount <= 0:
+        raise ToolError("amount must be positive")
+    if w.available(src.id) < amount:
+        raise ToolError(f"available balance of {src.id} is {w.available(src.id):.2f}, below {amount:.2f}")
+    rate = w.fx_rate(src.currency, dst.currency)
+    fx = FxConversion(id=w.ids.next("FX"), merchant_id=src.merchant_id, from_account_id=src.id, to_account_id=dst.id, amount=amount,
+                      rate=rate, converted=money(amount * rate), idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
+    w.table("fx_conversions").insert(fx)
+    w.post(src.id, -amount, "fx_out", fx.id)
+    w.post(dst.id, fx.converted, "fx_in", fx.id)
+    return {"conversion": fx, "idempotent_replay": False}
+
+
+_add(Capability("fx.convert", "write", "Convert funds between two of a merchant's accounts in different currencies at the current rate.",
+                {"from_account_id": (str, REQ), "to_account_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)},
+                _fx_convert, ("both accounts belong to the same merchant and hold different currencies",
+                              "available balance of the source covers the amount",
+                              "a repeated idempotency_key with the same terms returns the first conversion")))
+
+
+def search_catalogue(query: str, limit: int = 10) -> list[dict[str, Any]]:
+    words = [t for t in query.casefold().replace(".", " ").replace("_", " ").split() if t]
+    scored = []
+    for cap in CATALOGUE.values():
+        s = sum(cap.text.count(t) for t in words)
+        if s:
+            scored.append((-s, cap.name, cap))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    return [{"name": c.name, "kind": c.kind, "summary": c.summary} for _, _, c in scored[: max(1, min(limit, 50))]]
