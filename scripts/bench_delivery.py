@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                     "<= 15x prim", ratio_target=15, note=f"{len(world.table('products'))} products"))
     (first_search,) = first_step_samples(env, task_id, [search], reps // 3)
     rows.append(Row("step: search, first in the episode", first_search, "<= 15x prim", ratio_target=15,
-                    note="builds the search index"))
+                    note="the first call of a fresh episode"))
     rows.append(Row("step: message to the scripted user", step_samples(env, task_id, "What is your budget?", reps,
                                                                          per_episode=50), ""))
 
