@@ -243,12 +243,7 @@ HOLIDAYS = (
     "National Day",
 )
 
-PERSONALITIES = {
-    "polite": "Calm and courteous; answers what is asked.",
-    "terse": "Busy and brief; says as little as possible.",
-    "impatient": "Impatient; wants things done quickly.",
-    "chatty": "Friendly and talkative.",
-}
+# the user's personalities are content_delivery.PERSONALITIES, shared by every domain
 OPENINGS = {
     "polite": (
         "Hello, I need to go to {city} for {event}. Could you help me arrange the trip?",

@@ -42,15 +42,31 @@ from functools import lru_cache
 from typing import Any
 
 from rewards.life_service import HOTEL_CHECK_IN
-from rewards.rubric import RubricItem
-from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import DATE_FORMAT, TIME_FORMAT, haversine_m
 from world_state.delivery.tools import delivery_minutes
 from world_state.life.tools import china_holidays
 from world_state.travel import KINDS
 
 from ..tasks import Task
-from .common import FactSheet, IdPool, at_distance, call, offset, street_address, task_rng
+from .common import (
+    FactSheet,
+    IdPool,
+    Retry,
+    Rubric,
+    article,
+    at_distance,
+    call,
+    check_split,
+    draw_user,
+    first_attempt,
+    fmt_amount,
+    generated_task,
+    hhmm,
+    offset,
+    street_address,
+    task_rng,
+    user_script,
+)
 from .content_cross import (
     DAYTIME_WORDS,
     DELIVERY_WISH,
@@ -61,29 +77,35 @@ from .content_cross import (
     SUPPER_CUISINES,
     WRONG_WEEK,
 )
-from .content_delivery import CUISINES, DIETS, FIRST_NAMES, OCCUPATIONS
+from .content_delivery import CUISINES, DIETS
 from .content_instore import CATEGORIES, Category, ProductType
 from .content_travel import (
-    AIRLINES,
     CITIES,
     EVENTS,
     FLIGHT_CLASSES,
-    FLIGHT_TAGS,
     HOLIDAYS,
-    HOTEL_STEMS,
     HOTEL_TAGS,
-    MODE_FARE,
-    MODE_SPEED,
     MODE_WISH,
-    NIGHTLY_BASE,
-    PERSONALITIES,
     ROOM_TYPES,
     TRAIN_CLASSES,
-    TRAIN_PREFIXES,
-    TRAIN_TAGS,
-    WEEKDAYS,
 )
 from .delivery import _DIET_VARIANT as DIET_VARIANT  # how a dish is named with what a diet forbids
+from .delivery import StoreWorld
+from .instore import ShopWorld
+from .travel import (
+    TravelCatalogue,
+    TravelItems,
+    draw_hotel,
+    hotel_booking,
+    journey,
+    process_violations,
+    state_hotel_wishes,
+    state_ticket_wishes,
+    state_travel_date,
+    ticket_budget,
+    transport_booking,
+    weather,
+)
 
 GENERATOR_VERSION = 1
 DEFAULT_DIFFICULTY = 3
@@ -171,10 +193,6 @@ KEYWORDS = {
 }
 
 
-class _Retry(Exception):
-    """This attempt drew an unusable combination (e.g. two amounts the rubric would confuse)."""
-
-
 def reasoning_points_for(difficulty: int) -> int:
     return 8 + max(0, min(MAX_DIFFICULTY, difficulty))
 
@@ -185,18 +203,6 @@ def _cost(option: str, legs: set[str]) -> int:
     if option == "cancel_old":
         return 2  # cancel one booking, keep the other
     return 1
-
-
-def _hhmm(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
-
-
-def _article(noun: str) -> str:
-    return "an" if noun[0].lower() in "aeiou" else "a"
 
 
 @lru_cache(maxsize=1)
@@ -274,8 +280,7 @@ class _Builder:
     def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
-        key = split if attempt == 0 else f"{split}#{attempt}"
-        self.rng = task_rng("cross", key, seed, difficulty, GENERATOR_VERSION)
+        self.rng = task_rng("cross", split, seed, difficulty, GENERATOR_VERSION, attempt)
         self.ids = IdPool(self.rng)
         self.addresses: set[str] = set()
         self.names: set[str] = set()
@@ -297,9 +302,29 @@ class _Builder:
         self.places: dict[str, dict[str, Any]] = {}  # id -> row (services, hotels, shops, stores)
         self.items: dict[str, dict[str, Any]] = {}  # product id -> row (packages and dishes)
         self.slot: dict[tuple[str, str, str], tuple[str, float]] = {}  # (place, type, date) -> (id, price)
-        self.hubs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cat = TravelCatalogue(self.rng, self.ids, self.tables, self.places, self.slot)
         self.segments: dict[tuple[Any, ...], list[str]] = {}
         self.days: dict[int, str] = {}
+        self.store_world = StoreWorld(
+            self.rng,
+            self.ids,
+            self.tables["stores"],
+            self.tables["products"],
+            lambda stems: self._store_name(self.cuisine, self.city_b, stems),
+            lambda: self._address(self.city_b),
+            self.places,
+            self.items,
+        )
+        self.shop_world = ShopWorld(
+            self.rng,
+            self.ids,
+            self.tables["shops"],
+            self.tables["shop_products"],
+            self._name,
+            lambda: self._address(self.city_b),
+            self.places,
+            self.items,
+        )
 
     # ----- ids, names, addresses ----------------------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
@@ -313,7 +338,7 @@ class _Builder:
             if text not in self.addresses:
                 self.addresses.add(text)
                 return text
-        raise _Retry("no free address")
+        raise Retry("no free address")
 
     def _loc(self, city: str, lon: float, lat: float, district: str | None = None) -> dict[str, Any]:
         return {"address": self._address(city, district), "longitude": lon, "latitude": lat}
@@ -325,7 +350,7 @@ class _Builder:
             if name not in self.names:
                 self.names.add(name)
                 return name
-        raise _Retry("no free name")
+        raise Retry("no free name")
 
     def day(self, k: int) -> str:
         """The date ``k`` days after the arrival day (memoised: every row and action names dates)."""
@@ -338,124 +363,25 @@ class _Builder:
         return self.arrive + timedelta(days=k, minutes=minutes)
 
     # ----- flights and trains -----------------------------------------------------------------
-    def _hub(self, city: str, mode: str) -> dict[str, Any]:
-        if (city, mode) not in self.hubs:
-            lon, lat, _, airport, station = CITIES[city]
-            far = self.rng.uniform(18_000, 32_000) if mode == "flight" else self.rng.uniform(3_000, 9_000)
-            x, y = at_distance(self.rng, lon, lat, far)
-            self.hubs[(city, mode)] = {
-                "address": f"{airport if mode == 'flight' else station}, {city}",
-                "longitude": x,
-                "latitude": y,
-            }
-        return self.hubs[(city, mode)]
-
     def _fares(self, mode: str, base: float, days: tuple[int, ...]) -> dict[str, dict[str, float]]:
         classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
-        f0 = self.rng.uniform(0.85, 1.25)
-        out = {}
-        for k in days:
-            f = f0 * self.rng.uniform(0.92, 1.12)
-            out[self.day(k)] = {cls: float(round(base * m * f)) for cls, m in classes}
-        return out
+        return self.cat.fares(classes, base, [self.day(k) for k in days])
 
-    def _cheaper(self, fares: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        """The same fares 10-25% cheaper: a decoy must tempt."""
-        f = self.rng.uniform(0.75, 0.9)
-        return {day: {cls: float(round(p * f)) for cls, p in row.items()} for day, row in fares.items()}
-
-    def _service(
-        self,
-        mode: str,
-        a: str,
-        b: str,
-        dep: int,
-        dur: int,
-        fares: dict[str, dict[str, float]],
-        tags: list[str] | None = None,
-    ) -> dict[str, Any]:
-        rng = self.rng
-        if mode == "flight":
-            sid = self._id("F", 6)
-            row = {
-                "flight_id": sid,
-                "flight_number": f"{rng.choice(AIRLINES)[1]}{rng.randint(1000, 9899)}",
-                "departure_city": a,
-                "arrival_city": b,
-                "departure_airport_location": self._hub(a, mode),
-                "arrival_airport_location": self._hub(b, mode),
-            }
-            seats, owner, pool = "flight_seats", "flight_id", FLIGHT_TAGS
-        else:
-            sid = self._id("T", 6)
-            row = {
-                "train_id": sid,
-                "train_number": f"{rng.choice(TRAIN_PREFIXES)}{rng.randint(10, 2999)}",
-                "departure_city": a,
-                "arrival_city": b,
-                "departure_station_location": self._hub(a, mode),
-                "arrival_station_location": self._hub(b, mode),
-            }
-            seats, owner, pool = "train_seats", "train_id", TRAIN_TAGS
-        row |= {
-            "departure_time": _hhmm(dep),
-            "arrival_time": _hhmm((dep + dur) % (24 * 60)),
-            "tags": tags if tags is not None else sorted(rng.sample(pool, rng.randint(1, 2))),
-        }
-        self.tables[f"{mode}s"].append(row)
-        self.places[sid] = row
-        for day, by_class in fares.items():
-            for cls, price in by_class.items():
-                pid = self._id("FS" if mode == "flight" else "TS", 7)
-                self.tables[seats].append(
-                    {"product_id": pid, owner: sid, "seat_type": cls, "date": day, "price": price, "quantity": 20}
-                )
-                self.slot[(sid, cls, day)] = (pid, price)
-        return row
+    def _service(self, *args: Any, tags: list[str] | None = None) -> dict[str, Any]:
+        """``TravelCatalogue.service`` (mode, from, to, departure, duration, fares) with 20 seats a product."""
+        return self.cat.service(*args, stock=20, tags=tags)
 
     # ----- hotels -----------------------------------------------------------------------------
     def _room_prices(self, star: int, types: list[tuple[str, float]]) -> dict[str, dict[str, float]]:
-        lo, hi = NIGHTLY_BASE[star]
-        base = self.rng.uniform(lo, hi)
-        out = {}
-        for k in range(-1, self.n0 + 1):
-            weekend = (self.arrive + timedelta(days=k)).weekday() in (4, 5)  # Friday and Saturday nights
-            f = base * (1.15 if weekend else 1.0) * self.rng.uniform(0.96, 1.04)
-            out[self.day(k)] = {t: float(round(f * m / 10) * 10) for t, m in types}
-        return out
+        return self.cat.room_prices(star, types, [self.day(k) for k in range(-1, self.n0 + 1)])
 
     def _hotel(
         self, coords: tuple[float, float], star: int, score: float, tags: list[str], prices: dict[str, dict[str, float]]
     ) -> dict[str, Any]:
-        hid = self._id("H", 6)
-        stem = self.rng.choice([s for s in HOTEL_STEMS if s not in self.names])
-        self.names.add(stem)
-        district = self.rng.choice(CITIES[self.city_b][2])
-        row = {
-            "hotel_id": hid,
-            "hotel_name": f"{stem} ({district})",
-            "score": round(score, 1),
-            "star_rating": star,
-            "location": self._loc(self.city_b, *coords, district=district),
-            "tags": list(tags),
-        }
-        self.tables["hotels"].append(row)
-        self.places[hid] = row
-        for day, by_type in prices.items():
-            for rtype, price in by_type.items():
-                pid = self._id("HR", 7)
-                self.tables["hotel_rooms"].append(
-                    {
-                        "product_id": pid,
-                        "hotel_id": hid,
-                        "room_type": rtype,
-                        "date": day,
-                        "price": price,
-                        "quantity": 10,
-                    }
-                )
-                self.slot[(hid, rtype, day)] = (pid, price)
-        return row
+        def stem() -> str:
+            return self.cat.hotel_stem(self.names)
+
+        return self.cat.hotel(self.city_b, stem, coords, star, score, tags, prices, self._address, stock=10)
 
     # ----- shops and their packages -------------------------------------------------------------
     def _shop(
@@ -467,57 +393,16 @@ class _Builder:
         fee: float,
         stems: tuple[str, ...] | list[str] | None = None,
     ) -> dict[str, Any]:
-        cat = CATEGORIES[category]
-        book = cat.kind == "book"
-        shop = {
-            "shop_id": self._id("S", 6),
-            "shop_name": self._name(stems or cat.stems),
-            "score": round(score, 1),
-            "location": self._loc(self.city_b, *coords),
-            "tags": list(tags),
-            "category": category,
-            "enable_book": book,
-            "book_price": float(fee) if book else 0.0,
-            "enable_reservation": not book,
-            "open_time": SHOP_HOURS[0],
-            "close_time": SHOP_HOURS[1],
-        }
-        self.tables["shops"].append(shop)
-        self.places[shop["shop_id"]] = shop
-        return shop
+        return self.shop_world.shop(category, coords, score, tags, stems=stems, hours=SHOP_HOURS, fee=fee)
 
     def _package(self, shop: dict[str, Any], name: str, price: float, tags: list[str]) -> dict[str, Any]:
-        p = {
-            "product_id": self._id("P", 6),
-            "name": name,
-            "shop_id": shop["shop_id"],
-            "price": float(price),
-            "tags": list(tags),
-            "quantity": 30,
-        }
-        self.tables["shop_products"].append(p)
-        self.items[p["product_id"]] = p
-        return p
+        return self.shop_world.product(shop, name, price, tags, 30)
 
     def _clone_shop(
         self, src: dict[str, Any], coords: tuple[float, float], **changes: Any
     ) -> tuple[dict[str, Any], dict[str, str]]:
         """A look-alike shop (same menu under new ids); returns it and old -> new product ids."""
-        cat = CATEGORIES[src["category"]]
-        stems = [s for s in cat.stems if not src["shop_name"].startswith(s)] or list(cat.stems)
-        shop = self._shop(
-            src["category"],
-            coords,
-            changes.get("score", src["score"]),
-            changes.get("tags", src["tags"]),
-            src["book_price"],
-            stems,
-        )
-        mapping = {
-            p["product_id"]: self._package(shop, p["name"], p["price"], p["tags"])["product_id"]
-            for p in [p for p in self.tables["shop_products"] if p["shop_id"] == src["shop_id"]]
-        }
-        return shop, mapping
+        return self.shop_world.clone(src, coords, **changes)
 
     # ----- food stores and their dishes ---------------------------------------------------------
     def _store(
@@ -529,38 +414,27 @@ class _Builder:
         tags: list[str],
         stems: tuple[str, ...] | list[str] | None = None,
     ) -> dict[str, Any]:
+        return self.store_world.store(
+            cuisine,
+            coords,
+            score,
+            tags,
+            name=self._store_name(cuisine, city, stems),
+            hours=STORE_HOURS,
+            address=lambda: self._address(city),
+        )
+
+    def _store_name(self, cuisine: str, city: str, stems: tuple[str, ...] | list[str] | None) -> str:
+        """A food store name not used yet in this world (drawn before the store's id)."""
         rng = self.rng
         name = f"{rng.choice(stems or CUISINES[cuisine][0])} ({rng.choice(CITIES[city][2])} Branch)"
         while name in self.names:
             name = f"{rng.choice(CUISINES[cuisine][0])} ({rng.choice(CITIES[city][2])} Branch {len(self.names)})"
         self.names.add(name)
-        store = {
-            "store_id": self._id("S", 6),
-            "name": name,
-            "score": round(score, 1),
-            "location": self._loc(city, *coords),
-            "tags": list(tags),
-            "open_time": STORE_HOURS[0],
-            "close_time": STORE_HOURS[1],
-        }
-        self.tables["stores"].append(store)
-        self.places[store["store_id"]] = store
-        return store
+        return name
 
     def _dish(self, store: dict[str, Any], name: str, price: float, tags: list[str]) -> dict[str, Any]:
-        p = {
-            "product_id": self._id("P", 6),
-            "name": name,
-            "store_id": store["store_id"],
-            "store_name": store["name"],
-            "price": float(price),
-            "tags": list(tags),
-            "attributes": [],
-            "quantity": 9999,
-        }
-        self.tables["products"].append(p)
-        self.items[p["product_id"]] = p
-        return p
+        return self.store_world.product(store, name, price, tags, [])
 
     def _clone_store(
         self, src: dict[str, Any], city: str, coords: tuple[float, float]
@@ -568,12 +442,8 @@ class _Builder:
         stems = [s for s in CUISINES[self.cuisine][0] if not src["name"].startswith(s)] or list(
             CUISINES[self.cuisine][0]
         )
-        store = self._store(self.cuisine, city, coords, src["score"], src["tags"], stems)
-        mapping = {
-            p["product_id"]: self._dish(store, p["name"], p["price"], p["tags"])["product_id"]
-            for p in [p for p in self.tables["products"] if p["store_id"] == src["store_id"]]
-        }
-        return store, mapping
+        name = self._store_name(self.cuisine, city, stems)
+        return self.store_world.clone(src, self.cuisine, name, coords, address=lambda: self._address(city))
 
     # ----- what to build ------------------------------------------------------------------------
     def _choose(self) -> tuple[set[str], set[str]]:
@@ -596,7 +466,7 @@ class _Builder:
                 chosen.add(o)
                 total += c
         if total != need:
-            raise _Retry("no option set of the right size")
+            raise Retry("no option set of the right size")
         return legs, chosen
 
     def build(self) -> Task:
@@ -612,12 +482,8 @@ class _Builder:
         other_mode = "train" if mode == "flight" else "flight"
         city_a, city_b, km = rng.choice(_city_pairs(mode))
         self.city_b = city_b
-        speed, overhead = MODE_SPEED[mode]
-        dur = int(round((km / speed * 60 + overhead) / 5) * 5)
-        base_fare = max(MODE_FARE[mode][1], km * MODE_FARE[mode][0])
-        name = rng.choice(FIRST_NAMES)
-        style = rng.choice(sorted(PERSONALITIES))
-        user_id = f"U{rng.randrange(10**6):06d}"
+        dur, base_fare = journey(mode, km)
+        name, style, user_id = draw_user(rng)
         task_key = f"G{self.seed % 10**6:06d}"
         home_coords = at_distance(rng, CITIES[city_a][0], CITIES[city_a][1], rng.uniform(1500, 7000))
         home = {"address": self._address(city_a), "longitude": home_coords[0], "latitude": home_coords[1]}
@@ -641,7 +507,7 @@ class _Builder:
         t_arr = visit0 - margin - rng.randrange(15, 61, 5)
         t0 = t_arr - dur
         if t0 < 6 * 60 + 30:
-            raise _Retry("the journey is too long for the evening")
+            raise Retry("the journey is too long for the evening")
         window = rng.randrange(21 * 60, 21 * 60 + 46, 15)  # the delivery arrives within 30 minutes of this
 
         # -- the flight or train, and its decoys
@@ -652,36 +518,23 @@ class _Builder:
         decoys: dict[str, dict[str, Any]] = {}
         # cheaper, but lands too late to make the evening booking after the transfer
         late = rng.randrange(visit - margin + 15, visit + 21, 5)
-        decoys["after_arrival"] = self._service(mode, city_a, city_b, late - dur, dur, self._cheaper(fares))
+        decoys["after_arrival"] = self._service(mode, city_a, city_b, late - dur, dur, self.cat.cheaper(fares))
         after = None
         if "depart_after" in c:
             after = int(math.floor((t0 - rng.choice([15, 30, 45])) / 15) * 15)
             decoys["depart_after"] = self._service(
-                mode, city_a, city_b, after - rng.choice([30, 45, 60]), dur, self._cheaper(fares)
+                mode, city_a, city_b, after - rng.choice([30, 45, 60]), dur, self.cat.cheaper(fares)
             )
         budget = None
         if "ticket_budget" in c:
-            top = max(f[seat_type] for f in fares.values()) * qty
-            budget = float(math.ceil(top * rng.uniform(1.05, 1.2) / 50) * 50)
-            dear = math.ceil(budget / qty) + rng.randint(4, 16) * 10
-            mult = dict(classes)
-            decoys["ticket_budget"] = self._service(
-                mode,
-                city_a,
-                city_b,
-                t0 + 10,
-                dur,
-                {
-                    self.day(k): {cls: float(round(dear * m / mult[seat_type])) for cls, m in classes}
-                    for k in SEAT_DATES
-                },
-                tags=["Direct", "Meal included"] if mode == "flight" else ["High-speed", "Dining car"],
+            budget = ticket_budget(rng, fares, seat_type, qty)
+            decoys["ticket_budget"] = self.cat.over_budget(
+                mode, city_a, city_b, t0 + 10, dur, classes, [self.day(k) for k in SEAT_DATES], budget, qty, seat_type
             )
         self._service(
             mode, city_a, city_b, rng.randrange(6 * 60, 12 * 60, 5), dur, self._fares(mode, base_fare, SEAT_DATES)
         )
-        o_dur = int(round((km / MODE_SPEED[other_mode][0] * 60 + MODE_SPEED[other_mode][1]) / 5) * 5)
-        o_fare = max(MODE_FARE[other_mode][1], km * MODE_FARE[other_mode][0])
+        o_dur, o_fare = journey(other_mode, km)
         self._service(
             other_mode,
             city_a,
@@ -708,11 +561,7 @@ class _Builder:
             return offset(v_lon, v_lat, dist * math.cos(b), dist * math.sin(b))
 
         h_pos, far_pos, mid = along(max_m - u), along(max_m + w), along((2 * max_m - u + w) / 2)
-        star = rng.choice([3, 4, 5])
-        min_score = rng.choice([4.5, 4.6, 4.7]) if "hotel_rating" in c else None
-        score = math.ceil(rng.uniform(min_score, 5.0) * 10) / 10 if min_score else rng.uniform(4.0, 4.9)
-        tag = rng.choice(sorted(HOTEL_TAGS)) if "hotel_tag" in c else None
-        tags = sorted(set(rng.sample([t for t in HOTEL_TAGS if t != tag], rng.randint(0, 2)) + ([tag] if tag else [])))
+        star, min_score, score, tag, tags = draw_hotel(rng, "hotel_rating" in c, "hotel_tag" in c)
         types = [ROOM_TYPES[0], rng.choice(ROOM_TYPES[1:])]
         prices = self._room_prices(star, types)
         hotel = self._hotel(h_pos, star, score, tags, prices)
@@ -807,7 +656,7 @@ class _Builder:
             if "diet" in c:
                 options = [k for k, v in sorted(DIETS.items()) if v[0] not in base[2]]
                 if not options:
-                    raise _Retry("no diet spares the dish")
+                    raise Retry("no diet spares the dish")
                 diet_key = rng.choice(options)
                 forbidden = DIETS[diet_key][0]
             store = self._store(
@@ -940,51 +789,25 @@ class _Builder:
         # -- what the user says up front and what it holds back
         sheet = FactSheet(rng)
         fact = sheet.add
-        if holiday is not None:
-            hname, _, multi = holiday
-            fact(
-                "travel_date",
-                f"I want to arrive on the first day of this year's {hname} holiday."
-                if multi
-                else f"I want to arrive on {hname} this year.",
-                KEYWORDS["travel_date"],
-            )
-        else:
-            fact(
-                "travel_date",
-                f"I want to arrive on {WEEKDAYS[self.arrive.weekday()]}, {self.arrive:%B} {self.arrive.day}.",
-                KEYWORDS["travel_date"],
-            )
+        state_travel_date(fact, holiday, self.arrive, KEYWORDS["travel_date"])
         if "travellers" in c:
             fact("party_size", f"There will be {qty} of us, so we need {qty} of everything except the room.")
-        if after is not None:
-            fact("departure", f"I can't leave before {_hhmm(after)}.", KEYWORDS["departure"])
-        if "seat_class" in c:
-            fact("seat", f"I want {seat_type} seats.", KEYWORDS["seat"])
-        if budget is not None:
-            fact(
-                "ticket_budget",
-                f"The {mode} tickets shouldn't cost more than {_fmt(budget)} yuan in total.",
-                KEYWORDS["ticket_budget"],
-            )
+        state_ticket_wishes(fact, KEYWORDS, mode, after, seat_type if "seat_class" in c else None, budget)
         fact("stay", f"I'll stay {n0} night{'s' if n0 > 1 else ''}.", KEYWORDS["stay"])
-        fact("distance", f"The hotel should be within {_fmt(max_m)} metres of the venue.", KEYWORDS["distance"])
-        if min_score is not None:
-            fact("hotel_rating", f"The hotel should be rated at least {min_score:g}.", KEYWORDS["hotel_rating"])
-        if tag is not None:
-            fact("hotel_tag", HOTEL_TAGS[tag], KEYWORDS["hotel_tag"])
+        fact("distance", f"The hotel should be within {fmt_amount(max_m)} metres of the venue.", KEYWORDS["distance"])
+        state_hotel_wishes(fact, KEYWORDS, min_score, tag)
         hub = HUB_NOUN[mode]
         if instore:
             place = EVENING_VISITS[category][1]
             fact(
                 "visit_time",
-                f"Make it {_hhmm(visit0)} on the evening I arrive; I need {margin} minutes to get there "
+                f"Make it {hhmm(visit0)} on the evening I arrive; I need {margin} minutes to get there "
                 f"from the {hub}.",
                 KEYWORDS["visit_time"],
             )
             fact(
                 "shop_distance",
-                f"The {place} should be within {_fmt(shop_m)} metres of my hotel.",
+                f"The {place} should be within {fmt_amount(shop_m)} metres of my hotel.",
                 KEYWORDS["shop_distance"],
             )
             if shop_min is not None:
@@ -992,13 +815,13 @@ class _Builder:
             if instore_budget is not None:
                 fact(
                     "instore_budget",
-                    f"The package shouldn't cost more than {_fmt(instore_budget)} yuan.",
+                    f"The package shouldn't cost more than {fmt_amount(instore_budget)} yuan.",
                     KEYWORDS["instore_budget"],
                 )
         if delivery:
             fact(
                 "delivery_time",
-                f"The food should arrive between {_hhmm(window)} and {_hhmm(window + 30)} that night.",
+                f"The food should arrive between {hhmm(window)} and {hhmm(window + 30)} that night.",
                 KEYWORDS["delivery_time"],
             )
             if diet_key:
@@ -1006,7 +829,7 @@ class _Builder:
             if store_max is not None:
                 fact(
                     "store_distance",
-                    f"The food store should be within {_fmt(store_max)} metres of the hotel, so it arrives hot.",
+                    f"The food store should be within {fmt_amount(store_max)} metres of the hotel, so it arrives hot.",
                     KEYWORDS["store_distance"],
                 )
             if note_key:
@@ -1017,7 +840,7 @@ class _Builder:
         opening += f" {MODE_WISH[mode]} The {event_noun} is at the {venue['address']}."
         if instore:
             visit_text = EVENING_VISITS[category][0].format(item=item_phrase)
-            opening += f" On the evening I arrive I'd like {_article(visit_text)} {visit_text} close to my hotel."
+            opening += f" On the evening I arrive I'd like {article(visit_text)} {visit_text} close to my hotel."
         if delivery:
             opening += " " + DELIVERY_WISH.format(dish=dish_type)
         if mistaken is not None:
@@ -1029,72 +852,25 @@ class _Builder:
             noun = "booking" if kind == "book" else "reservation"
             change_msg = (
                 f"Oh, one change: my evening plans shifted, could you move the {noun} one hour later, "
-                f"to {_hhmm(visit)}?"
+                f"to {hhmm(visit)}?"
             )
-        user = UserScript(
-            language="en",
-            style=style,
-            persona={
-                "name": name,
-                "occupation": rng.choice(OCCUPATIONS),
-                "personality": PERSONALITIES[style],
-                "home city": city_a,
-            },
-            opening=opening,
-            facts=facts,
-            intent_change=IntentChange(trigger="first_done", message=change_msg) if change_msg else None,
-        )
+        user = user_script(rng, name, style, ("home city", city_a), opening, facts, change_msg, "first_done")
 
         # -- rubric: content items first (the reasoning points), then the process items
-        items: list[RubricItem] = []
-
-        def item(name_: str, kind_: str, description: str, **params: Any) -> None:
-            items.append(RubricItem(name=name_, kind=kind_, description=description, params=params))
+        items = Rubric()
+        item = items.add
 
         table = "books" if kind == "book" else "reservations"
-        item(
-            "outbound",
-            "transport_route",
-            f"a {mode} from {city_a} to {city_b} on {self.day(0)}",
-            order_type=mode,
-            departure_city=city_a,
-            arrival_city=city_b,
-            date=self.day(0),
-        )
+        trip_items = TravelItems(items, mode)
+        trip_items.outbound(city_a, city_b, self.day(0))
         item("check_in", "check_in_matches_arrival", "hotel check-in on the arrival day", order_type=mode)
         item("nights", "nights", f"{n0} night(s) at the hotel", count=n0)
-        item(
-            "hotel_distance",
-            "hotel_distance",
-            f"hotel within {_fmt(max_m)} m of the venue",
-            max_m=max_m,
-            longitude=v_lon,
-            latitude=v_lat,
-        )
-        if "seat_class" in c:
-            item("seat_class", "product_type", f"seat class {seat_type}", order_type=mode, value=seat_type)
-        if "travellers" in c:
-            item("travellers", "quantity", f"{qty} {mode} seats", order_type=mode, count=qty)
-        if after is not None:
-            item(
-                "depart_after",
-                "depart_after",
-                f"leaves at or after {_hhmm(after)}",
-                order_type=mode,
-                after=_hhmm(after),
-            )
-        if budget is not None:
-            item(
-                "ticket_budget",
-                "budget",
-                f"{mode} tickets at most {_fmt(budget)} in total",
-                order_type=mode,
-                max_total=budget,
-            )
-        if min_score is not None:
-            item("hotel_rating", "hotel_rating", f"hotel rated at least {min_score}", min_score=min_score)
-        if tag is not None:
-            item("hotel_tag", "hotel_tag", f"hotel offers {tag}", tag=tag)
+        trip_items.hotel_distance(max_m, v_lon, v_lat)
+        trip_items.seat_class(seat_type if "seat_class" in c else None)
+        trip_items.travellers(qty if "travellers" in c else None)
+        trip_items.depart_after(after)
+        trip_items.ticket_budget(budget)
+        trip_items.hotel_wishes(min_score, tag)
         if instore:
             noun = "booking" if kind == "book" else "reservation"
             same = [package] + ([variants["instore_budget"]] if "instore_budget" in variants else [])
@@ -1103,15 +879,15 @@ class _Builder:
             item(
                 "visit_time",
                 "appointment_on_arrival_day",
-                f"the {noun} is at {_hhmm(visit)} on the arrival day",
+                f"the {noun} is at {hhmm(visit)} on the arrival day",
                 order_type=mode,
                 table=table,
-                time=_hhmm(visit),
+                time=hhmm(visit),
             )
             item(
                 "shop_near_hotel",
                 "shop_near_hotel",
-                f"the shop is within {_fmt(shop_m)} m of the hotel",
+                f"the shop is within {fmt_amount(shop_m)} m of the hotel",
                 table=table,
                 max_m=shop_m,
             )
@@ -1133,7 +909,7 @@ class _Builder:
                 item(
                     "instore_budget",
                     "budget",
-                    f"package at most {_fmt(instore_budget)}",
+                    f"package at most {fmt_amount(instore_budget)}",
                     order_type="instore",
                     max_total=instore_budget,
                 )
@@ -1145,10 +921,10 @@ class _Builder:
             item(
                 "delivery_time",
                 "delivery_after_check_in",
-                f"delivered on the check-in night between {_hhmm(window)} and {_hhmm(window + 30)}",
+                f"delivered on the check-in night between {hhmm(window)} and {hhmm(window + 30)}",
                 check_in=HOTEL_CHECK_IN,
-                after=_hhmm(window),
-                by=_hhmm(window + 30),
+                after=hhmm(window),
+                by=hhmm(window + 30),
             )
             if "travellers" in c:
                 item("portions", "quantity", f"{qty} portions", count=qty)
@@ -1156,7 +932,7 @@ class _Builder:
                 item(
                     "store_distance",
                     "store_distance",
-                    f"store within {_fmt(store_max)} m of the hotel",
+                    f"store within {fmt_amount(store_max)} m of the hotel",
                     max_m=store_max,
                 )
             if forbidden:
@@ -1174,7 +950,7 @@ class _Builder:
             item("keep_other_order", "untouched", "the ticket home is kept", order_ids=[kept["order_id"]])
         points = len(items) + int(intent)
         if points != reasoning_points_for(d):
-            raise _Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
+            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
         item("transport_count", "order_count", f"exactly one {mode} order", order_type=mode, count=1)
         item("hotel_count", "order_count", "exactly one hotel order", order_type="hotel", count=1)
         item("transport_paid", "paid", f"the {mode} order is paid", order_type=mode)
@@ -1227,12 +1003,7 @@ class _Builder:
                 "outbound": replace(golden, day=1, stay=(1, n0 + 1), visit_day=1, delivery_day=1),
                 "check_in": replace(golden, stay=(-1, n0 - 1), delivery_day=-1),
                 "nights": replace(golden, stay=(0, n0 - 1 if n0 >= 2 else n0 + 1)),
-                "transport_count": replace(golden, extra=frozenset({"transport"})),
-                "hotel_count": replace(golden, extra=frozenset({"hotel"})),
-                "transport_paid": replace(golden, pay_transport=False),
-                "hotel_paid": replace(golden, pay_hotel=False),
-                "confirmed": replace(golden, confirm=False),
-                "informed_totals": replace(golden, tell_totals=False),
+                **process_violations(golden),
             }
             for key, h in hotels.items():
                 v[key] = replace(golden, hotel_id=h["hotel_id"])
@@ -1312,17 +1083,7 @@ class _Builder:
             "task_key": task_key,
             "language": "en",
             "locations": [home, venue],
-            "weather": [
-                {
-                    "id": f"W{k + 1}",
-                    "city": city_b,
-                    "category": rng.choice(["sunny", "cloudy", "rainy"]),
-                    "datetime": self.day(k),
-                    "temperature": [rng.randint(2, 18), rng.randint(19, 33)],
-                    "humidity": rng.randint(30, 90),
-                }
-                for k in range(2)
-            ],
+            "weather": weather(rng, city_b, [self.day(k) for k in range(2)], first_id=1),
             "orders": orders,
             **self.tables,
             "user_profile": {"user id": user_id, "name": name, "home city": city_a, "home address": home["address"]},
@@ -1335,18 +1096,9 @@ class _Builder:
                 "usual late-night store": home_store["name"],
             },
         }
-        return Task(
-            task_id=f"cross/{self.split}/{self.seed}/d{self.difficulty}",
-            domain="cross",
-            source="generated",
-            language="en",
-            difficulty=self.difficulty,
-            reasoning_points=points,
-            world=world,
-            user=user,
-            rubric=items,
-            golden_actions=golden_actions,
-            violations=violations,
+        return generated_task(
+            "cross", self.split, self.seed, self.difficulty, points,
+            world, user, items, golden_actions, violations
         )
 
     # ----- what a route costs and what the tools report ----------------------------------------------
@@ -1378,7 +1130,7 @@ class _Builder:
     def _check_amounts(self, golden: Route) -> None:
         """Totals and refunds must differ, or a message leaving one out would still name it."""
         if set(self._totals(golden).values()) & set(self._refunds(golden)):
-            raise _Retry("a total equals a refund")
+            raise Retry("a total equals a refund")
 
     # ----- the action strings of a route ----------------------------------------------------------
     def _seg(self, key: tuple[Any, ...], make: Callable[[], list[str]]) -> list[str]:
@@ -1453,21 +1205,21 @@ class _Builder:
         t = self._totals(r)
         parts = [
             f"{mode} {number} on {self.day(r.day)}, {svc['departure_time']}-{svc['arrival_time']}, {r.seat_type} x{r.qty} "
-            f"for {_fmt(t['transport'])} yuan",
+            f"for {fmt_amount(t['transport'])} yuan",
             f"{self.places[r.hotel_id]['hotel_name']}, {ROOM_TYPES[0][0]}, {self.day(r.stay[0])} to {self.day(r.stay[1])}, "
-            f"{_fmt(t['hotel'])} yuan",
+            f"{fmt_amount(t['hotel'])} yuan",
         ]
         if ctx["instore"]:
             what = "a booking" if ctx["kind"] == "book" else "a reservation"
             parts.append(
                 f"{self.items[r.product_id]['name']} at {self.places[r.shop_id]['shop_name']} for "
-                f"{_fmt(t['instore'])} yuan, and {what} for {r.party} at {self.places[r.visit_shop]['shop_name']} "
-                f"at {_hhmm(r.visit_min)}"
+                f"{fmt_amount(t['instore'])} yuan, and {what} for {r.party} at {self.places[r.visit_shop]['shop_name']} "
+                f"at {hhmm(r.visit_min)}"
             )
         if ctx["delivery"]:
             parts.append(
                 f"{self.items[r.dish_id]['name']} x{r.portions} from {self.places[r.store_id]['name']}, "
-                f"{_fmt(t['delivery'])} yuan, delivered to the hotel at about {_hhmm(r.delivery_min)}"
+                f"{fmt_amount(t['delivery'])} yuan, delivered to the hotel at about {hhmm(r.delivery_min)}"
             )
         return f"Here is the plan: {'; '.join(parts)}. Shall I book and pay for all of it?"
 
@@ -1480,34 +1232,15 @@ class _Builder:
         def transport() -> list[str]:
             out = []
             for n in range(1, 2 + int("transport" in r.extra)):
-                out.append(
-                    call(
-                        f"create_{mode}_order",
-                        **{f"{mode}_id": r.transport_id},
-                        seat_id=self._seat(r)[0],
-                        user_id=uid,
-                        date=self.day(r.day),
-                        quantity=r.qty,
-                    )
-                )
-                if r.pay_transport:
-                    out.append(call(f"pay_{mode}_order", order_id=oid(mode, n)))
+                pay = oid(mode, n) if r.pay_transport else None
+                out += transport_booking(mode, r.transport_id, self._seat(r)[0], uid, self.day(r.day), r.qty, pay)
             return out
 
         def hotel() -> list[str]:
             out = []
             for n in range(1, 2 + int("hotel" in r.extra)):
-                out.append(
-                    call(
-                        "create_hotel_order",
-                        hotel_id=r.hotel_id,
-                        room_id=self._stay(r)[0],
-                        user_id=uid,
-                        check_out_date=self.day(r.stay[1]),
-                    )
-                )
-                if r.pay_hotel:
-                    out.append(call("pay_hotel_order", order_id=oid("hotel", n)))
+                pay = oid("hotel", n) if r.pay_hotel else None
+                out += hotel_booking(r.hotel_id, self._stay(r)[0], uid, self.day(r.stay[1]), pay)
             return out
 
         out = list(
@@ -1654,7 +1387,7 @@ class _Builder:
         done = "All done: everything has been booked" + (" and paid." if paid else ".")
         if refunds:
             done += " The hotel booked for the wrong week has been cancelled"
-            done += f" and {' + '.join(_fmt(x) for x in refunds)} yuan will be refunded." if r.tell_changes else "."
+            done += f" and {' + '.join(fmt_amount(x) for x in refunds)} yuan will be refunded." if r.tell_changes else "."
         if r.tell_totals:
             names = {
                 "transport": f"the {self.mode}",
@@ -1662,7 +1395,7 @@ class _Builder:
                 "instore": "the package",
                 "delivery": "the food",
             }
-            done += " Totals: " + ", ".join(f"{names[k]} {_fmt(x)} yuan" for k, x in self._totals(r).items()) + "."
+            done += " Totals: " + ", ".join(f"{names[k]} {fmt_amount(x)} yuan" for k, x in self._totals(r).items()) + "."
         out.append(done)
         if ctx["intent"]:
             out += self._seg(
@@ -1678,11 +1411,9 @@ def generate_cross_task(
     """The cross-scenario task for (seed, difficulty, split); the same inputs always give the same task.
     ``violations=False`` leaves out the checker-validation trajectories (an env needs none), and
     nothing else changes."""
-    if split not in ("train", "dev", "test"):
-        raise ValueError(f"split must be train, dev or test, got {split!r}")
-    for attempt in range(MAX_ATTEMPTS):
-        try:
-            return _Builder(int(seed), int(difficulty), split, attempt, violations).build()
-        except _Retry:
-            continue
-    raise RuntimeError(f"no cross-scenario task for seed {seed}, difficulty {difficulty} after {MAX_ATTEMPTS} attempts")
+    check_split(split)
+    return first_attempt(
+        lambda attempt: _Builder(int(seed), int(difficulty), split, attempt, violations).build(),
+        MAX_ATTEMPTS,
+        f"cross-scenario task for seed {seed}, difficulty {difficulty}",
+    )

@@ -17,28 +17,37 @@ Generation is a pure function of (seed, difficulty, split): splits draw from dis
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from rewards.rubric import RubricItem
-from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import TIME_FORMAT, haversine_m
 from world_state.delivery.tools import delivery_minutes
 
 from ..tasks import Task
-from .common import FactSheet, IdPool, at_distance, call, street_address, task_rng
+from .common import (
+    FactSheet,
+    IdPool,
+    PlaceWorld,
+    at_distance,
+    call,
+    check_split,
+    draw_user,
+    generated_task,
+    street_address,
+    task_rng,
+    user_script,
+)
 from .content_delivery import (
     ATTRIBUTE_SETS,
     CITIES,
     CUISINES,
     DIETS,
     DISH_ATTRIBUTE,
-    FIRST_NAMES,
     NOTES,
-    OCCUPATIONS,
     OPENINGS,
-    PERSONALITIES,
     STORE_TAG_REASON,
     STORE_TAGS,
     STREETS,
@@ -90,42 +99,33 @@ class Route:
     tell_total: bool = True
 
 
-class _Builder:
-    def __init__(self, seed: int, difficulty: int, split: str, with_violations: bool = True) -> None:
-        self.seed, self.difficulty, self.split = seed, difficulty, split
-        self.with_violations = with_violations
-        self.rng = task_rng("delivery", split, seed, difficulty, GENERATOR_VERSION)
-        self.ids = IdPool(self.rng)
-        self.stores: list[dict[str, Any]] = []
-        self.products: list[dict[str, Any]] = []
-        self.orders: list[dict[str, Any]] = []
+class StoreWorld(PlaceWorld):
+    """The food stores of one task's world and their dishes (see ``PlaceWorld``: the stores go into
+    ``places_rows``; a store's name and address may be given per store). The delivery generator and
+    the cross-scenario generator both build their food stores with it."""
 
-    # ----- ids and places -----------------------------------------------------------------
-    def _id(self, prefix: str, digits: int) -> str:
-        return self.ids.new(prefix, digits)
-
-    def _address(self, district: str) -> str:
-        return street_address(self.rng, district, self.city)
-
-    def _store(self, cuisine: str, lon: float, lat: float, score: float, tags: list[str], name: str | None = None,
-               hours: tuple[str, str] = ("09:00", "22:00")) -> dict[str, Any]:
-        stems = CUISINES[cuisine][0]
-        sid = self._id("S", 6)
+    def store(self, cuisine: str, coords: tuple[float, float], score: float, tags: list[str], *,
+              name: str | None = None, hours: tuple[str, str] = ("09:00", "22:00"),
+              address: Callable[[], str] | None = None) -> dict[str, Any]:
+        """A store of ``cuisine`` at ``coords``, named ``name`` (None: drawn from the cuisine's stems
+        once the id is drawn) at the street ``address()`` writes (None: the world's)."""
+        sid = self.ids.new("S", 6)
         store = {
             "store_id": sid,
-            "name": name or f"{self.rng.choice(stems)} ({self.rng.choice(self.districts)} Branch)",
+            "name": name or self.name(CUISINES[cuisine][0]),
             "score": round(score, 1),
-            "location": {"address": f"No. {self.rng.randint(1, 499)} {self.rng.choice(STREETS)} Street, {self.city}", "longitude": lon, "latitude": lat},
-            "tags": tags,
+            "location": {"address": (address or self.address)(), "longitude": coords[0], "latitude": coords[1]},
+            "tags": list(tags),
             "open_time": hours[0],
             "close_time": hours[1],
         }
-        self.stores.append(store)
+        self.places_rows.append(store)
+        self.places[sid] = store
         return store
 
-    def _product(self, store: dict[str, Any], name: str, price: float, tags: list[str], attributes: list[str]) -> dict[str, Any]:
+    def product(self, store: dict[str, Any], name: str, price: float, tags: list[str], attributes: list[str]) -> dict[str, Any]:
         p = {
-            "product_id": self._id("P", 6),
+            "product_id": self.ids.new("P", 6),
             "name": name,
             "store_id": store["store_id"],
             "store_name": store["name"],
@@ -135,21 +135,59 @@ class _Builder:
             "quantity": 9999,
         }
         self.products.append(p)
+        self.items[p["product_id"]] = p
         return p
+
+    def clone(self, src: dict[str, Any], cuisine: str, name: str, coords: tuple[float, float] | None = None, *,
+              address: Callable[[], str] | None = None, **changes: Any) -> tuple[dict[str, Any], dict[str, str]]:
+        """A near-identical store named ``name`` (same menu under new ids) at ``coords`` (None: where
+        ``src`` is), but for ``changes`` (score, tags, hours); returns it and old -> new product ids."""
+        coords = coords or (src["location"]["longitude"], src["location"]["latitude"])
+        store = self.store(cuisine, coords, changes.pop("score", src["score"]), changes.pop("tags", list(src["tags"])),
+                           name=name, hours=changes.pop("hours", (src["open_time"], src["close_time"])), address=address)
+        mapping = {}
+        for p in [p for p in self.products if p["store_id"] == src["store_id"]]:
+            q = self.product(store, p["name"], p["price"], p["tags"], p["attributes"])
+            mapping[p["product_id"]] = q["product_id"]
+        return store, mapping
+
+
+class _Builder:
+    def __init__(self, seed: int, difficulty: int, split: str, with_violations: bool = True) -> None:
+        self.seed, self.difficulty, self.split = seed, difficulty, split
+        self.with_violations = with_violations
+        self.rng = task_rng("delivery", split, seed, difficulty, GENERATOR_VERSION)
+        self.ids = IdPool(self.rng)
+        self.stores: list[dict[str, Any]] = []
+        self.products: list[dict[str, Any]] = []
+        self.world = StoreWorld(self.rng, self.ids, self.stores, self.products, self._store_name, self._store_address)
+        self.orders: list[dict[str, Any]] = []
+
+    # ----- ids and places -----------------------------------------------------------------
+    def _id(self, prefix: str, digits: int) -> str:
+        return self.ids.new(prefix, digits)
+
+    def _address(self, district: str) -> str:
+        return street_address(self.rng, district, self.city)
+
+    def _store_address(self) -> str:
+        return f"No. {self.rng.randint(1, 499)} {self.rng.choice(STREETS)} Street, {self.city}"
+
+    def _store_name(self, stems: tuple[str, ...] | list[str]) -> str:
+        return f"{self.rng.choice(stems)} ({self.rng.choice(self.districts)} Branch)"
+
+    def _store(self, cuisine: str, lon: float, lat: float, score: float, tags: list[str], name: str | None = None,
+               hours: tuple[str, str] = ("09:00", "22:00")) -> dict[str, Any]:
+        return self.world.store(cuisine, (lon, lat), score, tags, name=name, hours=hours)
+
+    def _product(self, store: dict[str, Any], name: str, price: float, tags: list[str], attributes: list[str]) -> dict[str, Any]:
+        return self.world.product(store, name, price, tags, attributes)
 
     def _clone_store(self, src: dict[str, Any], **changes: Any) -> tuple[dict[str, Any], dict[str, str]]:
         """A near-identical store (same menu under new ids); returns it and old -> new product ids."""
-        cuisine = self.cuisine
-        lon, lat = changes.pop("coords", (src["location"]["longitude"], src["location"]["latitude"]))
-        stems = [s for s in CUISINES[cuisine][0] if not src["name"].startswith(s)] or list(CUISINES[cuisine][0])
-        store = self._store(cuisine, lon, lat, changes.pop("score", src["score"]), changes.pop("tags", list(src["tags"])),
-                            name=f"{self.rng.choice(stems)} ({self.rng.choice(self.districts)} Branch)",
-                            hours=changes.pop("hours", (src["open_time"], src["close_time"])))
-        mapping = {}
-        for p in [p for p in self.products if p["store_id"] == src["store_id"]]:
-            q = self._product(store, p["name"], p["price"], p["tags"], p["attributes"])
-            mapping[p["product_id"]] = q["product_id"]
-        return store, mapping
+        coords = changes.pop("coords", None)
+        stems = [s for s in CUISINES[self.cuisine][0] if not src["name"].startswith(s)] or list(CUISINES[self.cuisine][0])
+        return self.world.clone(src, self.cuisine, self._store_name(stems), coords, **changes)
 
     # ----- the task -----------------------------------------------------------------------
     def build(self) -> Task:
@@ -166,9 +204,7 @@ class _Builder:
         # -- the user and their places
         self.city = rng.choice(sorted(CITIES))
         clon, clat, self.districts = CITIES[self.city]
-        name = rng.choice(FIRST_NAMES)
-        style = rng.choice(sorted(PERSONALITIES))
-        user_id = f"U{rng.randrange(10**6):06d}"
+        name, style, user_id = draw_user(rng)
         home_lon, home_lat = at_distance(rng, clon, clat, rng.uniform(500, 3000))
         work_lon, work_lat = at_distance(rng, home_lon, home_lat, rng.uniform(1200, 2000))
         home = {"address": self._address(rng.choice(self.districts)), "longitude": home_lon, "latitude": home_lat}
@@ -359,14 +395,7 @@ class _Builder:
             where = "office" if address is work else "home"
             change_msg = f"Actually, change of plan: please send it to my {where} instead: {address['address']}."
 
-        user = UserScript(
-            language="en",
-            style=style,
-            persona={"name": name, "occupation": rng.choice(OCCUPATIONS), "personality": PERSONALITIES[style], "city": self.city},
-            opening=opening,
-            facts=facts,
-            intent_change=IntentChange(message=change_msg) if change_msg else None,
-        )
+        user = user_script(rng, name, style, ("city", self.city), opening, facts, change_msg)
 
         # -- rubric
         items: list[RubricItem] = [
@@ -470,19 +499,9 @@ class _Builder:
                 "frequently purchased categories": sorted({self.cuisine, rng.choice(sorted(CUISINES))}),
             },
         }
-        return Task(
-            task_id=f"delivery/{self.split}/{self.seed}/d{self.difficulty}",
-            domain="delivery",
-            source="generated",
-            language="en",
-            difficulty=self.difficulty,
-            reasoning_points=len(c) + 1 + int(intent),
-            world=world,
-            user=user,
-            rubric=items,
-            golden_actions=golden_actions,
-            violations={k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {},
-        )
+        trajectories = {k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {}
+        return generated_task("delivery", self.split, self.seed, self.difficulty, len(c) + 1 + int(intent),
+                              world, user, items, golden_actions, trajectories)
 
     def _dist(self, store: dict[str, Any], addr: dict[str, Any]) -> float:
         loc = store["location"]
@@ -543,6 +562,5 @@ class _Builder:
 def generate_delivery_task(seed: int, difficulty: int = 2, split: str = "train", violations: bool = True) -> Task:
     """The delivery task for (seed, difficulty, split); the same inputs always give the same task.
     ``violations=False`` skips the checker-validation trajectories (everything else is identical)."""
-    if split not in ("train", "dev", "test"):
-        raise ValueError(f"split must be train, dev or test, got {split!r}")
+    check_split(split)
     return _Builder(int(seed), int(difficulty), split, violations).build()

@@ -28,17 +28,29 @@ streams.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from rewards.rubric import RubricItem
-from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import TIME_FORMAT
 
 from ..tasks import Task
-from .common import FactSheet, IdPool, at_distance, call, street_address, task_rng
-from .content_delivery import CITIES, FIRST_NAMES, OCCUPATIONS, PERSONALITIES, STREETS
+from .common import (
+    FactSheet,
+    IdPool,
+    PlaceWorld,
+    at_distance,
+    call,
+    check_split,
+    draw_user,
+    generated_task,
+    street_address,
+    task_rng,
+    user_script,
+)
+from .content_delivery import CITIES, STREETS
 from .content_instore import CATEGORIES, FEATURE_REASON, OPENINGS, RESTRICTIONS, Category, ProductType
 
 GENERATOR_VERSION = 1
@@ -89,6 +101,59 @@ class Route:
     cancel_kept: bool = False
 
 
+class ShopWorld(PlaceWorld):
+    """The in-store shops of one task's world and their products (see ``PlaceWorld``: the shops go
+    into ``places_rows``). The in-store generator and the cross-scenario generator both build their
+    shops with it."""
+
+    def shop(self, category: str, coords: tuple[float, float], score: float, tags: list[str], *,
+             stems: Sequence[str] | None = None, hours: tuple[str, str] = HOURS, fee: float = 0.0,
+             flags: tuple[bool, bool] | None = None) -> dict[str, Any]:
+        """A shop of ``category`` at ``coords``; ``flags`` (bookable, reservable) default to the
+        category's kind, and only a bookable shop charges the booking ``fee``."""
+        cat = CATEGORIES[category]
+        book, reserve = flags if flags is not None else (cat.kind == "book", cat.kind == "reservation")
+        shop = {
+            "shop_id": self.ids.new("S", 6),
+            "shop_name": self.name(stems or cat.stems),
+            "score": round(score, 1),
+            "location": {"address": self.address(), "longitude": coords[0], "latitude": coords[1]},
+            "tags": list(tags),
+            "category": category,
+            "enable_book": book,
+            "book_price": float(fee) if book else 0.0,
+            "enable_reservation": reserve,
+            "open_time": hours[0],
+            "close_time": hours[1],
+        }
+        self.places_rows.append(shop)
+        self.places[shop["shop_id"]] = shop
+        return shop
+
+    def product(self, shop: dict[str, Any], name: str, price: float, tags: list[str], stock: int) -> dict[str, Any]:
+        p = {"product_id": self.ids.new("P", 6), "name": name, "shop_id": shop["shop_id"], "price": float(price),
+             "tags": list(tags), "quantity": stock}
+        self.products.append(p)
+        self.items[p["product_id"]] = p
+        return p
+
+    def clone(self, src: dict[str, Any], coords: tuple[float, float], **changes: Any) -> tuple[dict[str, Any], dict[str, str]]:
+        """A near-identical shop (same menu and stock under new ids, another name) at ``coords``,
+        but for ``changes`` (score, tags, hours, flags); returns it and old -> new product ids."""
+        cat = CATEGORIES[src["category"]]
+        stems = [s for s in cat.stems if not src["shop_name"].startswith(s)] or list(cat.stems)
+        shop = self.shop(
+            src["category"], coords, changes.pop("score", src["score"]), changes.pop("tags", list(src["tags"])),
+            stems=stems, hours=changes.pop("hours", (src["open_time"], src["close_time"])),
+            fee=src["book_price"], flags=changes.pop("flags", (src["enable_book"], src["enable_reservation"])),
+        )
+        mapping = {}
+        for p in [p for p in self.products if p["shop_id"] == src["shop_id"]]:
+            q = self.product(shop, p["name"], p["price"], p["tags"], p["quantity"])
+            mapping[p["product_id"]] = q["product_id"]
+        return shop, mapping
+
+
 class _Builder:
     def __init__(self, seed: int, difficulty: int, split: str, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
@@ -98,6 +163,7 @@ class _Builder:
         self.names: set[str] = set()
         self.shops: list[dict[str, Any]] = []
         self.products: list[dict[str, Any]] = []
+        self.world = ShopWorld(self.rng, self.ids, self.shops, self.products, self._name, self._shop_address)
 
     # ----- ids, places, shops and menus ---------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
@@ -117,33 +183,16 @@ class _Builder:
         self.names.add(name)
         return name
 
+    def _shop_address(self) -> str:
+        return f"No. {self.rng.randint(1, 499)} {self.rng.choice(STREETS)} Street, {self.city}"
+
     def _shop(self, category: str, coords: tuple[float, float], score: float, tags: list[str], *,
               stems: list[str] | None = None, hours: tuple[str, str] = HOURS, fee: float = 0.0,
               flags: tuple[bool, bool] | None = None) -> dict[str, Any]:
-        cat = CATEGORIES[category]
-        book, reserve = flags if flags is not None else (cat.kind == "book", cat.kind == "reservation")
-        shop = {
-            "shop_id": self._id("S", 6),
-            "shop_name": self._name(stems or cat.stems),
-            "score": round(score, 1),
-            "location": {"address": f"No. {self.rng.randint(1, 499)} {self.rng.choice(STREETS)} Street, {self.city}",
-                         "longitude": coords[0], "latitude": coords[1]},
-            "tags": tags,
-            "category": category,
-            "enable_book": book,
-            "book_price": float(fee) if book else 0.0,
-            "enable_reservation": reserve,
-            "open_time": hours[0],
-            "close_time": hours[1],
-        }
-        self.shops.append(shop)
-        return shop
+        return self.world.shop(category, coords, score, tags, stems=stems, hours=hours, fee=fee, flags=flags)
 
     def _product(self, shop: dict[str, Any], name: str, price: float, tags: list[str], stock: int) -> dict[str, Any]:
-        p = {"product_id": self._id("P", 6), "name": name, "shop_id": shop["shop_id"], "price": float(price),
-             "tags": list(tags), "quantity": stock}
-        self.products.append(p)
-        return p
+        return self.world.product(shop, name, price, tags, stock)
 
     def _menu(self, shop: dict[str, Any], cat: Category, ptype: ProductType, sizes: tuple[int, ...], stock: int,
               markup: float = 0.0) -> dict[int, dict[str, Any]]:
@@ -154,19 +203,7 @@ class _Builder:
         return {1: self._product(shop, name, price + markup, list(tags), stock)}
 
     def _clone(self, src: dict[str, Any], coords: tuple[float, float], **changes: Any) -> tuple[dict[str, Any], dict[str, str]]:
-        """A near-identical shop (same menu and stock under new ids); returns it and old -> new product ids."""
-        cat = CATEGORIES[src["category"]]
-        stems = [s for s in cat.stems if not src["shop_name"].startswith(s)] or list(cat.stems)
-        shop = self._shop(
-            src["category"], coords, changes.pop("score", src["score"]), changes.pop("tags", list(src["tags"])),
-            stems=stems, hours=changes.pop("hours", (src["open_time"], src["close_time"])),
-            fee=src["book_price"], flags=changes.pop("flags", (src["enable_book"], src["enable_reservation"])),
-        )
-        mapping = {}
-        for p in [p for p in self.products if p["shop_id"] == src["shop_id"]]:
-            q = self._product(shop, p["name"], p["price"], p["tags"], p["quantity"])
-            mapping[p["product_id"]] = q["product_id"]
-        return shop, mapping
+        return self.world.clone(src, coords, **changes)
 
     def _near(self, lon: float, lat: float, lo: float, hi: float) -> tuple[float, float]:
         return at_distance(self.rng, lon, lat, self.rng.uniform(lo, hi))
@@ -212,9 +249,7 @@ class _Builder:
         # -- the user and their places
         self.city = rng.choice(sorted(CITIES))
         clon, clat, self.districts = CITIES[self.city]
-        name = rng.choice(FIRST_NAMES)
-        style = rng.choice(sorted(PERSONALITIES))
-        user_id = f"U{rng.randrange(10**6):06d}"
+        name, style, user_id = draw_user(rng)
         home_lon, home_lat = at_distance(rng, clon, clat, rng.uniform(500, 3000))
         work_lon, work_lat = at_distance(rng, home_lon, home_lat, rng.uniform(2500, 4000))
         home = {"address": self._address(rng.choice(self.districts)), "longitude": home_lon, "latitude": home_lat}
@@ -367,14 +402,7 @@ class _Builder:
         elif intent == "time":
             change_msg, trigger = (f"Sorry, something came up. Could you move the reservation to {visit2:%H:%M} "
                                    "the same day?"), "first_done"
-        user = UserScript(
-            language="en",
-            style=style,
-            persona={"name": name, "occupation": rng.choice(OCCUPATIONS), "personality": PERSONALITIES[style], "city": self.city},
-            opening=opening,
-            facts=facts,
-            intent_change=IntentChange(trigger=trigger, message=change_msg) if change_msg else None,
-        )
+        user = user_script(rng, name, style, ("city", self.city), opening, facts, change_msg, trigger)
 
         # -- rubric
         instore = {"order_type": "instore"}
@@ -497,19 +525,10 @@ class _Builder:
                 "notes": [RESTRICTIONS[forbidden][1]] if forbidden else [],
             },
         }
-        return Task(
-            task_id=f"instore/{self.split}/{self.seed}/d{self.difficulty}",
-            domain="instore",
-            source="generated",
-            language="en",
-            difficulty=self.difficulty,
-            reasoning_points=len(c) + 2 + int(intent is not None),
-            world=world,
-            user=user,
-            rubric=items,
-            golden_actions=self._actions(golden, ctx),
-            violations={k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {},
-        )
+        golden_actions = self._actions(golden, ctx)
+        trajectories = {k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {}
+        return generated_task("instore", self.split, self.seed, self.difficulty, len(c) + 2 + int(intent is not None),
+                              world, user, items, golden_actions, trajectories)
 
     def _shop_by(self, shop_id: str) -> dict[str, Any]:
         return next(s for s in self.shops if s["shop_id"] == shop_id)
@@ -581,6 +600,5 @@ class _Builder:
 def generate_instore_task(seed: int, difficulty: int = 2, split: str = "train", violations: bool = True) -> Task:
     """The in-store task for (seed, difficulty, split); the same inputs always give the same task.
     ``violations=False`` skips the checker-validation trajectories (everything else is identical)."""
-    if split not in ("train", "dev", "test"):
-        raise ValueError(f"split must be train, dev or test, got {split!r}")
+    check_split(split)
     return _Builder(int(seed), int(difficulty), split, violations).build()

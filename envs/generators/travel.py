@@ -22,19 +22,34 @@ Reasoning points are the constraint items of the rubric plus one for a change of
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from rewards.rubric import RubricItem
-from simulators.scripted_user import IntentChange, UserScript
 from world_state.core import DATE_FORMAT, TIME_FORMAT, haversine_m
 from world_state.life.tools import china_holidays
 from world_state.travel import KINDS
 
 from ..tasks import Task
-from .common import FactSheet, IdPool, at_distance, call, task_rng
-from .content_delivery import FIRST_NAMES, OCCUPATIONS
+from .common import (
+    FactSheet,
+    IdPool,
+    Retry,
+    Rubric,
+    article,
+    at_distance,
+    call,
+    check_split,
+    draw_user,
+    first_attempt,
+    fmt_amount,
+    generated_task,
+    hhmm,
+    task_rng,
+    user_script,
+)
 from .content_travel import (
     AIRLINES,
     ATTRACTIONS,
@@ -51,7 +66,6 @@ from .content_travel import (
     MODE_WISH,
     NIGHTLY_BASE,
     OPENINGS,
-    PERSONALITIES,
     ROOM_REASONS,
     ROOM_TYPES,
     STREETS,
@@ -131,10 +145,6 @@ KEYWORDS = {
 }
 
 
-class _Retry(Exception):
-    """This attempt drew an unusable combination (e.g. two amounts the rubric would confuse)."""
-
-
 def reasoning_points_for(difficulty: int) -> int:
     return 4 + 2 * max(0, min(MAX_DIFFICULTY, difficulty))
 
@@ -149,24 +159,208 @@ def _cost(feature: str, chosen: set[str]) -> int:
     return 1
 
 
-def _hhmm(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
 def _day(d: datetime) -> str:
     return d.strftime(DATE_FORMAT)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
-
-
-def _article(noun: str) -> str:
-    return "an" if noun[0].lower() in "aeiou" else "a"
-
-
 def _spoken_day(d: datetime) -> str:
     return f"{WEEKDAYS[d.weekday()]}, {d:%B} {d.day}"
+
+
+def state_travel_date(
+    fact: Callable[..., None], holiday: tuple[str, int, bool] | None, arrive: datetime, keywords: list[str]
+) -> None:
+    """The ``travel_date`` fact: the holiday the user names (its first day when it lasts several),
+    else the arrival day spoken as a weekday and date."""
+    if holiday is not None:
+        hname, _, multi = holiday
+        fact(
+            "travel_date",
+            f"I want to arrive on the first day of this year's {hname} holiday."
+            if multi
+            else f"I want to arrive on {hname} this year.",
+            keywords,
+        )
+    else:
+        fact("travel_date", f"I want to arrive on {_spoken_day(arrive)}.", keywords)
+
+
+def state_ticket_wishes(
+    fact: Callable[..., None],
+    keywords: dict[str, list[str]],
+    mode: str,
+    after: int | None,
+    seat_type: str | None,
+    budget: float | None,
+) -> None:
+    """The ticket facts a travel task may have, in this order: the earliest departure, the seat
+    class and the budget for all the tickets (each only when given)."""
+    if after is not None:
+        fact("departure", f"I can't leave before {hhmm(after)}.", keywords["departure"])
+    if seat_type is not None:
+        fact("seat", f"I want {seat_type} seats.", keywords["seat"])
+    if budget is not None:
+        fact(
+            "ticket_budget",
+            f"The {mode} tickets shouldn't cost more than {fmt_amount(budget)} yuan in total.",
+            keywords["ticket_budget"],
+        )
+
+
+def state_hotel_wishes(
+    fact: Callable[..., None], keywords: dict[str, list[str]], min_score: float | None, tag: str | None
+) -> None:
+    """The hotel's minimum rating and required amenity, each only when given."""
+    if min_score is not None:
+        fact("hotel_rating", f"The hotel should be rated at least {min_score:g}.", keywords["hotel_rating"])
+    if tag is not None:
+        fact("hotel_tag", HOTEL_TAGS[tag], keywords["hotel_tag"])
+
+
+class TravelItems:
+    """The journey's rubric items that travel tasks and cross-scenario tasks share, each added to
+    ``rubric`` in the order the generator calls them; an item whose constraint is None is left out."""
+
+    def __init__(self, rubric: Rubric, mode: str) -> None:
+        self.add, self.mode = rubric.add, mode
+
+    def outbound(self, a: str, b: str, date: str) -> None:
+        self.add(
+            "outbound",
+            "transport_route",
+            f"a {self.mode} from {a} to {b} on {date}",
+            order_type=self.mode,
+            departure_city=a,
+            arrival_city=b,
+            date=date,
+        )
+
+    def depart_after(self, after: int | None) -> None:
+        if after is not None:
+            self.add(
+                "depart_after",
+                "depart_after",
+                f"leaves at or after {hhmm(after)}",
+                order_type=self.mode,
+                after=hhmm(after),
+            )
+
+    def seat_class(self, seat_type: str | None) -> None:
+        if seat_type is not None:
+            self.add("seat_class", "product_type", f"seat class {seat_type}", order_type=self.mode, value=seat_type)
+
+    def ticket_budget(self, budget: float | None) -> None:
+        if budget is not None:
+            self.add(
+                "ticket_budget",
+                "budget",
+                f"{self.mode} tickets at most {fmt_amount(budget)} in total",
+                order_type=self.mode,
+                max_total=budget,
+            )
+
+    def travellers(self, qty: int | None) -> None:
+        if qty is not None:
+            self.add("travellers", "quantity", f"{qty} {self.mode} seats", order_type=self.mode, count=qty)
+
+    def hotel_distance(self, max_m: float, lon: float, lat: float) -> None:
+        self.add(
+            "hotel_distance",
+            "hotel_distance",
+            f"hotel within {fmt_amount(max_m)} m of the venue",
+            max_m=max_m,
+            longitude=lon,
+            latitude=lat,
+        )
+
+    def hotel_wishes(self, min_score: float | None, tag: str | None) -> None:
+        if min_score is not None:
+            self.add("hotel_rating", "hotel_rating", f"hotel rated at least {min_score}", min_score=min_score)
+        if tag is not None:
+            self.add("hotel_tag", "hotel_tag", f"hotel offers {tag}", tag=tag)
+
+
+def weather(rng: random.Random, city: str, dates: list[str], first_id: int = 0) -> list[dict[str, Any]]:
+    """A drawn forecast for ``city`` on each of ``dates``, ids ``W<first_id>``, ``W<first_id + 1>``, ..."""
+    return [
+        {
+            "id": f"W{first_id + i}",
+            "city": city,
+            "category": rng.choice(["sunny", "cloudy", "rainy"]),
+            "datetime": date,
+            "temperature": [rng.randint(2, 18), rng.randint(19, 33)],
+            "humidity": rng.randint(30, 90),
+        }
+        for i, date in enumerate(dates)
+    ]
+
+
+def journey(mode: str, km: float) -> tuple[int, float]:
+    """The minutes (to 5) a flight or train takes for ``km`` and its base fare."""
+    speed, overhead = MODE_SPEED[mode]
+    per_km, floor = MODE_FARE[mode]
+    return int(round((km / speed * 60 + overhead) / 5) * 5), max(floor, km * per_km)
+
+
+def ticket_budget(rng: random.Random, fares: dict[str, dict[str, float]], seat_type: str, qty: int) -> float:
+    """A ticket budget (to 50) 5-20% above the dearest fare of ``qty`` seats of ``seat_type``."""
+    top = max(f[seat_type] for f in fares.values()) * qty
+    return float(math.ceil(top * rng.uniform(1.05, 1.2) / 50) * 50)
+
+
+def draw_hotel(
+    rng: random.Random, rating: bool, amenity: bool
+) -> tuple[int, float | None, float, str | None, list[str]]:
+    """The wanted hotel's stars, the minimum rating (with ``rating``), its score, the required
+    amenity (with ``amenity``) and its amenities."""
+    star = rng.choice([3, 4, 5])
+    min_score = rng.choice([4.5, 4.6, 4.7]) if rating else None
+    score = math.ceil(rng.uniform(min_score, 5.0) * 10) / 10 if min_score else rng.uniform(4.0, 4.9)
+    tag = rng.choice(sorted(HOTEL_TAGS)) if amenity else None
+    tags = sorted(set(rng.sample([t for t in HOTEL_TAGS if t != tag], rng.randint(0, 2)) + ([tag] if tag else [])))
+    return star, min_score, score, tag, tags
+
+
+def transport_booking(
+    mode: str, transport_id: str, seat_id: str, user_id: str, date: str, qty: int, pay: str | None
+) -> list[str]:
+    """The golden calls that book ``qty`` seats on a flight or train and, with ``pay`` (the order
+    id the tools will assign), pay for them."""
+    out = [
+        call(
+            f"create_{mode}_order",
+            **{f"{mode}_id": transport_id},
+            seat_id=seat_id,
+            user_id=user_id,
+            date=date,
+            quantity=qty,
+        )
+    ]
+    if pay is not None:
+        out.append(call(f"pay_{mode}_order", order_id=pay))
+    return out
+
+
+def hotel_booking(hotel_id: str, room_id: str, user_id: str, check_out: str, pay: str | None) -> list[str]:
+    """The golden calls that book a room until ``check_out`` and, with ``pay`` (the order id), pay for it."""
+    out = [call("create_hotel_order", hotel_id=hotel_id, room_id=room_id, user_id=user_id, check_out_date=check_out)]
+    if pay is not None:
+        out.append(call("pay_hotel_order", order_id=pay))
+    return out
+
+
+def process_violations(golden: Any) -> dict[str, Any]:
+    """The routes that break one booking-process item each (a second ticket or room, an unpaid
+    ticket or room, no confirmation, no totals told): for any route type with the fields ``extra``,
+    ``pay_transport``, ``pay_hotel``, ``confirm`` and ``tell_totals``."""
+    return {
+        "transport_count": replace(golden, extra=frozenset({"transport"})),
+        "hotel_count": replace(golden, extra=frozenset({"hotel"})),
+        "transport_paid": replace(golden, pay_transport=False),
+        "hotel_paid": replace(golden, pay_hotel=False),
+        "confirmed": replace(golden, confirm=False),
+        "informed_totals": replace(golden, tell_totals=False),
+    }
 
 
 @dataclass(frozen=True)
@@ -197,12 +391,200 @@ class Route:
     tell_changes: bool = True
 
 
+class TravelCatalogue:
+    """The flights, trains and hotels of one task's world, drawn from the task's ``rng`` and ``ids``.
+
+    Rows go into ``tables`` (``flights``, ``flight_seats``, ``trains``, ``train_seats``, ``hotels``,
+    ``hotel_rooms``), every service and hotel into ``places`` by id, and every seat or room product
+    into ``slot[(place id, seat or room type, date)] = (product id, price)``. The travel generator
+    and the cross-scenario generator both build their travel world with it."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        ids: IdPool,
+        tables: dict[str, list[dict[str, Any]]],
+        places: dict[str, dict[str, Any]],
+        slot: dict[tuple[str, str, str], tuple[str, float]],
+    ) -> None:
+        self.rng, self.ids, self.tables, self.places, self.slot = rng, ids, tables, places, slot
+        self.hubs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def hub(self, city: str, mode: str) -> dict[str, Any]:
+        """The city's airport or railway station (one per task and mode)."""
+        if (city, mode) not in self.hubs:
+            lon, lat, _, airport, station = CITIES[city]
+            far = self.rng.uniform(18_000, 32_000) if mode == "flight" else self.rng.uniform(3_000, 9_000)
+            x, y = at_distance(self.rng, lon, lat, far)
+            name = airport if mode == "flight" else station
+            self.hubs[(city, mode)] = {"address": f"{name}, {city}", "longitude": x, "latitude": y}
+        return self.hubs[(city, mode)]
+
+    def fares(self, classes: tuple[tuple[str, float], ...], base: float, dates: list[str]) -> dict[str, dict[str, float]]:
+        """``fares[date][class]``: ``base`` times the class's multiplier, one level per service, jittered per date."""
+        factor = self.rng.uniform(0.85, 1.25)
+        out = {}
+        for date in dates:
+            f = factor * self.rng.uniform(0.92, 1.12)
+            out[date] = {cls: float(round(base * m * f)) for cls, m in classes}
+        return out
+
+    def cheaper(self, fares: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """The same fares 10-25% cheaper: a decoy must tempt."""
+        f = self.rng.uniform(0.75, 0.9)
+        return {day: {cls: float(round(p * f)) for cls, p in row.items()} for day, row in fares.items()}
+
+    def service(
+        self,
+        mode: str,
+        a: str,
+        b: str,
+        dep: int,
+        dur: int,
+        prices: dict[str, dict[str, float]],
+        stock: int | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """A flight or train from ``a`` to ``b`` leaving at ``dep`` minutes; ``prices[date][class]``;
+        ``stock`` seats per product (None: drawn)."""
+        rng = self.rng
+        if mode == "flight":
+            sid = self.ids.new("F", 6)
+            airline = rng.choice(AIRLINES)
+            row = {
+                "flight_id": sid,
+                "flight_number": f"{airline[1]}{rng.randint(1000, 9899)}",
+                "departure_city": a,
+                "arrival_city": b,
+                "departure_airport_location": self.hub(a, mode),
+                "arrival_airport_location": self.hub(b, mode),
+            }
+            pool, seats, owner, pid_prefix = FLIGHT_TAGS, "flight_seats", "flight_id", "FS"
+        else:
+            sid = self.ids.new("T", 6)
+            row = {
+                "train_id": sid,
+                "train_number": f"{rng.choice(TRAIN_PREFIXES)}{rng.randint(10, 2999)}",
+                "departure_city": a,
+                "arrival_city": b,
+                "departure_station_location": self.hub(a, mode),
+                "arrival_station_location": self.hub(b, mode),
+            }
+            pool, seats, owner, pid_prefix = TRAIN_TAGS, "train_seats", "train_id", "TS"
+        row["departure_time"] = hhmm(dep)
+        row["arrival_time"] = hhmm((dep + dur) % (24 * 60))
+        row["tags"] = tags if tags is not None else sorted(rng.sample(pool, rng.randint(1, 2)))
+        self.tables["flights" if mode == "flight" else "trains"].append(row)
+        self.places[sid] = row
+        for date, by_class in prices.items():
+            for cls, price in by_class.items():
+                pid = self.ids.new(pid_prefix, 7)
+                self.tables[seats].append(
+                    {
+                        "product_id": pid,
+                        owner: sid,
+                        "seat_type": cls,
+                        "date": date,
+                        "price": float(price),
+                        "quantity": stock if stock is not None else rng.randint(9, 30),
+                    }
+                )
+                self.slot[(sid, cls, date)] = (pid, float(price))
+        return row
+
+    def over_budget(
+        self,
+        mode: str,
+        a: str,
+        b: str,
+        dep: int,
+        dur: int,
+        classes: tuple[tuple[str, float], ...],
+        dates: list[str],
+        budget: float,
+        qty: int,
+        seat_type: str,
+    ) -> dict[str, Any]:
+        """The budget decoy: a comfortable service whose ``qty`` seats of ``seat_type`` cost more than ``budget``."""
+        dear = math.ceil(budget / qty) + self.rng.randint(4, 16) * 10
+        mult = dict(classes)
+        prices = {dt: {k: float(round(dear * mult[k] / mult[seat_type])) for k in mult} for dt in dates}
+        tags = ["Direct", "Meal included"] if mode == "flight" else ["High-speed", "Dining car"]
+        return self.service(mode, a, b, dep, dur, prices, stock=20, tags=tags)
+
+    def room_prices(self, star: int, types: list[tuple[str, float]], dates: list[str]) -> dict[str, dict[str, float]]:
+        """``prices[date][room type]`` of a hotel of ``star`` stars; Friday and Saturday nights dearer."""
+        lo, hi = NIGHTLY_BASE[star]
+        base = self.rng.uniform(lo, hi)
+        out = {}
+        for date in dates:
+            weekend = datetime.fromisoformat(date).weekday() in (4, 5)  # Friday and Saturday nights
+            f = base * (1.15 if weekend else 1.0) * self.rng.uniform(0.96, 1.04)
+            out[date] = {t: float(round(f * m / 10) * 10) for t, m in types}
+        return out
+
+    def hotel_stem(self, used: set[str]) -> str:
+        """A hotel name stem not in ``used`` (which it joins): look-alike hotels differ by name."""
+        stem = self.rng.choice([s for s in HOTEL_STEMS if s not in used])
+        used.add(stem)
+        return stem
+
+    def hotel(
+        self,
+        city: str,
+        stem: str | Callable[[], str],
+        coords: tuple[float, float],
+        star: int,
+        score: float,
+        tags: list[str],
+        prices: dict[str, dict[str, float]],
+        address: Callable[[str, str], str],
+        stock: int | dict[tuple[str, str], int] | None = None,
+    ) -> dict[str, Any]:
+        """A hotel in a random district of ``city`` named after ``stem`` (or what it returns, once
+        the id is drawn), with rooms at ``prices[date][room type]``; ``address(city, district)``
+        writes its street address; ``stock`` rooms per product: a number, a number per (room type,
+        date) or None (drawn)."""
+        hid = self.ids.new("H", 6)
+        if callable(stem):
+            stem = stem()
+        district = self.rng.choice(CITIES[city][2])
+        row = {
+            "hotel_id": hid,
+            "hotel_name": f"{stem} ({district})",
+            "score": round(score, 1),
+            "star_rating": star,
+            "location": {"address": address(city, district), "longitude": coords[0], "latitude": coords[1]},
+            "tags": list(tags),
+        }
+        self.tables["hotels"].append(row)
+        self.places[hid] = row
+        for date, by_type in prices.items():
+            for rtype, price in by_type.items():
+                pid = self.ids.new("HR", 7)
+                if isinstance(stock, int):
+                    qty = stock
+                else:
+                    qty = (stock or {}).get((rtype, date), self.rng.randint(3, 10))
+                self.tables["hotel_rooms"].append(
+                    {
+                        "product_id": pid,
+                        "hotel_id": hid,
+                        "room_type": rtype,
+                        "date": date,
+                        "price": float(price),
+                        "quantity": qty,
+                    }
+                )
+                self.slot[(hid, rtype, date)] = (pid, float(price))
+        return row
+
+
 class _Builder:
     def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
-        key = split if attempt == 0 else f"{split}#{attempt}"
-        self.rng = task_rng("travel", key, seed, difficulty, GENERATOR_VERSION)
+        self.rng = task_rng("travel", split, seed, difficulty, GENERATOR_VERSION, attempt)
         self.ids = IdPool(self.rng)
         self.tables: dict[str, list[dict[str, Any]]] = {
             t: []
@@ -220,7 +602,7 @@ class _Builder:
         # (place id, type, date) -> (product id, price)
         self.slot: dict[tuple[str, str, str], tuple[str, float]] = {}
         self.places: dict[str, dict[str, Any]] = {}
-        self.hubs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cat = TravelCatalogue(self.rng, self.ids, self.tables, self.places, self.slot)
 
     # ----- ids and places ---------------------------------------------------------------------
     def _id(self, prefix: str, digits: int) -> str:
@@ -231,81 +613,8 @@ class _Builder:
         district = district or rng.choice(CITIES[city][2])
         return f"No. {rng.randint(1, 499)} {rng.choice(STREETS)} Road, {district} District, {city}"
 
-    def _hub(self, city: str, mode: str) -> dict[str, Any]:
-        """The city's airport or railway station (one per task and mode)."""
-        if (city, mode) not in self.hubs:
-            lon, lat, _, airport, station = CITIES[city]
-            far = self.rng.uniform(18_000, 32_000) if mode == "flight" else self.rng.uniform(3_000, 9_000)
-            x, y = at_distance(self.rng, lon, lat, far)
-            name = airport if mode == "flight" else station
-            self.hubs[(city, mode)] = {"address": f"{name}, {city}", "longitude": x, "latitude": y}
-        return self.hubs[(city, mode)]
-
-    # ----- flights and trains -----------------------------------------------------------------
-    def _service(
-        self,
-        mode: str,
-        a: str,
-        b: str,
-        dep: int,
-        dur: int,
-        prices: dict[str, dict[str, float]],
-        stock: int | None = None,
-        tags: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """A flight or train from ``a`` to ``b`` leaving at ``dep`` minutes; ``prices[date][class]``."""
-        rng = self.rng
-        if mode == "flight":
-            sid = self._id("F", 6)
-            airline = rng.choice(AIRLINES)
-            row = {
-                "flight_id": sid,
-                "flight_number": f"{airline[1]}{rng.randint(1000, 9899)}",
-                "departure_city": a,
-                "arrival_city": b,
-                "departure_airport_location": self._hub(a, mode),
-                "arrival_airport_location": self._hub(b, mode),
-            }
-            pool, seats, owner, pid_prefix = FLIGHT_TAGS, "flight_seats", "flight_id", "FS"
-        else:
-            sid = self._id("T", 6)
-            row = {
-                "train_id": sid,
-                "train_number": f"{rng.choice(TRAIN_PREFIXES)}{rng.randint(10, 2999)}",
-                "departure_city": a,
-                "arrival_city": b,
-                "departure_station_location": self._hub(a, mode),
-                "arrival_station_location": self._hub(b, mode),
-            }
-            pool, seats, owner, pid_prefix = TRAIN_TAGS, "train_seats", "train_id", "TS"
-        row["departure_time"] = _hhmm(dep)
-        row["arrival_time"] = _hhmm((dep + dur) % (24 * 60))
-        row["tags"] = tags if tags is not None else sorted(rng.sample(pool, rng.randint(1, 2)))
-        self.tables["flights" if mode == "flight" else "trains"].append(row)
-        self.places[sid] = row
-        for date, by_class in prices.items():
-            for cls, price in by_class.items():
-                pid = self._id(pid_prefix, 7)
-                self.tables[seats].append(
-                    {
-                        "product_id": pid,
-                        owner: sid,
-                        "seat_type": cls,
-                        "date": date,
-                        "price": float(price),
-                        "quantity": stock if stock is not None else rng.randint(9, 30),
-                    }
-                )
-                self.slot[(sid, cls, date)] = (pid, float(price))
-        return row
-
     def _fares(self, base: float, dates: list[str]) -> dict[str, dict[str, float]]:
-        factor = self.rng.uniform(0.85, 1.25)
-        out = {}
-        for date in dates:
-            f = factor * self.rng.uniform(0.92, 1.12)
-            out[date] = {cls: float(round(base * m * f)) for cls, m in self.classes}
-        return out
+        return self.cat.fares(self.classes, base, dates)
 
     # ----- hotels -----------------------------------------------------------------------------
     def _hotel(
@@ -319,50 +628,13 @@ class _Builder:
         prices: dict[str, dict[str, float]],
         stock: dict[tuple[str, str], int] | None = None,
     ) -> dict[str, Any]:
-        hid = self._id("H", 6)
-        district = self.rng.choice(CITIES[self.city_b][2])
-        row = {
-            "hotel_id": hid,
-            "hotel_name": f"{stem} ({district})",
-            "score": round(score, 1),
-            "star_rating": star,
-            "location": {"address": self._street_address(self.city_b, district), "longitude": lon, "latitude": lat},
-            "tags": list(tags),
-        }
-        self.tables["hotels"].append(row)
-        self.places[hid] = row
-        for date, by_type in prices.items():
-            for rtype, price in by_type.items():
-                pid = self._id("HR", 7)
-                qty = (stock or {}).get((rtype, date), self.rng.randint(3, 10))
-                self.tables["hotel_rooms"].append(
-                    {
-                        "product_id": pid,
-                        "hotel_id": hid,
-                        "room_type": rtype,
-                        "date": date,
-                        "price": float(price),
-                        "quantity": qty,
-                    }
-                )
-                self.slot[(hid, rtype, date)] = (pid, float(price))
-        return row
+        return self.cat.hotel(self.city_b, stem, (lon, lat), star, score, tags, prices, self._street_address, stock)
 
     def _room_prices(self, star: int, types: list[tuple[str, float]], dates: list[str]) -> dict[str, dict[str, float]]:
-        lo, hi = NIGHTLY_BASE[star]
-        base = self.rng.uniform(lo, hi)
-        out = {}
-        for date in dates:
-            weekend = datetime.fromisoformat(date).weekday() in (4, 5)  # Friday and Saturday nights
-            f = base * (1.15 if weekend else 1.0) * self.rng.uniform(0.96, 1.04)
-            out[date] = {t: float(round(f * m / 10) * 10) for t, m in types}
-        return out
+        return self.cat.room_prices(star, types, dates)
 
     def _hotel_name(self) -> str:
-        stems = [s for s in HOTEL_STEMS if s not in self.used_stems]
-        stem = self.rng.choice(stems)
-        self.used_stems.add(stem)
-        return stem
+        return self.cat.hotel_stem(self.used_stems)
 
     # ----- attractions ------------------------------------------------------------------------
     def _attraction(
@@ -429,7 +701,7 @@ class _Builder:
                     if total == need:
                         break
         if total != need:
-            raise _Retry("no feature set of the right size")
+            raise Retry("no feature set of the right size")
         return chosen
 
     def build(self) -> Task:
@@ -452,14 +724,9 @@ class _Builder:
                     pairs.append((a, b, km))
         city_a, city_b, km = rng.choice(pairs)
         self.city_b = city_b
-        speed, overhead = MODE_SPEED[mode]
-        dur = int(round((km / speed * 60 + overhead) / 5) * 5)
-        per_km, floor = MODE_FARE[mode]
-        base_fare = max(floor, km * per_km)
+        dur, base_fare = journey(mode, km)
 
-        name = rng.choice(FIRST_NAMES)
-        style = rng.choice(sorted(PERSONALITIES))
-        user_id = f"U{rng.randrange(10**6):06d}"
+        name, style, user_id = draw_user(rng)
         task_key = f"G{self.seed % 10**6:06d}"
         home_lon, home_lat = at_distance(rng, CITIES[city_a][0], CITIES[city_a][1], rng.uniform(1500, 7000))
         home = {
@@ -514,9 +781,8 @@ class _Builder:
             fares[D1] = {**fares[D1], seat_type: fares[D][seat_type] + diff_per_seat}
         budget = None
         if "ticket_budget" in c:
-            top = max(f[seat_type] for f in fares.values()) * qty
-            budget = float(math.ceil(top * rng.uniform(1.05, 1.2) / 50) * 50)
-        target = self._service(mode, city_a, city_b, t0, dur, fares, stock=20)
+            budget = ticket_budget(rng, fares, seat_type, qty)
+        target = self.cat.service(mode, city_a, city_b, t0, dur, fares, stock=20)
         decoys: dict[str, dict[str, Any]] = {}
 
         def scaled(src: dict[str, dict[str, float]], lo: float, hi: float) -> dict[str, dict[str, float]]:
@@ -524,42 +790,30 @@ class _Builder:
             return {dt: {k: float(round(v * f)) for k, v in row.items()} for dt, row in src.items()}
 
         if by is not None:
-            decoys["arrive_by"] = self._service(
+            decoys["arrive_by"] = self.cat.service(
                 mode, city_a, city_b, by - dur + rng.choice([20, 40, 60]), dur, scaled(fares, 0.75, 0.9), stock=20
             )
         if after is not None:
-            decoys["depart_after"] = self._service(
+            decoys["depart_after"] = self.cat.service(
                 mode, city_a, city_b, after - rng.choice([30, 45, 60, 90]), dur, scaled(fares, 0.75, 0.9), stock=20
             )
         if budget is not None:
-            dear = math.ceil(budget / qty) + rng.randint(4, 16) * 10
-            mult = dict(self.classes)
-            prices = {dt: {k: float(round(dear * mult[k] / mult[seat_type])) for k in mult} for dt in seat_dates}
-            decoys["ticket_budget"] = self._service(
-                mode,
-                city_a,
-                city_b,
-                t0 + 10,
-                dur,
-                prices,
-                stock=20,
-                tags=["Direct", "Meal included"] if mode == "flight" else ["High-speed", "Dining car"],
+            decoys["ticket_budget"] = self.cat.over_budget(
+                mode, city_a, city_b, t0 + 10, dur, self.classes, seat_dates, budget, qty, seat_type
             )
         for _ in range(rng.randint(1, 2)):  # other departures of the same route
-            self._service(
+            self.cat.service(
                 mode, city_a, city_b, rng.randrange(6 * 60, 20 * 60, 5), dur, self._fares(base_fare, seat_dates)
             )
         # the other means of travel, and the way back: both wrong for this trip
         self.classes, saved = (TRAIN_CLASSES if mode == "flight" else FLIGHT_CLASSES), self.classes
-        o_speed, o_over = MODE_SPEED[other_mode]
-        o_dur = int(round((km / o_speed * 60 + o_over) / 5) * 5)
-        o_fare = max(MODE_FARE[other_mode][1], km * MODE_FARE[other_mode][0])
+        o_dur, o_fare = journey(other_mode, km)
         for _ in range(rng.randint(1, 2)):
-            self._service(
+            self.cat.service(
                 other_mode, city_a, city_b, rng.randrange(7 * 60, 14 * 60, 5), o_dur, self._fares(o_fare, seat_dates)
             )
         self.classes = saved
-        self._service(mode, city_b, city_a, rng.randrange(7 * 60, 18 * 60, 5), dur, self._fares(base_fare, seat_dates))
+        self.cat.service(mode, city_b, city_a, rng.randrange(7 * 60, 18 * 60, 5), dur, self._fares(base_fare, seat_dates))
 
         # -- the venue and the hotels
         event, event_noun, venue_stem = rng.choice(EVENTS)
@@ -572,11 +826,7 @@ class _Builder:
         }
         max_m = float(rng.choice([800, 1000, 1500, 2000])) if "hotel_distance" in c else None
         near = (200.0, (max_m or 2600.0) - 250.0)
-        star = rng.choice([3, 4, 5])
-        min_score = rng.choice([4.5, 4.6, 4.7]) if "hotel_rating" in c else None
-        score = math.ceil(rng.uniform(min_score, 5.0) * 10) / 10 if min_score else rng.uniform(4.0, 4.9)
-        tag = rng.choice(sorted(HOTEL_TAGS)) if "hotel_tag" in c else None
-        tags = sorted(set(rng.sample([t for t in HOTEL_TAGS if t != tag], rng.randint(0, 2)) + ([tag] if tag else [])))
+        star, min_score, score, tag, tags = draw_hotel(rng, "hotel_rating" in c, "hotel_tag" in c)
         room_dates = [_day(arrive + timedelta(days=k)) for k in range(-1, n0 + 2)]
         extra_types = rng.sample(ROOM_TYPES[1:], 2)
         room_type = rng.choice([t for t, _ in extra_types if t in ROOM_REASONS]) if "room_type" in c else STANDARD_ROOM
@@ -720,7 +970,7 @@ class _Builder:
         past_day = _day(now - timedelta(days=rng.randint(20, 90)))
         past_order(
             1,
-            self._service(
+            self.cat.service(
                 mode,
                 city_a,
                 rng.choice([x for x in sorted(CITIES) if x not in (city_a, city_b)]),
@@ -742,7 +992,7 @@ class _Builder:
             d2 = _day(check_out + timedelta(days=rng.randint(3, 9)))
             d3 = _day(check_out + timedelta(days=rng.randint(10, 20)))
             fare = MODE_FARE[old_kind]
-            s2 = self._service(
+            s2 = self.cat.service(
                 old_kind,
                 city_a,
                 c2,
@@ -750,7 +1000,7 @@ class _Builder:
                 150,
                 self._fares(max(fare[1], 600 * fare[0]), [d2]),
             )
-            s3 = self._service(
+            s3 = self.cat.service(
                 old_kind,
                 city_a,
                 c3,
@@ -766,47 +1016,25 @@ class _Builder:
         # -- facts: stated up front or held back
         sheet = FactSheet(rng)
         fact = sheet.add
-        if holiday is not None:
-            hname, _, multi = holiday
-            fact(
-                "travel_date",
-                f"I want to arrive on the first day of this year's {hname} holiday."
-                if multi
-                else f"I want to arrive on {hname} this year.",
-                KEYWORDS["travel_date"],
-            )
-        else:
-            fact("travel_date", f"I want to arrive on {_spoken_day(arrive)}.", KEYWORDS["travel_date"])
+        state_travel_date(fact, holiday, arrive, KEYWORDS["travel_date"])
         if "travellers" in c:
             fact("party_size", f"There will be {qty} of us travelling, so we need {qty} of everything except the room.")
         if by is not None:
-            fact("deadline", f"I need to arrive by {_hhmm(by)}.")
-        if after is not None:
-            fact("departure", f"I can't leave before {_hhmm(after)}.", KEYWORDS["departure"])
-        if "seat_class" in c:
-            fact("seat", f"I want {seat_type} seats.", KEYWORDS["seat"])
-        if budget is not None:
-            fact(
-                "ticket_budget",
-                f"The {mode} tickets shouldn't cost more than {_fmt(budget)} yuan in total.",
-                KEYWORDS["ticket_budget"],
-            )
+            fact("deadline", f"I need to arrive by {hhmm(by)}.")
+        state_ticket_wishes(fact, KEYWORDS, mode, after, seat_type if "seat_class" in c else None, budget)
         if d >= 2 and rng.random() < 0.5:
             fact("stay", f"I'll check out on {WEEKDAYS[check_out.weekday()]}.", KEYWORDS["stay"])
         else:
             fact("stay", f"I'll stay {n0} night{'s' if n0 > 1 else ''}.", KEYWORDS["stay"])
         if max_m is not None:
-            fact("distance", f"The hotel should be within {_fmt(max_m)} metres of the venue.")
-        if min_score is not None:
-            fact("hotel_rating", f"The hotel should be rated at least {min_score:g}.", KEYWORDS["hotel_rating"])
-        if tag is not None:
-            fact("hotel_tag", HOTEL_TAGS[tag], KEYWORDS["hotel_tag"])
+            fact("distance", f"The hotel should be within {fmt_amount(max_m)} metres of the venue.")
+        state_hotel_wishes(fact, KEYWORDS, min_score, tag)
         if "room_type" in c:
             fact("room_type", ROOM_REASONS[room_type], KEYWORDS["room_type"])
         if max_price is not None:
             fact(
                 "hotel_price",
-                f"The hotel shouldn't cost more than {_fmt(max_price)} yuan a night.",
+                f"The hotel shouldn't cost more than {fmt_amount(max_price)} yuan a night.",
                 KEYWORDS["hotel_price"],
             )
         if visit is not None:
@@ -822,7 +1050,7 @@ class _Builder:
         opening = rng.choice(OPENINGS[style]).format(city=city_b, event=event)
         opening += f" {MODE_WISH[mode]} The {event_noun} is at the {venue['address']}."
         if kind is not None:
-            opening += f" While I'm there I'd also like to visit {_article(kind)} {kind}."
+            opening += f" While I'm there I'd also like to visit {article(kind)} {kind}."
         if mistaken is not None:
             opening += (
                 f" And I booked a {old_kind} to {self.old['c2']} by mistake, please cancel it, but keep my "
@@ -836,79 +1064,32 @@ class _Builder:
                 f"Oh, one more thing, my plans changed: could you move my {mode} to one day later, and push the "
                 "hotel check-in back by a day as well? I'll keep the same check-out day."
             )
-        user = UserScript(
-            language="en",
-            style=style,
-            persona={
-                "name": name,
-                "occupation": rng.choice(OCCUPATIONS),
-                "personality": PERSONALITIES[style],
-                "home city": city_a,
-            },
-            opening=opening,
-            facts=facts,
-            intent_change=IntentChange(trigger="first_done", message=change_msg) if change_msg else None,
-        )
+        user = user_script(rng, name, style, ("home city", city_a), opening, facts, change_msg, "first_done")
 
         # -- rubric
-        items: list[RubricItem] = []
+        items = Rubric()
+        item = items.add
 
-        def item(name_: str, kind_: str, description: str, **params: Any) -> None:
-            items.append(RubricItem(name=name_, kind=kind_, description=description, params=params))
-
-        item(
-            "outbound",
-            "transport_route",
-            f"a {mode} from {city_a} to {city_b} on {final_arrival}",
-            order_type=mode,
-            departure_city=city_a,
-            arrival_city=city_b,
-            date=final_arrival,
-        )
+        trip_items = TravelItems(items, mode)
+        trip_items.outbound(city_a, city_b, final_arrival)
         item("check_in", "check_in_date", f"hotel check-in on {final_arrival}", date=final_arrival)
         item("nights", "nights", f"{final_nights} night(s) at the hotel", count=final_nights)
         if by is not None:
-            item("arrive_by", "arrive_by", f"arrives by {_hhmm(by)}", order_type=mode, by=_hhmm(by))
-        if after is not None:
-            item(
-                "depart_after",
-                "depart_after",
-                f"leaves at or after {_hhmm(after)}",
-                order_type=mode,
-                after=_hhmm(after),
-            )
-        if "seat_class" in c:
-            item("seat_class", "product_type", f"seat class {seat_type}", order_type=mode, value=seat_type)
-        if budget is not None:
-            item(
-                "ticket_budget",
-                "budget",
-                f"{mode} tickets at most {_fmt(budget)} in total",
-                order_type=mode,
-                max_total=budget,
-            )
-        if "travellers" in c:
-            item("travellers", "quantity", f"{qty} {mode} seats", order_type=mode, count=qty)
+            item("arrive_by", "arrive_by", f"arrives by {hhmm(by)}", order_type=mode, by=hhmm(by))
+        trip_items.depart_after(after)
+        trip_items.seat_class(seat_type if "seat_class" in c else None)
+        trip_items.ticket_budget(budget)
+        trip_items.travellers(qty if "travellers" in c else None)
         if max_m is not None:
-            item(
-                "hotel_distance",
-                "hotel_distance",
-                f"hotel within {_fmt(max_m)} m of the venue",
-                max_m=max_m,
-                longitude=v_lon,
-                latitude=v_lat,
-            )
-        if min_score is not None:
-            item("hotel_rating", "hotel_rating", f"hotel rated at least {min_score}", min_score=min_score)
-        if tag is not None:
-            item("hotel_tag", "hotel_tag", f"hotel offers {tag}", tag=tag)
+            trip_items.hotel_distance(max_m, v_lon, v_lat)
+        trip_items.hotel_wishes(min_score, tag)
         if "room_type" in c:
             item("room_type", "product_type", f"room type {room_type}", order_type="hotel", value=room_type)
         if max_price is not None:
             item(
                 "hotel_price",
                 "unit_price",
-                f"at most {_fmt(max_price)} a night",
+                f"at most {fmt_amount(max_price)} a night",
                 order_type="hotel",
                 max_price=max_price,
             )
@@ -953,7 +1134,7 @@ class _Builder:
             )
         points = content_items + int(intent)
         if points != reasoning_points_for(d):
-            raise _Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
+            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
 
         # -- golden route and violations
         def shift(day: str, k: int) -> str:
@@ -979,12 +1160,7 @@ class _Builder:
             "check_in": replace(golden, stay1=(shift(D1, 1), shift(C, 1)))
             if intent
             else replace(golden, stay0=(shift(D, 1), shift(C, 1))),
-            "transport_count": replace(golden, extra=frozenset({"transport"})),
-            "hotel_count": replace(golden, extra=frozenset({"hotel"})),
-            "transport_paid": replace(golden, pay_transport=False),
-            "hotel_paid": replace(golden, pay_hotel=False),
-            "confirmed": replace(golden, confirm=False),
-            "informed_totals": replace(golden, tell_totals=False),
+            **process_violations(golden),
         }
         if intent:
             v["nights"] = replace(golden, stay1=(D1, shift(C, -1) if final_nights >= 2 else shift(C, 1)))
@@ -1045,17 +1221,7 @@ class _Builder:
             "task_key": task_key,
             "language": "en",
             "locations": [home, venue],
-            "weather": [
-                {
-                    "id": f"W{i}",
-                    "city": city_b,
-                    "category": rng.choice(["sunny", "cloudy", "rainy"]),
-                    "datetime": _day(arrive + timedelta(days=i - 1)),
-                    "temperature": [rng.randint(2, 18), rng.randint(19, 33)],
-                    "humidity": rng.randint(30, 90),
-                }
-                for i in range(n0 + 2)
-            ],
+            "weather": weather(rng, city_b, [_day(arrive + timedelta(days=i - 1)) for i in range(n0 + 2)]),
             "orders": orders,
             **self.tables,
             "user_profile": {"user id": user_id, "name": name, "home city": city_a, "home address": home["address"]},
@@ -1069,18 +1235,9 @@ class _Builder:
                 ],
             },
         }
-        return Task(
-            task_id=f"travel/{self.split}/{self.seed}/d{self.difficulty}",
-            domain="travel",
-            source="generated",
-            language="en",
-            difficulty=self.difficulty,
-            reasoning_points=points,
-            world=world,
-            user=user,
-            rubric=items,
-            golden_actions=golden_actions,
-            violations=violations,
+        return generated_task(
+            "travel", self.split, self.seed, self.difficulty, points,
+            world, user, items, golden_actions, violations
         )
 
     # ----- prices of a route -------------------------------------------------------------------
@@ -1123,7 +1280,7 @@ class _Builder:
         """Totals and change amounts must differ, or a message omitting one would still name it."""
         totals = set(self._totals(golden).values())
         if totals & set(self._changes(golden)):
-            raise _Retry("a total equals a price difference or refund")
+            raise Retry("a total equals a price difference or refund")
 
     # ----- the action strings of a route --------------------------------------------------------
     def _actions(self, r: Route) -> list[str]:
@@ -1165,42 +1322,27 @@ class _Builder:
         if r.confirm:
             plan = (
                 f"{mode} {number} on {r.date0}, {svc['departure_time']}-{svc['arrival_time']}, {r.seat_type} x{r.qty} "
-                f"for {_fmt(seat_price * r.qty)} yuan; {self.places[r.hotel_id]['hotel_name']}, {r.room_type}, "
-                f"{r.stay0[0]} to {r.stay0[1]}, {_fmt(stay_total)} yuan"
+                f"for {fmt_amount(seat_price * r.qty)} yuan; {self.places[r.hotel_id]['hotel_name']}, {r.room_type}, "
+                f"{r.stay0[0]} to {r.stay0[1]}, {fmt_amount(stay_total)} yuan"
             )
             if r.attraction_id:
                 tid, tprice = self.slot[(r.attraction_id, r.ticket_type, r.visit_date)]
                 plan += (
                     f"; {self.places[r.attraction_id]['attraction_name']}, {r.ticket_type} x{r.ticket_qty} on "
-                    f"{r.visit_date}, {_fmt(tprice * r.ticket_qty)} yuan"
+                    f"{r.visit_date}, {fmt_amount(tprice * r.ticket_qty)} yuan"
                 )
             out.append(f"Here is the plan: {plan}. Shall I book and pay for all of it?")
 
         def book_transport(date: str, pay: bool) -> str:
             oid = new_id(mode)
             sid = self._seat(r, date)[0]
-            out.append(
-                call(
-                    f"create_{mode}_order",
-                    **{f"{mode}_id": r.transport_id},
-                    seat_id=sid,
-                    user_id=uid,
-                    date=date,
-                    quantity=r.qty,
-                )
-            )
-            if pay:
-                out.append(call(f"pay_{mode}_order", order_id=oid))
+            out.extend(transport_booking(mode, r.transport_id, sid, uid, date, r.qty, oid if pay else None))
             return oid
 
         def book_hotel(stay: tuple[str, str], pay: bool) -> str:
             oid = new_id("hotel")
             rid = self._stay(r.hotel_id, r.room_type, stay)[0]
-            out.append(
-                call("create_hotel_order", hotel_id=r.hotel_id, room_id=rid, user_id=uid, check_out_date=stay[1])
-            )
-            if pay:
-                out.append(call("pay_hotel_order", order_id=oid))
+            out.extend(hotel_booking(r.hotel_id, rid, uid, stay[1], oid if pay else None))
             return oid
 
         def book_tickets(pay: bool) -> str:
@@ -1249,15 +1391,15 @@ class _Builder:
 
         def totals_text() -> str:
             t = self._totals(r)
-            parts = [f"the {mode} {_fmt(t['transport'])} yuan", f"the hotel {_fmt(t['hotel'])} yuan"]
+            parts = [f"the {mode} {fmt_amount(t['transport'])} yuan", f"the hotel {fmt_amount(t['hotel'])} yuan"]
             if "attraction" in t:
-                parts.append(f"the tickets {_fmt(t['attraction'])} yuan")
+                parts.append(f"the tickets {fmt_amount(t['attraction'])} yuan")
             return " Totals: " + ", ".join(parts) + "." if r.tell_totals else ""
 
         done = "All done: everything has been booked" + (" and paid." if all_paid else ".")
         if refunds:
             done += f" The {old_kind} booking you no longer need has been cancelled"
-            done += f" and {' + '.join(_fmt(x) for x in refunds)} yuan will be refunded." if r.tell_changes else "."
+            done += f" and {' + '.join(fmt_amount(x) for x in refunds)} yuan will be refunded." if r.tell_changes else "."
         if not ctx["intent"]:
             out.append(done + totals_text())
             return out
@@ -1273,9 +1415,9 @@ class _Builder:
                     out.append(call(f"pay_{mode}_order", order_id=transport_oid))
                 if r.tell_changes and diff:
                     note = (
-                        f", with {_fmt(diff)} yuan extra, which has been paid"
+                        f", with {fmt_amount(diff)} yuan extra, which has been paid"
                         if diff > 0
-                        else f", and the cheaper fare saves you {_fmt(-diff)} yuan, which will be refunded"
+                        else f", and the cheaper fare saves you {fmt_amount(-diff)} yuan, which will be refunded"
                     )
             moved = f"All done: your {mode} has been moved to the next day{note}"
         else:
@@ -1290,7 +1432,7 @@ class _Builder:
         extras(r.move_to or r.date0, r.stay1 or r.stay0)
         moved += "; the hotel has been rebooked from the new arrival day, keeping your check-out day"
         if r.pay_hotel and r.tell_changes:
-            moved += f", and the first booking's {_fmt(self._stay(r.hotel_id, r.room_type, r.stay0)[1])} yuan will be refunded"
+            moved += f", and the first booking's {fmt_amount(self._stay(r.hotel_id, r.room_type, r.stay0)[1])} yuan will be refunded"
         out.append(moved + "." + totals_text())
         return out
 
@@ -1300,11 +1442,9 @@ def generate_travel_task(
 ) -> Task:
     """The travel task for (seed, difficulty, split); the same inputs always give the same task.
     ``violations=False`` skips the checker-validation trajectories (everything else is identical)."""
-    if split not in ("train", "dev", "test"):
-        raise ValueError(f"split must be train, dev or test, got {split!r}")
-    for attempt in range(MAX_ATTEMPTS):
-        try:
-            return _Builder(int(seed), int(difficulty), split, attempt, violations).build()
-        except _Retry:
-            continue
-    raise RuntimeError(f"no travel task for seed {seed}, difficulty {difficulty} after {MAX_ATTEMPTS} attempts")
+    check_split(split)
+    return first_attempt(
+        lambda attempt: _Builder(int(seed), int(difficulty), split, attempt, violations).build(),
+        MAX_ATTEMPTS,
+        f"travel task for seed {seed}, difficulty {difficulty}",
+    )
