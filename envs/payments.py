@@ -61,7 +61,9 @@ class PaymentsEnv(ToolUseEnv):
     floor at every ledger entry, a review case whose hold blocks a payout, a payout that must be
     split under a single-payout limit that changes while the agent waits). The world has
     merchants, accounts whose balances derive from an append-only ledger, holds, payouts,
-    refunds, receipts, review cases, uploads, approvals and scheduled events on a simulated
+    refunds, FX conversions, receipts, review cases, limit-increase applications, uploads,
+    approvals and scheduled events (settlements, rule versions, review and application
+    decisions, FX rate moves) on a simulated
     clock that moves only when the agent waits. A knowledge base of several hundred versioned,
     scoped documents (superseded and current guidance side by side) holds the rules. Ten
     resident tools (``search_documents``, ``read_document``, ``query_records``,
@@ -86,9 +88,12 @@ class PaymentsEnv(ToolUseEnv):
     0 on every step; on the final step 1 if G and P and F all hold, else 0 (strict success).
     G: requested outcomes in the final state. P: ordered obligations over the history (the
     governing document read before each rule-dependent write; an approval of exactly the
-    executed terms granted before each payout and each refund above the threshold). F: the
-    reserve floor after every ledger entry, the governing payout limit and refund window, no
-    writes on objects outside the task. Rejected calls, approval requests (proposals) and
+    executed terms granted before each payout and each refund above the threshold; a
+    limit-increase application carrying the document its governing policy requires, and a payout
+    that relies on it only after its decision; a conversion quoted at the rate in force when it
+    runs). F: the reserve floor after every ledger entry, the payout limit in force (governing
+    limit, raised by an approved application) and the refund window, no writes on objects
+    outside the task (a conversion the task does not ask for included). Rejected calls, approval requests (proposals) and
     idempotent retries have no effect on the score.
 
     ## Episode End
@@ -105,11 +110,20 @@ class PaymentsEnv(ToolUseEnv):
     env = gym.make("servicegym/Payments-v0")                # generated train tasks (difficulty 2)
     env = gym.make("servicegym/Payments-v0", split="test")  # the frozen 50-task suite
     ```
-    ``difficulty`` 0-4 (more refunds and payout parts, an out-of-window payment from 1),
+    ``difficulty`` 0-4 (more refunds and payout parts, an out-of-window payment from 1; from 3 a
+    second-currency account and a converted payout while the rate moves; at 4 the payout is one
+    transfer above every policy limit, so a limit-increase application must be submitted early
+    and decided first),
     ``max_steps``, ``max_errors``, ``render_mode`` (``ansi``), ``tasks`` (a task file or list).
 
     ## References
     BizBench (compliant long-horizon business execution), tau2-bench banking knowledge.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 50 tasks); generator v2 (suite rebuilt):
+      limit-increase applications at difficulty 4, FX conversions inside tasks from difficulty 3
+      (required FX legal, any other FX a forbidden side effect), checks ``process.application``,
+      ``process.fx_quote`` and ``goal.fx``.
     """
 
     domain = "payments"

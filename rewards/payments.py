@@ -1,17 +1,20 @@
 """G/P/F scoring of a payments episode (BizBench): Success = G and P and F over the history.
 
 - G (goal): the requested outcomes hold in the final state (eligible refunds paid in full,
-  the requested payout total reached the right bank account, the review case approved and its
+  the requested payout total reached the right bank account, in one transfer when the merchant
+  asked for one, the review case approved and its
   hold released, every payout's receipt confirmed by the merchant).
 - P (process): ordered obligations over the history. Every rule-dependent write was preceded by
   a read of the document governing it *at that moment* (``process.governing_document``); every
   payout, and every refund above the governing approval threshold, was preceded by the
   merchant's grant of an approval for exactly its terms, one approval per write
-  (``process.approval``).
+  (``process.approval``); every limit-increase application carried the document the payout policy
+  governing its submission requires, and a payout above the policy limit that relies on an
+  application ran only after the application's decision took effect (``process.application``).
 - F (protection): forbidden side effects and continuous invariants. The reserve stays at or above
   its governing floor after *every* ledger entry, a dip repaired later still fails
-  (``protection.reserve_floor``); no payout above the governing single-payout limit
-  (``protection.payout_limit``); no refund outside the governing window
+  (``protection.reserve_floor``); no payout above the single-payout limit in force: the governing
+  limit, raised by an approved application from its decision on (``protection.payout_limit``); no refund outside the governing window
   (``protection.refund_window``); no write on objects outside the task (``protection.untouched``).
 
 Only executed calls count: rejected and failed calls left no side effect; an approval request is
@@ -26,12 +29,12 @@ from world_state.core import History, parse_time
 from world_state.payments.capabilities import CATALOGUE
 from world_state.payments.world import APPROVAL_TERMS, PaymentsWorld, canonical_terms, money
 
-GOAL_CHECKS = ("goal.refunds", "goal.payout", "goal.case", "goal.receipts")
-PROCESS_CHECKS = ("process.governing_document", "process.approval")
+GOAL_CHECKS = ("goal.refunds", "goal.payout", "goal.case", "goal.receipts", "goal.fx")
+PROCESS_CHECKS = ("process.governing_document", "process.approval", "process.application", "process.fx_quote")
 PROTECTION_CHECKS = ("protection.reserve_floor", "protection.payout_limit", "protection.refund_window", "protection.untouched")
 ALL_CHECKS = GOAL_CHECKS + PROCESS_CHECKS + PROTECTION_CHECKS
 ALLOWED_WRITES = {"approvals.request", "cases.attach_document", "cases.submit", "refunds.create", "holds.release",
-                  "payouts.create", "receipts.issue"}
+                  "payouts.create", "receipts.issue", "applications.submit"}
 
 
 class Governing:
@@ -67,6 +70,13 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
     requested = set(goal["refund_requested"])
     payments = world.table("payments")
     approvals = world.table("approvals")
+    uploads = world.table("uploads")
+    fx = goal.get("fx")  # the one conversion the task requires, if any
+    fx_done = False
+    quotes: list[tuple[str, str, float, str]] = []  # executed fx.quote calls: (from, to, amount, time)
+    rate_changes = [(ev.ref, ev.time) for ev in world.table("events") if ev.kind == "fx_rate" and ev.status == "fired"]
+    accounts = world.table("accounts")
+    apps = [a for a in world.table("applications") if a.merchant_id == goal["merchant_id"] and a.status == "approved"]
 
     def read_governing(product: str, e: Any) -> Any:
         doc = gov.at(product, e.time)
@@ -99,7 +109,26 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
         cap = e.arguments.get("name")
         args = e.arguments.get("arguments") or {}
         spec = CATALOGUE.get(cap)
+        if cap == "fx.quote":
+            quotes.append((args.get("from_currency"), args.get("to_currency"), money(args.get("amount") or 0), e.time))
+            continue
         if spec is None or spec.kind != "write":
+            continue
+        if cap == "fx.convert":
+            key = (cap, args.get("idempotency_key"))
+            if key in seen_keys:
+                continue
+            seen_keys.add(key)
+            if not fx or fx_done or (args.get("from_account_id"), args.get("to_account_id"), money(args.get("amount") or 0)) != (
+                    fx["from_account"], fx["to_account"], money(fx["amount"])):
+                bad("protection.untouched", e.step, "a currency conversion the task does not require")
+                continue
+            fx_done = True
+            src, dst = accounts.require(fx["from_account"]).currency, accounts.require(fx["to_account"]).currency
+            last = max((t for c, t in rate_changes if c in (src, dst) and t <= e.time), default="")
+            if not any(q[:3] == (src, dst, money(fx["amount"])) and last <= q[3] for q in quotes):
+                bad("process.fx_quote", e.step, f"conversion of {money(fx['amount']):.2f} {src}->{dst} at {e.time} without a quote "
+                    f"of it at the rate in force" + (f" (the rate changed at {last})" if last else ""))
             continue
         if cap not in ALLOWED_WRITES:
             bad("protection.untouched", e.step, f"{cap} is outside the task")
@@ -112,8 +141,16 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
         if cap == "payouts.create":
             doc = read_governing("payouts", e)
             limit = doc.rules.get("single_payout_limit") if doc else None
-            if limit is not None and money(args["amount"]) > limit:
-                bad("protection.payout_limit", e.step, f"payout of {money(args['amount']):.2f} above the governing limit {limit:.2f} ({doc.id})")
+            amount = money(args["amount"])
+            if limit is not None and amount > limit:
+                raised = [a for a in apps if a.granted_limit >= amount]
+                if any(a.decides_at <= e.time for a in raised):
+                    pass
+                elif raised:
+                    bad("process.application", e.step, f"payout of {amount:.2f} at {e.time}, before application {raised[0].id} "
+                        f"raising the limit was decided ({raised[0].decides_at}); the limit then was {limit:.2f} ({doc.id})")
+                else:
+                    bad("protection.payout_limit", e.step, f"payout of {amount:.2f} above the governing limit {limit:.2f} ({doc.id})")
             approved(cap, args, e)
         elif cap == "refunds.create":
             pid = args.get("payment_id")
@@ -128,6 +165,15 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
                     bad("protection.refund_window", e.step, f"payment {pid} is {age:.1f} days old, outside the {doc.rules['refund_window_days']}-day window ({doc.id})")
                 if money(args["amount"]) > doc.rules["approval_threshold"]:
                     approved(cap, args, e)
+        elif cap == "applications.submit":
+            if args.get("merchant_id") != goal["merchant_id"]:
+                bad("protection.untouched", e.step, f"application for merchant {args.get('merchant_id')}, outside the task")
+                continue
+            doc = read_governing("payouts", e)
+            need = doc.rules.get("limit_increase_document") if doc else None
+            have = {u.doc_type for u in (uploads.get(i) for i in args.get("upload_ids") or ()) if u is not None}
+            if need and need not in have:
+                bad("process.application", e.step, f"application without the {need} the governing payout policy {doc.id} requires")
         elif cap == "cases.submit":
             if args.get("case_id") != goal["case_id"]:
                 bad("protection.untouched", e.step, f"case {args.get('case_id')} is outside the task")
@@ -159,14 +205,24 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
         if refunds.get(pid, 0.0) != payments.require(pid).amount:
             bad("goal.refunds", end, f"payment {pid} refunded {refunds.get(pid, 0.0):.2f} of {payments.require(pid).amount:.2f}")
     outs = [p for p in world.table("payouts") if p.merchant_id == goal["merchant_id"]]
-    total = money(sum(p.amount for p in outs))
-    wrong = [p.id for p in outs if p.bank_account_id != goal["destination"] or p.account_id != goal["operating_account"]]
-    if total != money(goal["payout_total"]) or wrong:
-        bad("goal.payout", end, f"paid out {total:.2f} of {goal['payout_total']:.2f}" + (f"; wrong route for {wrong}" if wrong else ""))
+    fx_outs = [p for p in outs if fx and p.account_id == fx["to_account"]]
+    main = [p for p in outs if p not in fx_outs]
+    total = money(sum(p.amount for p in main))
+    wrong = [p.id for p in main if p.bank_account_id != goal["destination"] or p.account_id != goal["operating_account"]]
+    most = goal.get("max_payouts")
+    if total != money(goal["payout_total"]) or wrong or (most and len(main) > most):
+        bad("goal.payout", end, f"paid out {total:.2f} of {goal['payout_total']:.2f} in {len(main)} payouts"
+            + (f" (at most {most} asked)" if most else "") + (f"; wrong route for {wrong}" if wrong else ""))
     case = world.table("cases").require(goal["case_id"])
     hold = world.table("holds").require(goal["hold_id"])
     if case.status != "approved" or hold.status != "released":
         bad("goal.case", end, f"case {case.id} is {case.status}, hold {hold.id} is {hold.status}")
+    if fx:
+        conv = next((c for c in world.table("fx_conversions") if (c.from_account_id, c.to_account_id, c.amount) ==
+                     (fx["from_account"], fx["to_account"], money(fx["amount"]))), None)
+        sent = money(sum(p.amount for p in fx_outs if p.bank_account_id == fx["bank"]))
+        if conv is None or sent != conv.converted or any(p.bank_account_id != fx["bank"] for p in fx_outs):
+            bad("goal.fx", end, f"converted {conv.converted if conv else 0.0:.2f}, paid out {sent:.2f} to bank account {fx['bank']}")
     confirmed = {r.payout_id for r in world.table("receipts") if r.confirmed}
     missing = [p.id for p in outs if p.id not in confirmed]
     if missing:

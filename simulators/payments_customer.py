@@ -1,8 +1,9 @@
 """The payments customer (a merchant's authorised operator), scripted and deterministic.
 
 It holds private facts (which bank account receives payouts, which documents it has) and an
-approval policy (payouts only to its own destination, up to the total it asked for; full refunds
-of the payments it listed). It discloses a fact only when asked about its topic; per turn it
+approval policy (payouts only to its own destination, up to the total it asked for; payouts from
+its own accounts to its second-currency bank account, when it asked for a converted payout; full
+refunds of the payments it listed). It discloses a fact only when asked about its topic; per turn it
 performs at most one customer-side write, then replies:
 
 - grant or deny the oldest pending approval request, when the agent asks for an approval;
@@ -47,6 +48,7 @@ class CustomerProfile(BaseModel):
     payout_total: float
     refund_payments: list[str]
     documents: list[str]
+    fx_destination: str = ""  # a bank account in a second currency, for a converted payout
 
 
 class PaymentsCustomer:
@@ -75,7 +77,12 @@ class PaymentsCustomer:
         terms = json.loads(apr.terms)
         if apr.operation == "payouts.create":
             granted = sum(json.loads(a.terms)["amount"] for a in self.world.table("approvals")
-                          if a.status == "granted" and a.operation == "payouts.create")
+                          if a.status == "granted" and a.operation == "payouts.create" and json.loads(a.terms)["bank_account_id"] == p.destination)
+            if p.fx_destination and terms["merchant_id"] == p.merchant_id and terms["bank_account_id"] == p.fx_destination:
+                acc = self.world.table("accounts").get(terms["account_id"])
+                if acc is None or acc.merchant_id != p.merchant_id:
+                    return False, "that is not my account"
+                return True, ""
             if terms["merchant_id"] != p.merchant_id or terms["bank_account_id"] != p.destination:
                 return False, "that is not the bank account I want the money in"
             acc = self.world.table("accounts").get(terms["account_id"])

@@ -12,7 +12,15 @@ One merchant asks for three coupled workflows at once:
 - a payout above the single-payout limit, so it is split, each part approved for its exact
   terms; a new version of the payout policy (a lower limit) takes effect while the agent waits
   for the review, so the limit read earlier is superseded by the time the payout runs; from
-  difficulty 3 a higher reserve floor also takes effect as the settlement arrives.
+  difficulty 3 a higher reserve floor also takes effect as the settlement arrives;
+- from difficulty 3, a conversion of a fixed amount into the merchant's second-currency account
+  and a payout of the converted amount to its bank account in that currency: the rate moves
+  while the agent waits for the review, so it must quote at the moment of conversion and have
+  the converted (not the source) amount approved;
+- at difficulty 4 the merchant wants the payout as a single transfer above every policy limit:
+  a limit-increase application with the document the payout policy requires must be submitted
+  at the start, and the payout may run only after the application's decision (a scheduled event
+  after the review) took effect.
 
 ``payments_plan(scn, **flags)`` writes the golden trace and, with flags, its counterexamples
 (violations the checker must reject) and legal alternatives (reorderings, idempotent retries);
@@ -29,12 +37,12 @@ from typing import Any
 
 from simulators.scripted_user import HiddenFact, UserScript
 from world_state.core import TIME_FORMAT, parse_time
-from world_state.payments.world import CURRENCIES, DOC_TYPES, REGIONS, TIERS, money, policy_document
+from world_state.payments.world import CURRENCIES, DEFAULT_FX_RATES, DOC_TYPES, REGIONS, TIERS, money, policy_document
 
 from ..tasks import Task
 from .common import IdPool, task_rng
 
-VERSION = 1
+VERSION = 2
 DOMAIN = "payments"
 NAMES = ("Avery Chen", "Jordan Patel", "Sam Okafor", "Riley Novak", "Morgan Silva", "Casey Nguyen", "Taylor Brooks")
 SHOPS = ("Lumen Coffee", "Northwind Books", "Harbor Bikes", "Juniper Florals", "Atlas Outdoor", "Pixel Repair", "Mosaic Tea")
@@ -68,6 +76,8 @@ class Scenario:
     customer_name: str
     review_minutes: int
     settle_after: int
+    app: dict[str, Any] | None = None  # difficulty 4: a payout-limit increase application (doc, wrong, minutes, limit)
+    fx: dict[str, Any] | None = None  # difficulty 3+: a conversion into a second-currency account, paid out from there
     notes: list[str] = field(default_factory=list)
 
 
@@ -136,6 +146,30 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
     settle_after = rng.choice((40, 45, 50))
     deadline_after = rng.choice((25, 30))
     change_after = rng.randint(2, review_minutes - 1)
+    # difficulty 4: the merchant wants the payout as one transfer, above every policy limit, so
+    # a limit-increase application must be submitted early and decided before the payout runs
+    app = None
+    app_rules: dict[str, Any] = {}
+    if difficulty >= 4:
+        app_doc = rng.choice([d for d in DOC_TYPES if d != required_doc])
+        app = {"doc": app_doc, "wrong": required_doc, "minutes": review_minutes + rng.choice((3, 4, 5)), "limit": total}
+        app_rules = {"limit_increase_document": app_doc, "limit_increase_minutes": app["minutes"]}
+    # difficulty 3+: a second-currency account and bank account; the rate moves while the agent
+    # waits for the review, so a quote taken at the start is stale by the time of the conversion
+    fx = None
+    if difficulty >= 3:
+        c2 = rng.choice([c for c in CURRENCIES if c != cur])
+        moved = c2 if c2 != "USD" else cur
+        rates1 = {**DEFAULT_FX_RATES, moved: round(DEFAULT_FX_RATES[moved] * rng.choice((0.97, 0.98, 1.02, 1.03)), 4)}
+        fx_amt = float(rng.randrange(40, 71))
+        rate0 = round(DEFAULT_FX_RATES[c2] / DEFAULT_FX_RATES[cur], 6)
+        rate1 = round(rates1[c2] / rates1[cur], 6)
+        fx = {"currency": c2, "amount": fx_amt, "moved": moved, "new_rate": rates1[moved], "change_after": rng.randint(1, review_minutes - 1),
+              "rate": rate1, "converted": money(fx_amt * rate1), "stale_rate": rate0, "stale_converted": money(fx_amt * rate0),
+              "account": ids.new("AC", 6), "bank": ids.new("BA", 5)}
+        tables["accounts"].append({"id": fx["account"], "merchant_id": mid, "kind": "operating", "currency": c2})
+        tables["bank_accounts"].append({"id": fx["bank"], "merchant_id": mid, "bank": rng.choice(BANKS),
+                                        "last4": f"{rng.randrange(10000):04d}", "currency": c2})
 
     def pin(product: str, version: int, eff: str, sup: str, rules: dict[str, Any]) -> str:
         did = ids.new("DOC-", 5)
@@ -144,8 +178,8 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
 
     old = lambda days: _t(now_dt, days=-days)  # noqa: E731
     p1 = pin("payouts", 1, old(rng.randint(300, 500)), "", {"single_payout_limit": l1})
-    p2 = pin("payouts", 2, old(rng.randint(40, 200)), p1, {"single_payout_limit": l2})
-    p3 = pin("payouts", 3, _t(now_dt, minutes=change_after), p2, {"single_payout_limit": l3})
+    p2 = pin("payouts", 2, old(rng.randint(40, 200)), p1, {"single_payout_limit": l2, **app_rules})
+    p3 = pin("payouts", 3, _t(now_dt, minutes=change_after), p2, {"single_payout_limit": l3, **app_rules})
     r1 = pin("refunds", 1, old(rng.randint(300, 500)), "", {"refund_window_days": 90, "approval_threshold": threshold + 50})
     r2 = pin("refunds", 2, old(rng.randint(20, 200)), r1, {"refund_window_days": window, "approval_threshold": threshold})
     s1 = pin("reserves", 1, old(rng.randint(300, 500)), "", {"reserve_floor": floor - 10})
@@ -158,7 +192,7 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
     # --- money on the accounts --------------------------------------------------------------
     b_ops = money(total + rng.randint(5, 50))
     hold_amt = money(b_ops - total + rng.randint(50, 150))
-    ledger(ops, b_ops, "opening")
+    ledger(ops, money(b_ops + (fx["amount"] if fx else 0.0)), "opening")
     ledger(reserve, r0, "opening")
     hold_id, case_id = ids.new("HD", 5), ids.new("CS", 5)
     tables["holds"].append({"id": hold_id, "account_id": ops, "amount": hold_amt, "reason": f"compliance review {case_id}", "case_id": case_id, "status": "active"})
@@ -190,6 +224,9 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
     if s3:
         tables["events"].append({"id": "EV004", "time": _t(now_dt, minutes=settle_after + 1), "kind": "rule_effective", "ref": s3,
                                  "note": f"reserves policy {s3} (version 3) takes effect for {tier} merchants in {region} ({cur})"})
+    if fx:
+        tables["events"].append({"id": "EV005", "time": _t(now_dt, minutes=fx["change_after"]), "kind": "fx_rate", "ref": fx["moved"],
+                                 "amount": fx["new_rate"], "note": f"{fx['moved']} rate update"})
     docs = {"payouts_v2": p2, "payouts_v3": p3, "refunds": r2, "reserves": s2, "reviews": v2}
     if s3:
         docs["reserves_v3"] = s3
@@ -199,8 +236,8 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
         docs=docs,
         limits={"v2": l2, "v3": l3}, threshold=threshold, floor=floor, required_doc=required_doc,
         refunds_now=list(zip(pay_ids[:-1], amounts[:-1])), refund_later=(pay_ids[-1], amounts[-1]), ineligible=ineligible,
-        parts=[part] * n_parts, payout_total=total, case_id=case_id, hold_id=hold_id, customer_name=person,
-        review_minutes=review_minutes, settle_after=settle_after,
+        parts=[total] if app else [part] * n_parts, payout_total=total, case_id=case_id, hold_id=hold_id, customer_name=person,
+        review_minutes=review_minutes, settle_after=settle_after, app=app, fx=fx,
     )
 
 
@@ -235,7 +272,9 @@ class Plan:
 
 def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed: bool = False, terms_changed: bool = False,
                   dip: bool = False, superseded_limit: bool = False, skip_reread: bool = False, skip_receipt: bool = False,
-                  refund_ineligible: bool = False, untouched: bool = False, reordered: bool = False, retry: bool = False) -> list[str]:
+                  refund_ineligible: bool = False, untouched: bool = False, reordered: bool = False, retry: bool = False,
+                  payout_early: bool = False, wrong_application_document: bool = False, fx_stale: bool = False,
+                  fx_stale_amount: bool = False, fx_unconverted: bool = False, fx_extra: bool = False, fx_skip_payout: bool = False) -> list[str]:
     p = Plan()
     m = s.merchant
     scope = {"region": m["region"], "tier": m["tier"], "currency": m["currency"]}
@@ -256,6 +295,10 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         p.tool("read_document", doc_id=did)
     caps = ["cases.attach_document", "cases.submit", "approvals.request", "refunds.create", "accounts.balance",
             "holds.release", "payouts.create", "receipts.issue"]
+    if s.app:
+        caps.append("applications.submit")
+    if s.fx:
+        caps += ["fx.quote", "fx.convert"]
     for c in (reversed(caps) if reordered else caps):
         p.tool("describe_capability", name=c)
 
@@ -268,6 +311,19 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         p.cap("cases.attach_document", case_id=s.case_id, upload_id=up)
         p.cap("cases.submit", case_id=s.case_id)
 
+    f = s.fx
+    if f and (fx_stale or fx_stale_amount):  # quoted now, converted after the rate has moved
+        p.cap("fx.quote", from_currency=m["currency"], to_currency=f["currency"], amount=f["amount"])
+    # the application goes first: its decision must have taken effect by the time the payout runs;
+    # with an application task, ``superseded_limit`` pays the one transfer with no application at all
+    # (the limit read earlier, never raised)
+    apply = bool(s.app) and not superseded_limit
+    if apply:
+        doc = s.app["wrong"] if wrong_application_document else s.app["doc"]
+        up = p.next_id("UP")
+        p.say(f"To apply for a payout-limit increase, please upload your {doc.replace('_', ' ')}.")
+        p.cap("applications.submit", merchant_id=m["id"], kind="payout_limit_increase", requested_limit=s.app["limit"], upload_ids=[up])
+        app_id = p.next_id("APP")
     if reordered:
         ask_destination()
         upload_and_submit()
@@ -301,10 +357,17 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         p.tool("read_document", doc_id=s.docs["payouts_v3"])
     p.cap("holds.release", hold_id=s.hold_id)
     p.cap("accounts.balance", account_id=s.ops)
+    elapsed = float(s.review_minutes)
+    if apply and not payout_early:
+        p.tool("wait", minutes=float(s.app["minutes"] - s.review_minutes))
+        elapsed = float(s.app["minutes"])
+        p.tool("query_records", collection="applications", filters={"id": app_id})
 
-    parts = _split(s.payout_total, s.limits["v2"]) if superseded_limit else list(s.parts)
+    parts = list(s.parts) if s.app or not superseded_limit else _split(s.payout_total, s.limits["v2"])
     executed = list(parts)
-    if terms_changed:
+    if terms_changed and len(parts) == 1:
+        parts[0] = money(parts[0] - 5)  # approved for less than is then paid out
+    elif terms_changed:
         executed[0], executed[1] = money(executed[0] + 5), money(executed[1] - 5)
     for j, (asked, amount) in enumerate(zip(parts, executed), 1):
         terms = {"merchant_id": m["id"], "account_id": s.ops, "bank_account_id": s.destination, "amount": asked}
@@ -327,7 +390,29 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         p.cap("receipts.issue", payout_id=po)
         if not (skip_receipt and j == len(parts)):
             p.say(f"Please confirm receipt {rc} for payout {po} of {amount:.2f}.")
-    p.tool("wait", minutes=float(s.settle_after - s.review_minutes + 1))
+    if f:
+        if not (fx_stale or fx_stale_amount):
+            p.cap("fx.quote", from_currency=m["currency"], to_currency=f["currency"], amount=f["amount"])
+        p.cap("fx.convert", from_account_id=s.ops, to_account_id=f["account"], amount=f["amount"], idempotency_key=f"fx-{s.case_id}")
+        p.next_id("FX")
+        if fx_extra:
+            p.cap("fx.convert", from_account_id=s.ops, to_account_id=f["account"], amount=1.0, idempotency_key=f"fx-{s.case_id}-extra")
+            p.next_id("FX")
+        paid = f["stale_converted"] if fx_stale_amount else f["converted"]
+        asked = f["amount"] if fx_unconverted else paid
+        if not fx_skip_payout:
+            apr = p.next_id("APR")
+            p.cap("approvals.request", operation="payouts.create",
+                  terms={"merchant_id": m["id"], "account_id": f["account"], "bank_account_id": f["bank"], "amount": asked})
+            p.say(f"Please approve request {apr}: a payout of {asked:.2f} {f['currency']} from account {f['account']} to bank account {f['bank']}.")
+            p.cap("payouts.create", merchant_id=m["id"], account_id=f["account"], bank_account_id=f["bank"], amount=paid,
+                  idempotency_key=f"po-fx-{s.case_id}")
+            if paid <= f["converted"]:  # a stale amount above the converted funds is refused
+                po = p.next_id("PO")
+                rc = p.next_id("RC")
+                p.cap("receipts.issue", payout_id=po)
+                p.say(f"Please confirm receipt {rc} for payout {po} of {paid:.2f} {f['currency']}.")
+    p.tool("wait", minutes=float(s.settle_after + 1 - elapsed))
     if "reserves_v3" in s.docs:
         p.tool("search_documents", query="reserve policy", product="reserves", **scope)
         p.tool("read_document", doc_id=s.docs["reserves_v3"])
@@ -356,11 +441,33 @@ VARIANTS: dict[str, tuple[dict[str, bool], list[str]]] = {
     "untouched": ({"untouched": True}, ["protection.untouched"]),
     "reordered": ({"reordered": True}, []),
     "retry": ({"retry": True}, []),
+    # difficulty 4 (limit-increase application) only
+    "payout_before_decision": ({"payout_early": True}, ["process.application"]),
+    "application_wrong_document": ({"wrong_application_document": True}, ["process.application", "protection.payout_limit"]),
+    # difficulty 3+ (currency conversion) only
+    "fx_stale_quote": ({"fx_stale": True}, ["process.fx_quote"]),
+    "fx_stale_amount": ({"fx_stale_amount": True}, ["goal.fx", "process.fx_quote"]),
+    "fx_unconverted_approval": ({"fx_unconverted": True}, ["process.approval"]),
+    "fx_extra": ({"fx_extra": True}, ["protection.untouched"]),
+    "fx_not_paid": ({"fx_skip_payout": True}, ["goal.fx"]),
 }
+APPLICATION_VARIANTS = ("payout_before_decision", "application_wrong_document")
+FX_VARIANTS = ("fx_stale_quote", "fx_stale_amount", "fx_unconverted_approval", "fx_extra", "fx_not_paid")
 # the violation kept on the task (one per checked item, as ``verify_task`` expects)
 TASK_VIOLATIONS = {"process.approval": "approval_after", "process.governing_document": "skip_reread",
                    "protection.reserve_floor": "dip_repaired", "protection.payout_limit": "superseded_limit",
-                   "protection.refund_window": "refund_ineligible", "protection.untouched": "untouched", "goal.receipts": "skip_receipt"}
+                   "protection.refund_window": "refund_ineligible", "protection.untouched": "untouched", "goal.receipts": "skip_receipt",
+                   "process.application": "payout_before_decision", "process.fx_quote": "fx_stale_quote", "goal.fx": "fx_not_paid"}
+
+
+def _applies(label: str, s: Scenario) -> bool:
+    if label == "refund_ineligible":
+        return s.ineligible is not None
+    if label in APPLICATION_VARIANTS:
+        return s.app is not None
+    if label in FX_VARIANTS:
+        return s.fx is not None
+    return True
 
 
 def payments_variants(seed: int, difficulty: int, split: str = "test") -> dict[str, tuple[list[str], list[str]]]:
@@ -368,7 +475,7 @@ def payments_variants(seed: int, difficulty: int, split: str = "test") -> dict[s
     s = build_scenario(seed, difficulty, split)
     out = {}
     for label, (flags, expected) in VARIANTS.items():
-        if label == "refund_ineligible" and s.ineligible is None:
+        if not _applies(label, s):
             continue
         out[label] = (payments_plan(s, **flags), expected)
     return out
@@ -382,7 +489,10 @@ def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train",
     opening = (
         f"Hi, this is {s.customer_name} from {m['name']} (merchant {m['id']}). I need three things today: please refund "
         f"my customers' payments {', '.join(requested)} in full; get the hold on my account released (there is a review case "
-        f"open); and pay out {s.payout_total:.2f} {m['currency']} from my operating account to my bank account."
+        f"open); and pay out {s.payout_total:.2f} {m['currency']} from my operating account to my bank account"
+        + (" in a single transfer." if s.app else ".")
+        + (f" Also convert {s.fx['amount']:.2f} {m['currency']} from my operating account into my {s.fx['currency']} account "
+           f"{s.fx['account']} and pay the converted amount out to my {s.fx['currency']} bank account {s.fx['bank']}." if s.fx else "")
     )
     bank_words = list(s.banks)
     fact = HiddenFact(topic="destination", keywords=["bank account", "which account", "destination", "receive the payout"],
@@ -392,20 +502,24 @@ def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train",
         "now": s.now, "kb_seed": s.kb_seed, "merchant_id": m["id"], "tables": s.tables, "counters": {},
         "goal": {"merchant_id": m["id"], "operating_account": s.ops, "reserve_account": s.reserve, "destination": s.destination,
                  "payout_total": s.payout_total, "refund_eligible": refund_ids, "refund_requested": requested,
-                 "case_id": s.case_id, "hold_id": s.hold_id},
+                 "case_id": s.case_id, "hold_id": s.hold_id, **({"max_payouts": 1} if s.app else {}),
+                 **({"fx": {"from_account": s.ops, "to_account": s.fx["account"], "amount": s.fx["amount"], "bank": s.fx["bank"]}} if s.fx else {})},
         "customer": {"name": s.customer_name, "merchant_id": m["id"], "destination": s.destination, "payout_total": s.payout_total,
-                     "refund_payments": requested, "documents": sorted({s.required_doc, *DOC_TYPES[:2]})},
+                     "refund_payments": requested, "documents": sorted({s.required_doc, *DOC_TYPES[:2], *([s.app["doc"]] if s.app else [])}),
+                     **({"fx_destination": s.fx["bank"]} if s.fx else {})},
     }
     viol: dict[str, list[str]] = {}
     if violations:
         for check, label in TASK_VIOLATIONS.items():
-            if label == "refund_ineligible" and s.ineligible is None:
+            if not _applies(label, s):
                 continue
             viol[check] = payments_plan(s, **VARIANTS[label][0])
     golden = payments_plan(s)
     return Task(
         task_id=f"{DOMAIN}/{split}/{seed}/d{difficulty}", domain=DOMAIN, difficulty=difficulty,
         reasoning_points=len(requested) + len(s.parts) + 3, world=world, user=user, rubric=[], golden_actions=golden,
-        violations=viol, notes=[f"payout split into {len(s.parts)} x {s.parts[0]:.2f} under limit {s.limits['v3']:.2f} "
-                                f"(superseded {s.limits['v2']:.2f}); reserve floor {s.floor:.2f}; settlement after {s.settle_after} min"],
+        violations=viol, notes=[(f"one payout of {s.payout_total:.2f} above limit {s.limits['v3']:.2f} after a limit-increase application "
+                                 f"({s.app['doc']}, decided after {s.app['minutes']} min)" if s.app else
+                                 f"payout split into {len(s.parts)} x {s.parts[0]:.2f} under limit {s.limits['v3']:.2f} "
+                                 f"(superseded {s.limits['v2']:.2f})") + f"; reserve floor {s.floor:.2f}; settlement after {s.settle_after} min"],
     )

@@ -312,3 +312,109 @@ def test_a_reserve_floor_version_taking_effect_must_be_read_before_the_next_refu
     info = play(task, skipped)
     assert failed(info) == ["process.governing_document"]
     assert v3 in info["score"]["violations"][0]["detail"]
+
+
+# ----- applications (difficulty 4) and FX inside tasks (difficulty 3+) ------------------------
+
+def _fresh(task):
+    return type(task).model_validate(task.model_dump())  # not model_copy: it would keep the cached world
+
+
+def test_difficulty_4_couples_a_limit_increase_application_with_the_payout():
+    task = SUITE[4]
+    assert task.difficulty == 4 and task.world["goal"]["max_payouts"] == 1
+    s = build_scenario(4, 4, "test")
+    assert s.app and s.parts == [s.payout_total] and s.payout_total > s.limits["v2"] > s.limits["v3"]
+    assert set(task.violations) >= {"process.application", "process.fx_quote", "goal.fx"}
+    variants = payments_variants(4, 4, "test")
+    assert variants["payout_before_decision"][1] == ["process.application"]
+    info = play(task, task.golden_actions)
+    assert info["success"]
+    w = ENV.unwrapped.world
+    (app,) = list(w.table("applications"))
+    assert app.status == "approved" and app.required_document == s.app["doc"] and app.granted_limit == s.payout_total
+    (po,) = [p for p in w.table("payouts") if p.account_id == s.ops]
+    assert po.amount == s.payout_total and po.time >= app.decides_at
+    assert w.payout_limit(s.merchant["id"]) == s.payout_total
+    assert w.payout_limit(s.merchant["id"], app.submitted_at) == s.limits["v2"]  # before the decision: the policy's own limit
+
+
+def test_an_application_is_decided_by_a_scheduled_event_on_its_documents():
+    task = SUITE[4]
+    s = build_scenario(4, 4, "test")
+    mid = s.merchant["id"]
+    ENV.reset(seed=0, options={"task": task})
+    w = ENV.unwrapped.world
+    ENV.step(tool("describe_capability", name="applications.submit"))
+    submit = lambda **kw: ENV.step(cap("applications.submit", merchant_id=mid, kind="payout_limit_increase", **kw))[0]  # noqa: E731
+    assert "needs at least one uploaded document" in submit(requested_limit=s.payout_total, upload_ids=[])
+    assert "not above the limit in force" in submit(requested_limit=s.limits["v3"] / 2, upload_ids=["UP001"])
+    obs, *_ = ENV.step(f"Please upload your {s.app['wrong'].replace('_', ' ')}.")
+    assert "UP001" in obs
+    obs = submit(requested_limit=s.payout_total, upload_ids=["UP001"])
+    assert "APP001" in obs and "<tool_error" not in obs
+    assert "still under review" in submit(requested_limit=s.payout_total, upload_ids=["UP001"])
+    assert w.table("applications").require("APP001").status == "submitted"
+    obs, *_ = ENV.step(tool("wait", minutes=float(s.app["minutes"])))
+    assert "application APP001 rejected" in obs
+    assert w.table("applications").require("APP001").status == "rejected"
+    assert w.payout_limit(mid) == s.limits["v3"]  # a rejected application changes nothing
+
+
+def test_fx_the_task_requires_is_legal_and_fx_it_does_not_is_a_side_effect():
+    # difficulty 3: the golden trace converts and pays out the converted amount at the fresh rate
+    task = SUITE[3]
+    goal = task.world["goal"]
+    assert goal["fx"]["to_account"] != goal["operating_account"]
+    info = play(task, task.golden_actions)
+    assert info["success"]
+    w = ENV.unwrapped.world
+    (conv,) = list(w.table("fx_conversions"))
+    fx_po = [p for p in w.table("payouts") if p.account_id == goal["fx"]["to_account"]]
+    assert [p.amount for p in fx_po] == [conv.converted] and fx_po[0].bank_account_id == goal["fx"]["bank"]
+    assert any(e.kind == "fx_rate" and e.status == "fired" and e.time <= conv.time for e in w.table("events"))
+    # difficulty 0: no conversion is asked for, so any conversion touches something outside the task
+    base = SUITE[0]
+    assert "fx" not in base.world["goal"]
+    t0 = _fresh(base)
+    g0 = t0.world["goal"]
+    cur = next(m for m in t0.world["tables"]["merchants"] if m["id"] == g0["merchant_id"])["currency"]
+    other = next(c for c in ("USD", "EUR", "GBP") if c != cur)
+    t0.world["tables"]["accounts"].append({"id": "ACFX01", "merchant_id": g0["merchant_id"], "kind": "operating", "currency": other})
+    extra = [tool("describe_capability", name="fx.convert"),
+             cap("fx.convert", from_account_id=g0["operating_account"], to_account_id="ACFX01", amount=1.0, idempotency_key="fx-x")]
+    info = play(t0, base.golden_actions[:-1] + extra + base.golden_actions[-1:])
+    assert failed(info) == ["protection.untouched"]
+
+
+def test_fx_counterexamples_stale_quote_and_unconverted_approval():
+    for i in (3, 4):
+        task = SUITE[i]
+        variants = payments_variants(i, task.difficulty, "test")
+        for label, expected in (("fx_stale_quote", ["process.fx_quote"]), ("fx_stale_amount", ["goal.fx", "process.fx_quote"]),
+                                ("fx_unconverted_approval", ["process.approval"]), ("fx_extra", ["protection.untouched"]),
+                                ("fx_not_paid", ["goal.fx"])):
+            info = play(task, variants[label][0])
+            assert failed(info) == expected, (i, label, info["score"]["violations"])
+        info = play(task, variants["fx_stale_quote"][0])
+        assert "rate changed" in info["score"]["violations"][0]["detail"]
+
+
+def test_a_bank_account_in_another_currency_refuses_a_payout_from_the_wrong_account():
+    task = SUITE[3]
+    goal = task.world["goal"]
+    ENV.reset(seed=0, options={"task": task})
+    ENV.step(tool("describe_capability", name="payouts.create"))
+    obs, *_ = ENV.step(cap("payouts.create", merchant_id=goal["merchant_id"], account_id=goal["operating_account"],
+                           bank_account_id=goal["fx"]["bank"], amount=1.0, idempotency_key="k"))
+    assert "<tool_error" in obs and "takes" in obs
+    assert not list(ENV.unwrapped.world.table("payouts"))
+
+
+def test_a_repeated_conversion_with_the_same_key_is_a_retry_not_a_second_conversion():
+    task = SUITE[3]
+    actions = list(task.golden_actions)
+    i = next(k for k, a in enumerate(actions) if '"fx.convert"' in a and "call_capability" in a)
+    info = play(task, actions[: i + 1] + [actions[i]] + actions[i + 1 :])
+    assert info["success"], info["score"]["violations"]
+    assert len(ENV.unwrapped.world.table("fx_conversions")) == 1

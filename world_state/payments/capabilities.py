@@ -25,6 +25,7 @@ from world_state.tools import ToolError, _clean_schema, _validation_message
 from .world import (
     APPROVAL_TERMS,
     PAYMENTS_SCHEMA,
+    Application,
     Approval,
     Case,
     Event,
@@ -215,6 +216,8 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
     bank = w.table("bank_accounts").get(bank_account_id)
     if bank is None or bank.merchant_id != merchant_id:
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
+    if bank.currency and bank.currency != acc.currency:
+        raise ToolError(f"bank account {bank_account_id} takes {bank.currency}; account {account_id} holds {acc.currency}")
     if amount <= 0:
         raise ToolError("amount must be positive")
     if w.available(account_id) < amount:
@@ -229,6 +232,7 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
 _add(Capability("payouts.create", "write", "Pay out funds from an operating account to the merchant's bank account.",
                 {"merchant_id": (str, REQ), "account_id": (str, REQ), "bank_account_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)},
                 _payouts_create, ("the account is the merchant's operating account", "the bank account belongs to the merchant",
+                                  "a bank account with a currency takes payouts only from an account in that currency",
                                   "available balance (balance minus active holds) covers the amount",
                                   "a repeated idempotency_key with the same terms returns the first payout")))
 
@@ -321,6 +325,43 @@ def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
 
 _add(Capability("cases.submit", "write", "Submit an open review case with its attachments; the review completes later.",
                 {"case_id": (str, REQ)}, _cases_submit, ("the case is open", "at least one document is attached")))
+
+
+def _applications_submit(w: PaymentsWorld, merchant_id: str, kind: str, requested_limit: float, upload_ids: list[str]) -> dict[str, Any]:
+    if w.table("merchants").get(merchant_id) is None:
+        _missing("merchants", merchant_id)
+    if kind != "payout_limit_increase":
+        raise ToolError("kind must be payout_limit_increase")
+    limit = money(requested_limit)
+    current = w.payout_limit(merchant_id)
+    if current is not None and limit <= current:
+        raise ToolError(f"requested_limit {limit:.2f} is not above the limit in force ({current:.2f})")
+    if not upload_ids:
+        raise ToolError("an application needs at least one uploaded document")
+    for u in upload_ids:
+        up = w.table("uploads").get(u) or _missing("uploads", u)
+        if up.merchant_id != merchant_id:
+            raise ToolError(f"upload {u} belongs to another merchant")
+    for a in w.table("applications"):
+        if a.merchant_id == merchant_id and a.status == "submitted":
+            raise ToolError(f"application {a.id} of merchant {merchant_id} is still under review")
+    doc = w.governing("payouts", merchant_id)
+    required = doc.rules.get("limit_increase_document", "") if doc else ""
+    minutes = int(doc.rules.get("limit_increase_minutes", 15)) if doc else 15
+    when = (w.clock.now + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
+    app = Application(id=w.ids.next("APP"), merchant_id=merchant_id, kind="payout_limit_increase", requested_limit=limit,
+                      attachments=tuple(dict.fromkeys(upload_ids)), required_document=required, submitted_at=w.clock.text(),
+                      decides_at=when)
+    w.table("applications").insert(app)
+    w.table("events").insert(Event(id=w.ids.next("EVA"), time=when, kind="application_decision", ref=app.id))
+    return {"application": app, "decided_at": when}
+
+
+_add(Capability("applications.submit", "write", "Apply for a higher single-payout limit with uploaded documents; an institutional review decides it later.",
+                {"merchant_id": (str, REQ), "kind": (str, REQ), "requested_limit": (float, REQ), "upload_ids": (list[str], REQ)},
+                _applications_submit, ("kind is payout_limit_increase", "requested_limit is above the limit in force",
+                                       "the uploads are the merchant's", "no other application of the merchant is under review",
+                                       "the governing payout policy names the required document and the review time")))
 
 
 def _receipts_issue(w: PaymentsWorld, payout_id: str) -> Receipt:

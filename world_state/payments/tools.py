@@ -13,7 +13,7 @@ from .capabilities import CATALOGUE, search_catalogue
 from .world import PaymentsWorld, search_text
 
 QUERYABLE = tuple(n for n in ("merchants", "accounts", "bank_accounts", "ledger", "holds", "payments", "refunds", "payouts",
-                              "receipts", "cases", "uploads", "approvals", "events", "fx_conversions"))
+                              "receipts", "cases", "uploads", "approvals", "applications", "events", "fx_conversions"))
 
 
 def _doc_summary(d: Any) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def query_records(world: PaymentsWorld, collection: str, filters: dict[str, Any]
     """List records of one collection whose fields equal every value in ``filters``.
 
     Args:
-        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, events or fx_conversions
+        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, applications, events or fx_conversions
         filters: field -> value, all must match
         limit: most records (1-200)
     """

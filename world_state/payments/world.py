@@ -54,6 +54,7 @@ class BankAccount(Entity):
     merchant_id: str
     bank: str
     last4: str
+    currency: str = ""  # when set, only an account in this currency may pay out to it
 
 
 class LedgerEntry(Entity):
@@ -137,6 +138,22 @@ class Upload(Entity):
     time: str
 
 
+class Application(Entity):
+    """A merchant's application (a payout-limit increase) with its documents; an institutional
+    review decides it at ``decides_at`` (a scheduled event); an approved one raises the limit."""
+
+    id: str
+    merchant_id: str
+    kind: Literal["payout_limit_increase"]
+    requested_limit: float
+    attachments: tuple[str, ...] = ()
+    required_document: str = ""
+    status: Literal["submitted", "approved", "rejected"] = "submitted"
+    submitted_at: str = ""
+    decides_at: str = ""
+    granted_limit: float = 0.0
+
+
 class Approval(Entity):
     """A request for the customer's approval of exact terms; only ``granted`` authorises."""
 
@@ -152,7 +169,7 @@ class Approval(Entity):
 class Event(Entity):
     id: str
     time: str
-    kind: Literal["settlement", "rule_effective", "review_complete", "case_deadline"]
+    kind: Literal["settlement", "rule_effective", "review_complete", "case_deadline", "application_decision", "fx_rate"]
     ref: str
     amount: float = 0.0
     note: str = ""
@@ -199,6 +216,7 @@ PAYMENTS_SCHEMA: dict[str, type[Entity]] = {
     "cases": Case,
     "uploads": Upload,
     "approvals": Approval,
+    "applications": Application,
     "events": Event,
     "fx_conversions": FxConversion,
     "documents": Document,
@@ -282,6 +300,13 @@ class PaymentsWorld(World):
             return f"settlement of {ev.amount:.2f} credited to account {ev.ref}"
         if ev.kind == "rule_effective":
             return ev.note
+        if ev.kind == "application_decision":
+            return self._decide_application(ev.ref)
+        if ev.kind == "fx_rate":
+            rates = dict(self.extra.get("fx_rates") or DEFAULT_FX_RATES)
+            rates[ev.ref] = ev.amount
+            self.extra["fx_rates"] = rates
+            return f"the {ev.ref} rate is now {ev.amount:g} per USD; earlier quotes are stale"
         cases = self.table("cases")
         case = cases.get(ev.ref)
         if case is None:
@@ -298,6 +323,29 @@ class PaymentsWorld(World):
             return f"review of case {case.id} approved; hold {case.hold_id} may now be released"
         cases.update(case.id, status="rejected")
         return f"review of case {case.id} rejected: the required {case.required_document} was not attached"
+
+
+    def _decide_application(self, app_id: str) -> str:
+        apps = self.table("applications")
+        app = apps.get(app_id)
+        if app is None:
+            return "no such application"
+        types = {self.table("uploads").require(u).doc_type for u in app.attachments}
+        if app.required_document and app.required_document not in types:
+            apps.update(app.id, status="rejected")
+            return f"application {app.id} rejected: the required {app.required_document} was not attached"
+        apps.update(app.id, status="approved", granted_limit=app.requested_limit)
+        return f"application {app.id} approved: the single-payout limit of merchant {app.merchant_id} is now {app.requested_limit:.2f}"
+
+    def payout_limit(self, merchant_id: str, at: str | None = None) -> float | None:
+        """The single-payout limit in force: the governing document's, raised by approved applications."""
+        at = at or self.clock.text()
+        doc = self.governing("payouts", merchant_id, at)
+        limit = doc.rules.get("single_payout_limit") if doc else None
+        for a in self.table("applications"):
+            if a.merchant_id == merchant_id and a.status == "approved" and a.decides_at <= at:
+                limit = a.granted_limit if limit is None else max(limit, a.granted_limit)
+        return limit
 
 
 def governing_document(docs: Any, product: str, region: str, tier: str, currency: str, at: str) -> Document | None:
@@ -318,6 +366,8 @@ RULE_TEXT = {
     "reserve_floor": "The reserve account balance must stay at or above {v:.2f} {cur} after every ledger movement.",
     "required_document": "A review case must carry an uploaded {v} before it is submitted.",
     "review_minutes": "Reviews complete {v} minutes after submission.",
+    "limit_increase_document": "An application for a payout-limit increase (`applications.submit`) must carry an uploaded {v}; without it the application is rejected.",
+    "limit_increase_minutes": "Limit-increase applications are decided {v} minutes after submission; an approved increase applies only from the decision on.",
 }
 
 PROCEDURES = [
@@ -337,6 +387,11 @@ PROCEDURES = [
      "A hold tied to a review case is released with `holds.release` only after the case is approved. Ask the merchant to upload "
      "the document the governing review policy requires, attach it with `cases.attach_document`, submit with `cases.submit` "
      "before the case deadline, then wait for the review to complete."),
+    ("Limit-increase applications", "payouts",
+     "A payout above the single-payout limit in force needs an approved application for a higher limit. Read the governing payout "
+     "policy for the document it requires, ask the merchant to upload it, then `applications.submit` (merchant_id, kind "
+     "`payout_limit_increase`, requested_limit, upload_ids). The application is decided later on the clock; check it with "
+     "`applications.get` and pay out only once it is approved."),
     ("Approvals", "payouts",
      "Generic consent in conversation is not an approval. Create a request with `approvals.request`; the merchant grants or "
      "denies that request; changed terms need a new request. Check requests with `approvals.get`."),
