@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -181,3 +184,33 @@ def test_frozen_suites_are_what_the_generators_make(domain, tmp_path):
     rebuilt = tmp_path / shipped.name
     save_task_file(SUITES[domain](), rebuilt)
     assert gzip.decompress(rebuilt.read_bytes()) == gzip.decompress(shipped.read_bytes())
+
+
+_DIGEST_SCRIPT = r"""
+import hashlib, json
+import gymnasium as gym, envs
+out = []
+for env_id in sorted(envs.ENV_IDS):
+    env = gym.make(env_id, render_mode="ansi")
+    obs, info = env.reset(seed=3)
+    parts = [obs]
+    for a in env.unwrapped.task.golden_actions:
+        o, r, te, tr, i = env.step(a)
+        parts.append(o + repr(r) + json.dumps(i, sort_keys=True, default=str))
+        if te or tr:
+            break
+    parts += [env.render(), json.dumps(env.unwrapped.messages, sort_keys=True)]
+    out.append(env_id + ":" + hashlib.sha256("\n".join(parts).encode()).hexdigest())
+print(" ".join(out))
+"""
+
+
+def test_every_env_replays_identically_across_processes_and_hash_seeds():
+    """Nothing in any env depends on set/dict hash order, ids of objects or the wall clock."""
+    digests = []
+    for hash_seed in ("1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        run = subprocess.run([sys.executable, "-c", _DIGEST_SCRIPT], capture_output=True, text=True, env=env, check=True)
+        digests.append(run.stdout.strip())
+    assert digests[0] == digests[1]
+    assert len(digests[0].split()) == len(ENV_IDS)
