@@ -33,13 +33,19 @@ def new_active_orders(view: EpisodeView, order_type: str = "delivery") -> list[O
     ]
 
 
-def _orders(view: EpisodeView, params: dict[str, Any]) -> list[Order]:
-    return new_active_orders(view, params.get("order_type", "delivery"))
+def _orders(view: EpisodeView, params: dict[str, Any], default_type: str = "delivery") -> list[Order]:
+    return new_active_orders(view, params.get("order_type", default_type))
 
 
-def _all(view: EpisodeView, params: dict[str, Any], pred) -> bool:
-    orders = _orders(view, params)
+def _all(view: EpisodeView, params: dict[str, Any], pred, default_type: str = "delivery") -> bool:
+    orders = _orders(view, params, default_type)
     return bool(orders) and all(pred(o) for o in orders)
+
+
+def _place_all(view: EpisodeView, params: dict[str, Any], table: str, default_type: str, pred) -> bool:
+    """Every new active order's place (its row in ``table``: a store, a shop) satisfies ``pred``."""
+    places = view.world.table(table)
+    return _all(view, params, lambda o: (p := places.get(o.store_id)) is not None and pred(p), default_type)
 
 
 def _norm(text: str) -> str:
@@ -123,16 +129,14 @@ def diet(view: EpisodeView, params: dict[str, Any]) -> bool:
 @check("store_rating")
 def store_rating(view: EpisodeView, params: dict[str, Any]) -> bool:
     """The store is rated at least ``min_score``."""
-    stores = view.world.table("stores")
-    return _all(view, params, lambda o: (s := stores.get(o.store_id)) is not None and s.score >= params["min_score"])
+    return _place_all(view, params, "stores", "delivery", lambda s: s.score >= params["min_score"])
 
 
 @check("store_tag")
 def store_tag(view: EpisodeView, params: dict[str, Any]) -> bool:
     """The store carries ``tag``."""
-    stores = view.world.table("stores")
     tag = _norm(params["tag"])
-    return _all(view, params, lambda o: (s := stores.get(o.store_id)) is not None and tag in map(_norm, s.tags))
+    return _place_all(view, params, "stores", "delivery", lambda s: tag in map(_norm, s.tags))
 
 
 @check("address")
@@ -227,8 +231,7 @@ def _appointment_time(row: Any) -> str:
 
 
 def _instore_all(view: EpisodeView, params: dict[str, Any], pred) -> bool:
-    orders = new_active_orders(view, params.get("order_type", "instore"))
-    return bool(orders) and all(pred(o) for o in orders)
+    return _all(view, params, pred, "instore")
 
 
 @check("appointment_count")
@@ -280,16 +283,14 @@ def appointment_paid(view: EpisodeView, params: dict[str, Any]) -> bool:
 @check("shop_rating")
 def shop_rating(view: EpisodeView, params: dict[str, Any]) -> bool:
     """The shop of every new in-store order is rated at least ``min_score``."""
-    shops = view.world.table("shops")
-    return _instore_all(view, params, lambda o: (s := shops.get(o.store_id)) is not None and s.score >= params["min_score"])
+    return _place_all(view, params, "shops", "instore", lambda s: s.score >= params["min_score"])
 
 
 @check("shop_tag")
 def shop_tag(view: EpisodeView, params: dict[str, Any]) -> bool:
     """The shop of every new in-store order carries ``tag``."""
-    shops = view.world.table("shops")
     tag = _norm(params["tag"])
-    return _instore_all(view, params, lambda o: (s := shops.get(o.store_id)) is not None and tag in map(_norm, s.tags))
+    return _place_all(view, params, "shops", "instore", lambda s: tag in map(_norm, s.tags))
 
 
 @check("shop_distance")

@@ -306,6 +306,14 @@ class _Context:
     def error(self, what: str) -> TaskFileError:
         return TaskFileError(f"{self.path}: task {self.task_id} (index {self.index}): {what}")
 
+    def environment(self, model: type[_Model], data: Any) -> Any:
+        """``data`` read as a domain's environment model; a field that does not fit is the file's
+        error, with its path under ``environment``."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as err:
+            raise self.validation(err, "environment") from None
+
     def validation(self, err: ValidationError, prefix: str = "") -> TaskFileError:
         e = err.errors(include_url=False)[0]
         parts = [*(prefix.split(".") if prefix else []), *(str(x) for x in e["loc"])]

@@ -103,10 +103,7 @@ def _cross_environments(raw: VTask, ctx: _Context) -> tuple[VDeliveryEnvironment
     parts = []
     for model, domain, empty in ((VDeliveryEnvironment, "delivery", {"stores": {}}),
                                  (VInstoreEnvironment, "instore", {"shops": {}}), (VOtaEnvironment, "travel", {})):
-        try:
-            parts.append(model.model_validate(empty | shared | {"orders": split[domain]}))
-        except ValidationError as err:
-            raise ctx.validation(err, "environment") from None
+        parts.append(ctx.environment(model, empty | shared | {"orders": split[domain]}))
     return parts[0], parts[1], parts[2]  # type: ignore[return-value]
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from pydantic import ValidationError
-
 from rewards.vitabench import (
     ADDRESS_TOLERANCE_M,
     TIME_TOLERANCE_MIN,
@@ -294,10 +292,7 @@ def _golden(state: GoldState, world: DeliveryWorld, task_key: str, language: str
 
 
 def _convert_delivery(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
-    try:
-        env = VDeliveryEnvironment.model_validate(raw.environment)
-    except ValidationError as err:
-        raise ctx.validation(err, "environment") from None
+    env = ctx.environment(VDeliveryEnvironment, raw.environment)
     notes = _Notes()
     language = detect_language(raw.instructions)
     task_key = _task_key(raw.id, set(env.orders))

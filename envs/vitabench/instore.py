@@ -462,10 +462,7 @@ def _instore_golden(state: GoldState, world: InStoreWorld, task_key: str, langua
 
 
 def _convert_instore(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
-    try:
-        env = VInstoreEnvironment.model_validate(raw.environment)
-    except ValidationError as err:
-        raise ctx.validation(err, "environment") from None
+    env = ctx.environment(VInstoreEnvironment, raw.environment)
     notes = _Notes()
     language = detect_language(raw.instructions)
     task_key = _instore_task_key(raw.id, set(env.orders) | set(env.books) | set(env.reservations))

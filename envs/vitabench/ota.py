@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from rewards.vitabench import (
     GoldLine,
@@ -381,10 +381,7 @@ def _ota_golden(state: GoldState, world: TravelWorld, task_key: str, language: s
 
 
 def _convert_ota(raw: VTask, ctx: _Context, toolkit: Toolkit) -> Task:
-    try:
-        env = VOtaEnvironment.model_validate(raw.environment)
-    except ValidationError as err:
-        raise ctx.validation(err, "environment") from None
+    env = ctx.environment(VOtaEnvironment, raw.environment)
     notes = _Notes()
     language = detect_language(raw.instructions)
     task_key = _ota_task_key(raw.id, set(env.orders))
