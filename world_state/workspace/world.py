@@ -1,0 +1,165 @@
+"""The persona workspace (pi-Bench): one persistent world per persona episode.
+
+Common tables (every persona): a virtual file system (``files``, keyed by a normalized relative
+path), mail (``mail``: inbox, drafts and sent items in one table, told apart by ``folder``),
+``calendar`` events, ``notes``, ``contacts`` and ``todos``. Each persona module in
+``world_state.workspace.personas`` adds its own tables (papers, campaigns, contracts,
+prescriptions, statements...) to the schema; a world holds all of them, a persona's own filled.
+
+Paths are confined to the workspace: ``normalize_path`` rejects absolute paths, ``..``, empty
+segments, backslashes and control characters with a ``ToolError`` (so an agent's bad path is an
+error observation and nothing outside the workspace is ever named). Nothing here touches the real
+file system.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Literal
+
+from world_state.core import Entity, World
+from world_state.tools import ToolError
+
+MAX_FILE_CHARS = 200_000        # one file's content
+MAX_WORKSPACE_CHARS = 4_000_000  # all files together
+MAX_PATH_CHARS = 200
+FILE_TYPES = {".txt": "text", ".md": "markdown", ".csv": "csv", ".json": "json"}
+
+_BAD_PATH_CHARS = re.compile(r"[\x00-\x1f\x7f\\:*?\"<>|]")
+
+
+def normalize_path(path: str, *, directory: bool = False) -> str:
+    """The canonical form of a workspace path (``a/b/c.md``), or ToolError saying what is wrong.
+
+    ``directory=True`` accepts the root (``""``, ``"."`` or ``"/"`` alone) and paths without an
+    extension; files must end in one of ``FILE_TYPES``.
+    """
+    if not isinstance(path, str):
+        raise ToolError("path must be a string")
+    p = path.strip()
+    if directory and p in ("", ".", "/", "./"):
+        return ""
+    if not p:
+        raise ToolError("path is empty")
+    if len(p) > MAX_PATH_CHARS:
+        raise ToolError(f"path is longer than {MAX_PATH_CHARS} characters")
+    if p.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", p):
+        raise ToolError(f"path {path!r} is absolute; use a path relative to the workspace root, e.g. 'reports/summary.md'")
+    if _BAD_PATH_CHARS.search(p):
+        raise ToolError(f"path {path!r} contains a character that is not allowed (control characters, \\ : * ? \" < > |)")
+    if p.startswith("./"):
+        p = p[2:]
+    p = p.rstrip("/") if directory else p
+    parts = p.split("/")
+    if any(s == ".." for s in parts):
+        raise ToolError(f"path {path!r} leaves the workspace ('..' is not allowed)")
+    if any(s in ("", ".") for s in parts):
+        raise ToolError(f"path {path!r} has an empty or '.' segment")
+    if not directory:
+        ext = file_extension(p)
+        if ext not in FILE_TYPES:
+            raise ToolError(f"file {path!r} must end in one of {', '.join(FILE_TYPES)}")
+    return p
+
+
+def file_extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[name.rfind("."):].lower() if "." in name else ""
+
+
+class File(Entity):
+    key_field: ClassVar[str] = "path"
+    path: str
+    content: str
+    created: str   # world clock time
+    modified: str
+
+
+class Mail(Entity):
+    id: str
+    folder: Literal["inbox", "drafts", "sent"]
+    sender: str
+    to: list[str]
+    cc: list[str] = []
+    subject: str
+    body: str
+    time: str
+    read: bool = False
+    attachments: list[str] = []  # workspace paths (copied content is not kept; the path is the reference)
+    in_reply_to: str = ""
+    labels: list[str] = []
+
+
+class Event(Entity):
+    id: str
+    title: str
+    start: str  # YYYY-MM-DD HH:MM:SS
+    end: str
+    location: str = ""
+    attendees: list[str] = []
+    description: str = ""
+
+
+class Note(Entity):
+    id: str
+    title: str
+    body: str
+    tags: list[str] = []
+    created: str
+    modified: str
+
+
+class Contact(Entity):
+    id: str
+    name: str
+    email: str
+    role: str = ""
+    organization: str = ""
+    phone: str = ""
+    groups: list[str] = []
+
+
+class Todo(Entity):
+    id: str
+    title: str
+    due: str = ""  # YYYY-MM-DD or empty
+    priority: Literal["low", "normal", "high"] = "normal"
+    status: Literal["open", "done"] = "open"
+    notes: str = ""
+
+
+COMMON_SCHEMA: dict[str, type[Entity]] = {
+    "files": File,
+    "mail": Mail,
+    "calendar": Event,
+    "notes": Note,
+    "contacts": Contact,
+    "todos": Todo,
+}
+
+
+class WorkspaceWorld(World):
+    """A persona's workspace. ``extra``: ``persona`` (key in ``PERSONAS``), ``owner`` (name),
+    ``owner_email``, ``session`` (index of the current session, set by the env)."""
+
+    schema: ClassVar[dict[str, type[Entity]]] = {}  # filled below with the persona tables
+
+    def workspace_chars(self) -> int:
+        return sum(len(f.content) for f in self.table("files"))
+
+    @property
+    def persona(self) -> str:
+        return self.extra.get("persona", "")
+
+
+def _install_schema() -> None:
+    from .personas import PERSONA_SCHEMA
+
+    clash = set(COMMON_SCHEMA) & set(PERSONA_SCHEMA)
+    if clash:
+        raise RuntimeError(f"persona tables clash with common tables: {sorted(clash)}")
+    WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
+
+
+def rows_of(world: WorkspaceWorld, table: str) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json") for r in world.table(table)]
