@@ -16,7 +16,9 @@ from .world import (
     Todo,
     WorkspaceWorld,
     _install_schema,
+    get_file,
     normalize_path,
+    put_file,
 )
 
 _install_schema()
@@ -25,5 +27,5 @@ from .personas import PERSONAS, persona_profile, persona_tools  # noqa: E402
 
 __all__ = [
     "COMMON_SCHEMA", "FILE_TYPES", "MAX_FILE_CHARS", "MAX_WORKSPACE_CHARS", "PERSONAS", "Contact", "Event", "File",
-    "Mail", "Note", "Todo", "WorkspaceWorld", "normalize_path", "persona_profile", "persona_tools",
+    "Mail", "Note", "Todo", "WorkspaceWorld", "get_file", "normalize_path", "put_file", "persona_profile", "persona_tools",
 ]

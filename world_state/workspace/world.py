@@ -161,5 +161,35 @@ def _install_schema() -> None:
     WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
 
 
+def get_file(world: WorkspaceWorld, path: str) -> File:
+    """The file at ``path`` (normalized), or ToolError naming the path."""
+    p = normalize_path(path)
+    f = world.table("files").get(p)
+    if f is None:
+        raise ToolError(f"no file {p!r} in the workspace; list files with list_files")
+    return f
+
+
+def put_file(world: WorkspaceWorld, path: str, content: str, *, overwrite: bool = True) -> File:
+    """Create or replace a file: the one write path of the file system (common and persona
+    tools alike). Enforces the per-file and whole-workspace size limits; stamps the clock."""
+    p = normalize_path(path)
+    if not isinstance(content, str):
+        raise ToolError("content must be a string")
+    if len(content) > MAX_FILE_CHARS:
+        raise ToolError(f"content is {len(content)} characters; a file holds at most {MAX_FILE_CHARS}")
+    files = world.table("files")
+    old = files.get(p)
+    if old is not None and not overwrite:
+        raise ToolError(f"file {p!r} already exists; pass overwrite=true to replace it")
+    if any(f.path.startswith(p + "/") for f in files):
+        raise ToolError(f"{p!r} is a directory")
+    total = world.workspace_chars() - (len(old.content) if old else 0) + len(content)
+    if total > MAX_WORKSPACE_CHARS:
+        raise ToolError(f"the workspace would hold {total} characters; the limit is {MAX_WORKSPACE_CHARS}")
+    now = world.clock.text()
+    return files.put(File(path=p, content=content, created=old.created if old else now, modified=now))
+
+
 def rows_of(world: WorkspaceWorld, table: str) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json") for r in world.table(table)]
