@@ -8,6 +8,7 @@ ENV_IDS = {
     "servicegym/Travel-v0": "envs.travel:TravelEnv",
     "servicegym/CrossScenario-v0": "envs.cross:CrossScenarioEnv",
     "servicegym/Payments-v0": "envs.payments:PaymentsEnv",
+    "servicegym/Workspace-v0": "envs.workspace:WorkspaceEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

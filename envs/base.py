@@ -16,6 +16,7 @@ import gymnasium as gym
 from pydantic import ValidationError
 
 from rewards.rubric import EpisodeView, score_rubric
+from simulators.llm import LLMConfig, LLMError
 from simulators.scripted_user import STOP, ScriptedUser
 from world_state.core import History, World
 from world_state.tools import Toolkit, ToolSpec
@@ -25,6 +26,7 @@ from .spaces import UnicodeText
 from .tasks import ListSource, Task, TaskFileError, TaskSource, field_path, load_task_file
 
 MAX_TEXT = 1 << 20
+_resolve_llm = LLMConfig.resolve  # a module name: __init__ may import LLMConfig locally
 
 
 def _attr(value: str) -> str:
@@ -60,10 +62,23 @@ class ToolUseEnv(gym.Env[str, str]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        if user != "scripted":
-            raise ValueError(f"user={user!r} is not available yet; use user='scripted'")
-        if judge != "code":
-            raise ValueError(f"judge={judge!r} is not available yet; use judge='code'")
+        if user not in ("scripted", "llm"):
+            raise ValueError(f"user={user!r} is not a user simulator; use user='scripted' or user='llm'")
+        # user="llm": the task's script played by a model (simulators/llm_user.py); the endpoint is
+        # resolved now, so a missing or bad one fails at make time rather than mid-episode
+        self.user = user
+        self._llm_user = user == "llm"
+        self._llm_client: Any = None
+        if self._llm_user:
+            _resolve_llm(llm)
+        if judge not in ("code", "llm"):
+            raise ValueError(f"judge={judge!r} is not a judge; use judge='code' or judge='llm'")
+        # judge="llm": the sliding-window judge (rewards/judge.py) decides success on the final step;
+        # built on first use from LLMConfig.resolve(llm), or set ``llm_judge`` to any SlidingWindowJudge
+        self.judge = judge
+        self.llm_judge: Any = None
+        if judge == "llm":
+            _resolve_llm(llm)  # a missing or bad endpoint fails here, not at an episode's end
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
         if max_steps < 1 or max_errors < 1:
@@ -121,6 +136,20 @@ class ToolUseEnv(gym.Env[str, str]):
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
         return score_rubric(task.rubric, view)
 
+    def make_llm_user(self, task: Task, seed: int) -> Any:
+        """The LLM user of ``user="llm"`` (a domain with its own customer overrides this)."""
+        from simulators.llm_user import LLMUser
+
+        return LLMUser(task.user, self.llm_client(), seed=seed)
+
+    def llm_client(self) -> Any:
+        """The env's ``LLMClient`` (from ``llm=`` / the environment), built on first use and kept."""
+        if self._llm_client is None:
+            from simulators.llm import LLMClient
+
+            self._llm_client = LLMClient(LLMConfig.resolve(self.llm))
+        return self._llm_client
+
     # ----- public API ---------------------------------------------------------------------
     def task_ids(self, split: str | None = None) -> list[str]:
         """Ids of the task source: ``"test"`` = the frozen suite, ``"train"`` = generated training ids."""
@@ -144,7 +173,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._call_ids = set()
         self._done = False
         user_seed = int(self.np_random.integers(0, 2**31 - 1))
-        self._user = ScriptedUser(task.user, seed=user_seed)
+        self._user = self.make_llm_user(task, user_seed) if self._llm_user else ScriptedUser(task.user, seed=user_seed)
         opening = self._user.opening()
         self._system_prompt = self.system_prompt(task, self.world)
         self._log = [("system", self._system_prompt), ("user", opening)]
@@ -188,6 +217,7 @@ class ToolUseEnv(gym.Env[str, str]):
         blocks: list[str] = []
         terminated = False
         reason = ""
+        user_error = ""
         raw = action if isinstance(action, str) else repr(action)
 
         if parsed.tool_calls:
@@ -224,12 +254,20 @@ class ToolUseEnv(gym.Env[str, str]):
             if STOP in text:
                 terminated, reason = True, "agent_stop"
             else:
-                reply = self._user.reply(text)
-                self._log.append(("user", reply))
-                self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
-                blocks.append(_block("user", reply))
-                if STOP in reply:
-                    terminated, reason = True, "user_stop"
+                try:
+                    reply = self._user.reply(text)
+                except LLMError as err:
+                    # the user model failed (after its retries): the episode ends truncated, and says why
+                    user_error = str(err)
+                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                        name="user_error", arguments=err.to_json(), content=user_error)
+                    blocks.append(_block("error", f"the user simulator could not reply: {user_error}"))
+                else:
+                    self._log.append(("user", reply))
+                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
+                    blocks.append(_block("user", reply))
+                    if STOP in reply:
+                        terminated, reason = True, "user_stop"
 
         if parsed.errors:
             # parse errors reach the model as an environment turn (OpenAI format has no better role)
@@ -243,16 +281,25 @@ class ToolUseEnv(gym.Env[str, str]):
         if obs:
             self._transcript.append(obs)
         truncated = False
-        if not terminated:
+        if user_error:
+            truncated, reason = True, "user_error"
+        elif not terminated:
             if self._tool_errors >= self.max_errors:
                 truncated, reason = True, "max_errors"
             elif self._steps >= self.max_steps:
                 truncated, reason = True, "max_steps"
         info: dict[str, Any] = {"step": self._steps, "tool_errors": self._tool_errors}
+        if self._llm_user:
+            info["llm_usage"] = {"user": dict(self._user.usage)}
         reward = 0.0
         if terminated or truncated:
             self._done = True
             success, score = self.score(self.task, self.episode_view())
+            if self.judge == "llm":
+                from rewards.judge import score_with_llm_judge
+
+                success, score, judged = score_with_llm_judge(self, success, score)
+                info.update(judged)
             reward = float(success)
             info.update(termination_reason=reason, success=success, score=score)
         return obs, reward, terminated, truncated, info

@@ -94,7 +94,7 @@ class CrossScenarioEnv(LifeServiceEnv):
     ```
     ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
     default 3: 8 + difficulty reasoning points per task, so 11 by default, near VitaBench's
-    cross-scenario mean of 10.3), ``user`` (``scripted``), ``judge`` (``code``), ``max_steps``
+    cross-scenario mean of 10.3), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps``
     (50, VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``),
     ``check_postconditions`` (verify every write tool's post-conditions).
 

@@ -72,7 +72,7 @@ class DeliveryEnv(LifeServiceEnv):
     env = gym.make("servicegym/Delivery-v0", tasks="tasks_en.json")   # a VitaBench file
     ```
     ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
-    default 2: 2 + difficulty constraints per task), ``user`` (``scripted``), ``judge``
+    default 2: 2 + difficulty constraints per task), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge``
     (``code``), ``max_steps`` (50, VitaBench's limit), ``max_errors`` (10), ``render_mode``
     (``ansi``), ``check_postconditions`` (verify every write tool's post-conditions).
 

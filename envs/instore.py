@@ -81,7 +81,7 @@ class InStoreEnv(LifeServiceEnv):
     ```
     ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
     default 2: 3 + difficulty reasoning points per task, so 5 by default, near VitaBench's
-    in-store mean of 5.6), ``user`` (``scripted``), ``judge`` (``code``), ``max_steps`` (50,
+    in-store mean of 5.6), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps`` (50,
     VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``), ``check_postconditions``
     (verify every write tool's post-conditions).
 

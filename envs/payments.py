@@ -114,7 +114,10 @@ class PaymentsEnv(ToolUseEnv):
     second-currency account and a converted payout while the rate moves; at 4 the payout is one
     transfer above every policy limit, so a limit-increase application must be submitted early
     and decided first),
-    ``max_steps``, ``max_errors``, ``render_mode`` (``ansi``), ``tasks`` (a task file or list).
+    ``max_steps``, ``max_errors``, ``render_mode`` (``ansi``), ``tasks`` (a task file or list),
+    ``user`` (``scripted``, or ``llm``: the merchant played by a model that acts through
+    customer-side tools, one write or wait a turn; endpoint ``llm={"base_url": ..., "model": ...}``
+    or ``SERVICEGYM_BASE_URL``/``SERVICEGYM_MODEL``).
 
     ## References
     BizBench (compliant long-horizon business execution), tau2-bench banking knowledge.
@@ -147,7 +150,8 @@ class PaymentsEnv(ToolUseEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)
-        self._user = PaymentsCustomer(self.task.user, CustomerProfile(**self.task.world["customer"]))
+        if not self._llm_user:  # user="llm": make_llm_user built the LLM customer already
+            self._user = PaymentsCustomer(self.task.user, CustomerProfile(**self.task.world["customer"]))
         self._user.bind(self.world, self.history, 0)
         info["capabilities"] = len(CATALOGUE)
         return obs, info
@@ -159,6 +163,11 @@ class PaymentsEnv(ToolUseEnv):
             self.world.extra["_step"] = self._steps + 1
             self._user.bind(self.world, self.history, self._steps + 1)
         return super().step(action)
+
+    def make_llm_user(self, task: Task, seed: int) -> Any:
+        from simulators.llm_user import LLMPaymentsCustomer
+
+        return LLMPaymentsCustomer(task.user, CustomerProfile(**task.world["customer"]), self.llm_client(), seed=seed)
 
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, Any]]:
         return check_payments(view.world, view.history, task.world["goal"])

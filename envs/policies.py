@@ -11,6 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from simulators.llm import LLMError
 from world_state.core import World
 
 
@@ -88,29 +89,49 @@ class RandomPolicy:
         return json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False)
 
 
-POLICIES = {"oracle": OraclePolicy, "random": RandomPolicy}
+def _llm_policy(*args: Any, **kwargs: Any):
+    from .llm_policy import LLMAgentPolicy
+
+    return LLMAgentPolicy(*args, **kwargs)
 
 
-def make_policy(name: str, seed: int = 0):
+POLICIES = {"oracle": OraclePolicy, "random": RandomPolicy, "llm": _llm_policy}
+
+
+def make_policy(name: str, seed: int = 0, llm: dict[str, Any] | None = None):
+    """A policy by name; ``llm`` (or SERVICEGYM_BASE_URL / SERVICEGYM_MODEL) is the endpoint of ``"llm"``."""
     if name == "oracle":
         return OraclePolicy()
     if name == "random":
         return RandomPolicy(seed)
+    if name == "llm":
+        return _llm_policy(llm)
     raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
 
 
 def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Play one episode; returns a JSON-able record (task, reward, success, score, steps, transcript)."""
+    """Play one episode; returns a JSON-able record (task, reward, success, score, steps, transcript).
+
+    When the policy's endpoint fails (``act`` raises ``LLMError``) the episode stops there and the
+    record says so: ``error`` is the message, ``termination_reason`` is ``"policy_error"``.
+    """
     obs, info = env.reset(seed=seed, options=options)
     policy.reset(env, obs, info)
     task_id = info["task_id"]
     steps, reward = 0, 0.0
+    error = ""
     while True:
-        obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+        try:
+            action = policy.act(obs)
+        except LLMError as err:
+            error = str(err)
+            info = {"termination_reason": "policy_error", "tool_errors": info.get("tool_errors", 0)}
+            break
+        obs, reward, terminated, truncated, info = env.step(action)
         steps += 1
         if terminated or truncated:
             break
-    return {
+    record = {
         "task_id": task_id,
         "seed": seed,
         "reward": float(reward),
@@ -121,3 +142,10 @@ def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str
         "score": info.get("score", {}),
         "messages": env.unwrapped.messages,
     }
+    if error:
+        record["error"] = error
+    if "llm_usage" in info:
+        record["llm_usage"] = info["llm_usage"]
+    if isinstance(getattr(policy, "usage", None), dict):
+        record["policy_usage"] = dict(policy.usage)
+    return record

@@ -52,10 +52,20 @@ def payments_suite() -> list[Task]:
     return [generate_payments_task(seed, seed % 5, "test") for seed in range(PAYMENTS_SUITE_SIZE)]
 
 
+WORKSPACE_SUITE_SIZE = 5
+
+
+def workspace_suite() -> list[Task]:
+    from .generators.workspace import generate_workspace_task
+
+    # one 20-session episode per persona (seed % 5: researcher, marketer, legal, pharmacist, analyst), as pi-Bench
+    return [generate_workspace_task(seed, 1, "test") for seed in range(WORKSPACE_SUITE_SIZE)]
+
+
 SUITES = {"delivery": delivery_suite, "instore": instore_suite, "travel": travel_suite, "cross": cross_suite,
-          "payments": payments_suite}
-# suite sizes that differ from SUITE_SIZE (BizBench has 50 tasks)
-SUITE_SIZES = {"payments": PAYMENTS_SUITE_SIZE}
+          "payments": payments_suite, "workspace": workspace_suite}
+# suite sizes that differ from SUITE_SIZE (BizBench has 50 tasks; pi-Bench 5 persona episodes)
+SUITE_SIZES = {"payments": PAYMENTS_SUITE_SIZE, "workspace": WORKSPACE_SUITE_SIZE}
 
 
 def build_suite(domain: str, path: Path) -> list[Task]:

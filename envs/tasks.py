@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_serializer
 
 from rewards.rubric import RubricItem
 from simulators.scripted_user import UserScript
@@ -39,12 +39,23 @@ class Task(BaseModel):
     world: dict[str, Any]
     user: UserScript
     rubric: list[RubricItem]
+    # natural-language rubric items (VitaBench ``state_rubrics`` then ``overall_rubrics``, without
+    # repeats) for the LLM judge (``rewards/judge.py``); code scoring never reads them
+    nl_rubric: list[str] = []
     golden_actions: list[str] = []
     # rubric kind -> an action list that breaks only that item (checker validation, not for agents)
     violations: dict[str, list[str]] = {}
     notes: list[str] = []
 
     _built: Any = PrivateAttr(default=None)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_nl_rubric(self, handler: Any) -> Any:
+        # tasks without a natural-language rubric (all generated ones) serialise as before
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("nl_rubric"):
+            data.pop("nl_rubric", None)
+        return data
 
     def cached_world(self, build: Callable[[Task], Any]) -> Any:
         """The initial world, built once per task object (worlds are copied per episode)."""

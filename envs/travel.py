@@ -81,7 +81,7 @@ class TravelEnv(LifeServiceEnv):
     ```
     ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
     default 3: 4 + 2 x difficulty reasoning points per task, so 10 by default, near VitaBench's
-    OTA mean of 9.7), ``user`` (``scripted``), ``judge`` (``code``), ``max_steps`` (50,
+    OTA mean of 9.7), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps`` (50,
     VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``), ``check_postconditions``
     (verify every write tool's post-conditions).
 

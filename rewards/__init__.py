@@ -1,10 +1,35 @@
-"""Scoring: rubric items checked by code, order matching for VitaBench tasks, and metrics."""
+"""Scoring: rubric items checked by code, order matching for VitaBench tasks, the sliding-window
+LLM judge, metrics and reward wrappers."""
 
 from . import life_service, vitabench  # noqa: F401  register the life-service and VitaBench order-matching checks
-from .metrics import pass_at_k, pass_hat_k, summarize
+from .judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
+from .metrics import (
+    avg_at_k,
+    bootstrap_ci,
+    cohen_kappa,
+    judge_agreement,
+    metric_table,
+    pass_at_k,
+    pass_hat_k,
+    report,
+    summarize,
+)
 from .rubric import CHECKS, EpisodeView, RubricItem, check, evaluate, score_rubric
+from .wrappers import (
+    CustomReward,
+    PartialCreditReward,
+    PotentialShapingReward,
+    StrictSuccessReward,
+    ToolErrorPenalty,
+    TurnPenalty,
+    rubric_progress,
+)
 
 __all__ = [
     "CHECKS", "EpisodeView", "RubricItem", "check", "evaluate", "score_rubric",
     "pass_at_k", "pass_hat_k", "summarize",
+    "avg_at_k", "bootstrap_ci", "cohen_kappa", "judge_agreement", "metric_table", "report",
+    "JudgeItem", "JudgeResult", "LLMJudgeFn", "SlidingWindowJudge", "window_bounds",
+    "CustomReward", "PartialCreditReward", "PotentialShapingReward", "StrictSuccessReward", "ToolErrorPenalty",
+    "TurnPenalty", "rubric_progress",
 ]

@@ -12,9 +12,10 @@ from envs.instore import SUITE_PATH as INSTORE_SUITE_PATH
 from envs.payments import SUITE_PATH as PAYMENTS_SUITE_PATH
 from envs.suites import SUITES, build_suite
 from envs.travel import SUITE_PATH as TRAVEL_SUITE_PATH
+from envs.workspace import SUITE_PATH as WORKSPACE_SUITE_PATH
 
 PATHS = {"delivery": SUITE_PATH, "instore": INSTORE_SUITE_PATH, "travel": TRAVEL_SUITE_PATH, "cross": CROSS_SUITE_PATH,
-         "payments": PAYMENTS_SUITE_PATH}
+         "payments": PAYMENTS_SUITE_PATH, "workspace": WORKSPACE_SUITE_PATH}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,8 @@
-"""The stochastic side of an episode: simulated users (scripted; LLM ones come later) and events."""
+"""The stochastic side of an episode: simulated users (scripted, or LLM-played through ``llm``,
+``llm_user`` and ``llm_workspace_user``), the loopback chat-completions server, and events."""
 
+from .llm import ChatResult, LLMClient, LLMConfig, LLMError
 from .scripted_user import STOP, HiddenFact, IntentChange, ScriptedUser, UserScript, split_points, to_first_person
 
-__all__ = ["STOP", "HiddenFact", "IntentChange", "ScriptedUser", "UserScript", "split_points", "to_first_person"]
+__all__ = ["STOP", "HiddenFact", "IntentChange", "ScriptedUser", "UserScript", "split_points", "to_first_person",
+           "ChatResult", "LLMClient", "LLMConfig", "LLMError"]

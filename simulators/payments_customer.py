@@ -98,6 +98,36 @@ class PaymentsCustomer:
             return False, f"I want the full {pay.amount:.2f} refunded"
         return True, ""
 
+    # ----- the customer-side writes (one per turn; the LLM customer calls these too) -------------
+    def decide_approval(self, apr: Approval, ok: bool, why: str = "") -> str:
+        """Grant or deny one requested approval, logged as a customer event."""
+        self.world.table("approvals").update(apr.id, status="granted" if ok else "denied", approver=self.profile.name,
+                                             decided_step=self.step)
+        self._log("approval_granted" if ok else "approval_denied", {"approval_id": apr.id}, apr.terms)
+        return f"I approve request {apr.id}." if ok else f"I deny request {apr.id}: {why}."
+
+    def upload_document(self, doc_type: str) -> str:
+        """Upload one of the customer's documents (``doc_type`` must be one it holds)."""
+        w = self.world
+        up = Upload(id=w.ids.next("UP"), merchant_id=self.profile.merchant_id, doc_type=doc_type, time=w.clock.text())
+        w.table("uploads").insert(up)
+        self._log("document_uploaded", {"upload_id": up.id, "doc_type": doc_type}, doc_type)
+        return f"I have uploaded my {doc_type.replace('_', ' ')} as {up.id}."
+
+    def confirm_receipt(self, rc: Any) -> str:
+        self.world.table("receipts").update(rc.id, confirmed=True)
+        self._log("receipt_confirmed", {"receipt_id": rc.id}, rc.payout_id)
+        return f"I confirm receipt {rc.id}."
+
+    def wait(self, minutes: float) -> str:
+        """Let ``minutes`` (capped at ``MAX_CUSTOMER_WAIT``) pass; due events fire."""
+        w = self.world
+        minutes = min(float(minutes), MAX_CUSTOMER_WAIT)
+        fired = w.advance(minutes)
+        self._log("customer_wait", {"minutes": minutes}, json.dumps(fired))
+        notes = "; ".join(f"{e['time']} {e['note']}" for e in fired)
+        return f"I waited {minutes:g} minutes (now {w.clock.text()})." + (f" Notifications: {notes}." if notes else "")
+
     def _one_write(self, text: str) -> str | None:
         w = self.world
         if APPROVE_RE.search(text):
@@ -106,34 +136,22 @@ class PaymentsCustomer:
             if named or pending:
                 apr = (named or pending)[0]
                 ok, why = self._decide(apr)
-                w.table("approvals").update(apr.id, status="granted" if ok else "denied", approver=self.profile.name,
-                                            decided_step=self.step)
-                self._log("approval_granted" if ok else "approval_denied", {"approval_id": apr.id}, apr.terms)
-                return f"I approve request {apr.id}." if ok else f"I deny request {apr.id}: {why}."
+                return self.decide_approval(apr, ok, why)
         if UPLOAD_RE.search(text):
             for doc_type in self.profile.documents:
                 if doc_type.replace("_", " ") in text or doc_type in text:
-                    up = Upload(id=w.ids.next("UP"), merchant_id=self.profile.merchant_id, doc_type=doc_type, time=w.clock.text())
-                    w.table("uploads").insert(up)
-                    self._log("document_uploaded", {"upload_id": up.id, "doc_type": doc_type}, doc_type)
-                    return f"I have uploaded my {doc_type.replace('_', ' ')} as {up.id}."
+                    return self.upload_document(doc_type)
             return "I don't have that document. I have: " + ", ".join(d.replace("_", " ") for d in self.profile.documents) + "."
         if RECEIPT_RE.search(text) and CONFIRM_RE.search(text):
             open_ = [r for r in w.table("receipts") if not r.confirmed]
             named = [r for r in open_ if r.id.casefold() in text]
             if named or open_:
-                rc = (named or open_)[0]
-                w.table("receipts").update(rc.id, confirmed=True)
-                self._log("receipt_confirmed", {"receipt_id": rc.id}, rc.payout_id)
-                return f"I confirm receipt {rc.id}."
+                return self.confirm_receipt((named or open_)[0])
         m = WAIT_RE.search(text)
         if m:
             minutes = min(float(m.group(1)), MAX_CUSTOMER_WAIT)
             if minutes > 0:
-                fired = w.advance(minutes)
-                self._log("customer_wait", {"minutes": minutes}, json.dumps(fired))
-                notes = "; ".join(f"{e['time']} {e['note']}" for e in fired)
-                return f"I waited {minutes:g} minutes (now {w.clock.text()})." + (f" Notifications: {notes}." if notes else "")
+                return self.wait(minutes)
         return None
 
     def reply(self, agent_message: str) -> str:

@@ -381,6 +381,17 @@ def _as_dict(value: Any, key: str) -> Any:
     return value
 
 
+def nl_rubric(raw: VTask) -> list[str]:
+    """The task's natural-language rubric for the LLM judge: every expected state's
+    ``state_rubrics`` then the ``overall_rubrics``, each string once (as VitaBench's judge)."""
+    out: list[str] = []
+    texts = [r for state in raw.evaluation_criteria.expected_states for r in getattr(state, "state_rubrics", None) or []]
+    for text in texts + list(raw.evaluation_criteria.overall_rubrics):
+        if text not in out:
+            out.append(text)
+    return out
+
+
 def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any], world: Any, states: list[GoldState],
                     notes: _Notes, toolkit: Toolkit, golden_for: Callable[[GoldState], list[str]]) -> Task:
     """The task of converted expected states: the three matching rubric items, and the golden
@@ -419,6 +430,7 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         world=spec,
         user=make_user(raw.instructions, raw.user_scenario.user_profile, language),
         rubric=rubric,
+        nl_rubric=nl_rubric(raw),
         golden_actions=golden,
         notes=notes.items,
     )

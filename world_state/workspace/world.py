@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Literal
 from world_state.core import Entity, World
 from world_state.tools import ToolError
 
+from .structured import check_content
+
 MAX_FILE_CHARS = 200_000        # one file's content
 MAX_WORKSPACE_CHARS = 4_000_000  # all files together
 MAX_PATH_CHARS = 200
@@ -98,6 +100,7 @@ class Event(Entity):
     location: str = ""
     attendees: list[str] = []
     description: str = ""
+    status: Literal["confirmed", "cancelled"] = "confirmed"
 
 
 class Note(Entity):
@@ -172,7 +175,9 @@ def get_file(world: WorkspaceWorld, path: str) -> File:
 
 def put_file(world: WorkspaceWorld, path: str, content: str, *, overwrite: bool = True) -> File:
     """Create or replace a file: the one write path of the file system (common and persona
-    tools alike). Enforces the per-file and whole-workspace size limits; stamps the clock."""
+    tools alike). Enforces the per-file and whole-workspace size limits, keeps files and
+    directories apart (a file cannot sit where a directory is, nor below another file), refuses
+    malformed ``.csv``/``.json`` content (``structured.check_content``); stamps the clock."""
     p = normalize_path(path)
     if not isinstance(content, str):
         raise ToolError("content must be a string")
@@ -182,13 +187,40 @@ def put_file(world: WorkspaceWorld, path: str, content: str, *, overwrite: bool 
     old = files.get(p)
     if old is not None and not overwrite:
         raise ToolError(f"file {p!r} already exists; pass overwrite=true to replace it")
-    if any(f.path.startswith(p + "/") for f in files):
-        raise ToolError(f"{p!r} is a directory")
+    parts = p.split("/")
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if parent in files:
+            raise ToolError(f"{parent!r} is a file, so {p!r} cannot be created below it")
+    if old is None and any(f.path.startswith(p + "/") for f in files):
+        raise ToolError(f"{p!r} is a directory; choose a file name inside it, e.g. '{p}/notes.md'")
+    check_content(p, content)
     total = world.workspace_chars() - (len(old.content) if old else 0) + len(content)
     if total > MAX_WORKSPACE_CHARS:
         raise ToolError(f"the workspace would hold {total} characters; the limit is {MAX_WORKSPACE_CHARS}")
     now = world.clock.text()
     return files.put(File(path=p, content=content, created=old.created if old else now, modified=now))
+
+
+def new_id(world: World, table: str, prefix: str, width: int = 3) -> str:
+    """The next seeded counter id of ``prefix`` that no row of ``table`` holds yet (seeded rows
+    may use the same scheme; the counter skips past them, deterministically)."""
+    rows = world.table(table)
+    while True:
+        key = world.ids.next(prefix, width)
+        if key not in rows:
+            return key
+
+
+_EMAIL = re.compile(r"^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$")
+
+
+def check_email(address: str, what: str = "address") -> str:
+    """``address`` stripped, or ToolError when it is not a plain ``name@domain.tld`` address."""
+    a = address.strip() if isinstance(address, str) else ""
+    if len(a) > 254 or not _EMAIL.match(a):
+        raise ToolError(f"{what} {address!r} is not an e-mail address like 'name@example.org'")
+    return a
 
 
 def rows_of(world: WorkspaceWorld, table: str) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ A persona module defines:
 
 from __future__ import annotations
 
+import random
 from types import ModuleType
 from typing import Any
 
@@ -40,3 +41,20 @@ def persona_tools(persona: str) -> list[ToolSpec]:
 
 def persona_profile(persona: str) -> dict[str, Any]:
     return dict(PERSONAS[persona].PROFILE)
+
+
+def build_persona_tables(persona: str, rng: random.Random) -> dict[str, dict[str, Entity]]:
+    """The persona's seeded records, validated by its ``SCHEMA`` models, keyed by table then row key
+    (``WorkspaceWorld(now, tables=...)``'s input). Raises ValueError on a bad row (a defect)."""
+    module = PERSONAS[persona]
+    out: dict[str, dict[str, Entity]] = {}
+    for name, rows in module.seed_tables(rng).items():
+        model = module.SCHEMA[name]
+        table: dict[str, Entity] = {}
+        for raw in rows:
+            row = model.model_validate(raw)
+            if row.key in table:
+                raise ValueError(f"{persona}: duplicate key {row.key!r} in {name}")
+            table[row.key] = row
+        out[name] = table
+    return out

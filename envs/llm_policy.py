@@ -1,0 +1,183 @@
+"""An LLM agent policy: any OpenAI-compatible endpoint plays the agent side of an env.
+
+``LLMAgentPolicy`` follows the policy protocol of ``envs.policies`` (``reset(env, obs, info)``,
+then ``act(obs) -> action string``). It keeps its own OpenAI conversation: the system prompt from
+``info["system_prompt"]``, the opening request, then each completion and what the env answered.
+
+- Native tool calling (the default): ``info["tools"]`` go to the endpoint as ``tools``; a reply
+  with ``tool_calls`` becomes the action ``{"role": "assistant", "content": ..., "tool_calls":
+  [...]}`` (JSON), which the env's parser reads; the ``<tool_result>``/``<tool_error>`` blocks of
+  the next observation come back as ``tool`` messages matched by ``call_id``, anything else as a
+  ``user`` message. Arguments are passed through exactly as the model wrote them: malformed JSON
+  reaches the env, which answers with an error observation the model can recover from.
+- Text fallback: with ``native_tools=False`` (or ``LLMConfig.native_tools=False``), or when the
+  endpoint rejects ``tools`` (HTTP 400 that mentions tools), the schemas are described in the
+  system prompt and the completion text is the action, parsed by the env (``<tool_call>``
+  blocks). The switch happens once and is kept for the rest of the policy's life
+  (``policy.native`` says which path is in use).
+- Endpoint failures: after the client's retries ``act`` raises ``LLMError`` (the conversation is
+  left as it was). The env is not stepped, so nothing false enters its transcript; the caller
+  records the episode as failed by the endpoint: ``run_episode`` returns it with ``error`` set and
+  ``termination_reason="policy_error"``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError
+
+__all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "observation_messages"]
+
+TEXT_TOOLS_PROMPT = (
+    "\n\nThe tools, as OpenAI function schemas (call them with the form above, one <tool_call> block per call):\n{tools}"
+)
+_RESULT = re.compile(r'<(tool_result|tool_error) name="([^"]*)" call_id="([^"]*)">(.*?)</\1>', re.S)
+
+
+def observation_messages(obs: str, call_ids: list[str]) -> list[dict[str, Any]]:
+    """An env observation as OpenAI messages answering the tool calls ``call_ids``: one ``tool``
+    message per call (in call order; a call the env did not answer gets a note), then the rest of
+    the observation (the user's reply, events, errors) as one ``user`` message."""
+    results: dict[str, str] = {}
+    for m in _RESULT.finditer(obs):
+        kind, cid, body = m.group(1), html.unescape(m.group(3)), m.group(4)
+        results.setdefault(cid, f"ERROR: {body}" if kind == "tool_error" else body)
+    rest = _RESULT.sub("", obs).strip()
+    out: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": cid, "content": results.get(cid, "no result: the call was not run (see the next message)")}
+        for cid in call_ids
+    ]
+    if rest or not call_ids:
+        out.append({"role": "user", "content": rest})
+    return out
+
+
+def _tools_unsupported(err: LLMError) -> bool:
+    return err.status in (400, 404, 422) and "tool" in err.detail.casefold()
+
+
+class LLMAgentPolicy:
+    """Plays an env with an LLM; see the module docstring."""
+
+    name = "llm"
+
+    def __init__(self, config: LLMConfig | dict[str, Any] | None = None, client: LLMClient | None = None,
+                 native_tools: bool | None = None, tool_choice: Any = None, **chat_extra: Any) -> None:
+        self.client = client if client is not None else LLMClient(LLMConfig.resolve(config))
+        self.native = self.client.config.native_tools if native_tools is None else bool(native_tools)
+        self.tool_choice = tool_choice
+        self.chat_extra = chat_extra
+        self.messages: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
+        self.last_error: LLMError | None = None
+        self._system = ""
+        self._pending: list[str] = []  # ids of the tool calls of the last action (native path)
+        self._started = False
+        self._acted = False
+
+    # ----- protocol ----------------------------------------------------------------------------
+    def reset(self, env: Any, obs: str, info: dict[str, Any]) -> None:
+        self.tools = list(info.get("tools") or [])
+        self._system = str(info.get("system_prompt") or "")
+        self.messages = [{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": obs}]
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
+        self.last_error = None
+        self._pending = []
+        self._started = True
+        self._acted = False
+
+    def act(self, obs: str) -> str:
+        if not self._started:
+            raise RuntimeError("LLMAgentPolicy.act() before reset()")
+        n_before, pending = len(self.messages), list(self._pending)
+        if self._acted:
+            # the observation answers the previous action (the first one, the opening, came with reset)
+            self.messages.extend(self._observation(obs))
+        try:
+            result = self._complete()
+        except LLMError as err:
+            del self.messages[n_before:]  # as it was: act(obs) may be called again
+            self._pending = pending
+            self.last_error = err
+            raise
+        self._acted = True
+        return self._action(result)
+
+    # ----- internals ---------------------------------------------------------------------------
+    def _system_prompt(self) -> str:
+        if self.native or not self.tools:
+            return self._system
+        return self._system + TEXT_TOOLS_PROMPT.format(tools=json.dumps(self.tools, ensure_ascii=False))
+
+    def _observation(self, obs: str) -> list[dict[str, Any]]:
+        if self.native:
+            msgs = observation_messages(obs, self._pending)
+        else:
+            msgs = [{"role": "user", "content": obs}]
+        self._pending = []
+        return msgs
+
+    def _complete(self) -> ChatResult:
+        if self.native and self.tools:
+            try:
+                result = self.client.chat(self.messages, tools=self.tools, tool_choice=self.tool_choice, **self.chat_extra)
+            except LLMError as err:
+                if not _tools_unsupported(err):
+                    raise
+                self._to_text_path()
+                result = self.client.chat(self.messages, **self.chat_extra)
+        else:
+            result = self.client.chat(self.messages, **self.chat_extra)
+        u = self.usage
+        if result.cached:
+            u["cache_hits"] += 1
+        else:
+            u["calls"] += 1
+            u["prompt_tokens"] += result.usage.get("prompt_tokens", 0)
+            u["completion_tokens"] += result.usage.get("completion_tokens", 0)
+        return result
+
+    def _to_text_path(self) -> None:
+        """Switch to the text action path, rewriting the conversation so far in its terms."""
+        self.native = False
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": self._system_prompt()}]
+        for m in self.messages[1:]:
+            if m["role"] == "assistant" and m.get("tool_calls"):
+                msgs.append({"role": "assistant", "content": _text_action(m)})
+            elif m["role"] == "tool":
+                block = f'<tool_result call_id="{m["tool_call_id"]}">{m["content"]}</tool_result>'
+                if msgs[-1]["role"] == "user":
+                    msgs[-1] = {"role": "user", "content": msgs[-1]["content"] + "\n" + block}
+                else:
+                    msgs.append({"role": "user", "content": block})
+            else:
+                msgs.append(dict(m))
+        self.messages = msgs
+
+    def _action(self, result: ChatResult) -> str:
+        if self.native and result.tool_calls:
+            msg = result.message()
+            self.messages.append(msg)
+            self._pending = [c["id"] for c in result.tool_calls]
+            return json.dumps(msg, ensure_ascii=False)
+        text = result.content or ""
+        self.messages.append({"role": "assistant", "content": text})
+        return text
+
+
+def _text_action(msg: dict[str, Any]) -> str:
+    blocks = []
+    for c in msg.get("tool_calls") or []:
+        fn = c["function"]
+        args = fn.get("arguments")
+        try:
+            args = json.loads(args) if isinstance(args, str) else args
+        except ValueError:
+            pass
+        blocks.append("<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>")
+    return "\n".join(([msg["content"]] if msg.get("content") else []) + blocks)

@@ -1,0 +1,587 @@
+"""Rollout collection: run a policy over tasks x trials with bounded concurrency into a JSONL file.
+
+    from envs.rollouts import collect
+    summary = collect("servicegym/Delivery-v0", "oracle", out="runs/oracle", trials=4, concurrency=8)
+
+One line of the JSONL file is one finished episode (see ``RECORD_FIELDS``): the OpenAI-format
+conversation, the tool schemas, the reward of every step, the final ``info["score"]`` and where
+the episode came from (env id and version, task id, trial, seed, policy).
+
+Determinism: the seed of episode (task, trial) is derived from ``(seed, task_id, trial)`` alone
+(``episode_seed``), the env is reset with it and a named or seed-taking policy is built with it,
+so the transcript of an episode does not depend on the backend, the concurrency or the order in
+which episodes run.
+
+Resume: with ``resume=True`` (default) an existing file is read first, a truncated last line (a
+kill in the middle of a write) is dropped and the file rewritten cleanly, the (task, trial) pairs
+already present are skipped and the rest appended. Records are written by one writer (the calling
+thread), one ``write`` + ``flush`` each, so a killed run loses at most the episodes in flight and
+never duplicates a finished one.
+
+Backends: ``"thread"`` (a pool of ``concurrency`` threads, each with its own env: the choice for
+LLM policies, which wait on the network), ``"process"`` (``concurrency`` worker processes, each
+with its own env: the choice for CPU-bound policies; the policy must be picklable, i.e. a name, a
+module-level function or class), ``"ray"`` (``envs.ray_backend``: Ray actors each hosting an env,
+locally or on a cluster).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import multiprocessing
+import os
+import pickle
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from .policies import make_policy
+from .vector import resolve_env_id
+
+__all__ = [
+    "RECORD_FIELDS",
+    "CollectSummary",
+    "EpisodeWorker",
+    "Job",
+    "PolicyMaker",
+    "collect",
+    "episode_seed",
+    "read_records",
+]
+
+BACKENDS = ("thread", "process", "ray")
+RECORD_FIELDS = (
+    "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy",
+    "messages", "tools", "rewards", "return", "success", "score", "steps", "termination_reason",
+    "tool_errors", "error", "elapsed_s",
+)
+"""Fields of every record. ``env_version`` is the ``-vN`` of the id, ``servicegym_version`` the
+installed package's version; ``error`` is ``None`` or ``"ExceptionType: message"`` when the policy
+(or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
+``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
+TIMING_FIELDS = ("elapsed_s",)
+
+
+def episode_seed(seed: int, task_id: str, trial: int) -> int:
+    """The seed of episode (task, trial) of a run with base ``seed``: a hash, in [0, 2**31)."""
+    digest = hashlib.sha256(f"{seed}\x1f{task_id}\x1f{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("servicegym")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _env_version(env_id: str) -> str:
+    m = re.search(r"-(v\d+)$", env_id)
+    return m.group(1) if m else ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: task, trial and its derived seed."""
+
+    task_id: str
+    trial: int
+    seed: int
+
+
+@dataclass
+class EpisodeResult:
+    """What a worker hands back: the record's JSON line and what the progress bar needs."""
+
+    task_id: str
+    trial: int
+    success: bool
+    error: str | None
+    line: str
+
+
+class _CallablePolicy:
+    """Adapts ``fn(obs, info) -> action`` to the policy protocol; ``info`` is the latest info."""
+
+    def __init__(self, fn: Callable[[str, dict[str, Any]], str]) -> None:
+        self.fn = fn
+        self.info: dict[str, Any] = {}
+
+    def reset(self, env: gym.Env, obs: str, info: dict[str, Any]) -> None:
+        self.info = info
+
+    def act(self, obs: str) -> str:
+        return self.fn(obs, self.info)
+
+
+def _required_positional(fn: Callable) -> int | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return sum(1 for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+
+
+def _accepts_seed(fn: Callable) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seed" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+@dataclass
+class PolicyMaker:
+    """Builds the policy of one episode from what ``collect`` was given (picklable when that is).
+
+    ``kind`` is ``"name"`` (``make_policy(name, seed=episode seed, **kwargs)``), ``"factory"`` (a
+    zero-argument callable returning an object with ``reset``/``act``; given ``seed=`` when it
+    accepts one), ``"callable"`` (``fn(obs, info) -> action``) or ``"instance"`` (an object with
+    ``reset``/``act``, reused for every episode: one worker only).
+    """
+
+    kind: str
+    target: Any
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_policy(cls, policy: Any, name: str | None = None, kwargs: dict[str, Any] | None = None) -> PolicyMaker:
+        kwargs = dict(kwargs or {})
+        if isinstance(policy, str):
+            make_policy(policy, seed=0, **kwargs)  # fail now, with make_policy's message, on an unknown name
+            return cls("name", policy, name or policy, kwargs)
+        if kwargs:
+            raise ValueError("policy_kwargs apply to policy names only")
+        if hasattr(policy, "reset") and hasattr(policy, "act") and not isinstance(policy, type):
+            return cls("instance", policy, name or getattr(policy, "name", None) or type(policy).__name__)
+        if not callable(policy):
+            raise TypeError("policy must be a name, a policy factory, a callable fn(obs, info) or a policy object")
+        label = name or getattr(policy, "name", None) or getattr(policy, "__qualname__", None) or repr(policy)
+        required = _required_positional(policy)
+        if required == 0:
+            return cls("factory", policy, str(label))
+        if required == 2:
+            return cls("callable", policy, str(label))
+        raise TypeError(f"a callable policy takes (obs, info) or nothing (a factory); {label} takes {required} arguments")
+
+    def make(self, seed: int) -> Any:
+        if self.kind == "name":
+            return make_policy(self.target, seed=seed, **self.kwargs)
+        if self.kind == "factory":
+            return self.target(seed=seed) if _accepts_seed(self.target) else self.target()
+        if self.kind == "callable":
+            return _CallablePolicy(self.target)
+        return self.target
+
+
+class EpisodeWorker:
+    """Owns one env and runs episodes on it; every backend runs episodes through this class
+    (the Ray backend hosts one per actor), so they all produce the same records."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker) -> None:
+        import envs  # noqa: F401  (registers the ids in a fresh worker process)
+
+        self.env_id = env_id
+        self.env = gym.make(env_id, **(env_kwargs or {}))
+        self.maker = maker
+        self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
+
+    def run(self, job: Job) -> EpisodeResult:
+        t0 = time.perf_counter()
+        env = self.env
+        rewards: list[float] = []
+        info: dict[str, Any] = {}
+        tools: list[dict[str, Any]] = []
+        domain = getattr(env.unwrapped, "domain", "")
+        error = None
+        steps, done, started = 0, False, False
+        phase = "policy"  # whose call raised, if one does: the policy's or the env's
+        try:
+            policy = self.maker.make(job.seed)
+            phase = "env"
+            obs, info = env.reset(seed=job.seed, options={"task_id": job.task_id})
+            started = True
+            tools = info.get("tools", [])
+            domain = info.get("domain", domain)
+            phase = "policy"
+            policy.reset(env, obs, info)
+            while not done:
+                phase = "policy"
+                action = policy.act(obs)
+                phase = "env"
+                obs, reward, terminated, truncated, info = env.step(action)
+                if isinstance(policy, _CallablePolicy):
+                    policy.info = info
+                rewards.append(float(reward))
+                steps += 1
+                done = bool(terminated or truncated)
+        except Exception as err:  # the episode is recorded with the error; the run goes on
+            error = f"{type(err).__name__}: {err}"
+        success = bool(info.get("success", False)) if done and error is None else False
+        record = {
+            **self._static,
+            "domain": domain,
+            "task_id": job.task_id,
+            "trial": job.trial,
+            "seed": job.seed,
+            "policy": self.maker.name,
+            "messages": list(env.unwrapped.messages) if started else [],
+            "tools": tools,
+            "rewards": rewards,
+            "return": float(sum(rewards)),
+            "success": success,
+            "score": info.get("score", {}) if done else {},
+            "steps": steps,
+            "termination_reason": info.get("termination_reason", "") if error is None else f"{phase}_error",
+            "tool_errors": int(info.get("tool_errors", 0)),
+            "error": error,
+            "elapsed_s": round(time.perf_counter() - t0, 6),
+        }
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        return EpisodeResult(job.task_id, job.trial, success, error, line)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+@dataclass
+class CollectSummary:
+    """What ``collect`` did: ``episodes`` = tasks x trials of this run; ``skipped`` were already in
+    the file (resume); ``collected`` were run now; ``successes``, ``errors`` and ``success_rate``
+    count every episode of the run, resumed or new; ``episodes_per_s`` = collected / elapsed."""
+
+    path: str
+    env_id: str
+    policy: str
+    backend: str
+    concurrency: int
+    tasks: int
+    trials: int
+    episodes: int
+    skipped: int
+    collected: int
+    successes: int
+    errors: int
+    success_rate: float
+    elapsed_s: float
+    episodes_per_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _out_path(out: str | os.PathLike[str]) -> Path:
+    path = Path(out)
+    if path.is_dir() or (not path.exists() and path.suffix == ""):
+        return path / "rollouts.jsonl"
+    return path
+
+
+def read_records(path: str | os.PathLike[str], repair: bool = False) -> list[dict[str, Any]]:
+    """The records of a rollouts file. A last line cut short by a kill (no newline, not JSON) is
+    dropped; with ``repair=True`` the file is rewritten without it. A bad line elsewhere raises
+    ``ValueError`` (that is not what a kill leaves)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    parts = raw.split(b"\n")
+    last = max((n for n, p in enumerate(parts) if p.strip()), default=-1)
+    records, good = [], []
+    for n, line in enumerate(parts):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if n == last:
+                break  # cut short by a kill: dropped
+            raise ValueError(f"{path}: line {n + 1} is not a JSON record (not something a kill leaves behind)") from None
+        good.append(line)
+    clean = b"".join(line + b"\n" for line in good)
+    if repair and clean != raw:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(clean)
+        os.replace(tmp, path)
+    return records
+
+
+def _resolve_task_ids(env: gym.Env, task_ids: Sequence[str] | None, split: str, limit: int | None) -> list[str]:
+    if task_ids is None:
+        ids = list(env.unwrapped.task_ids(split))
+    else:
+        ids = [str(t) for t in task_ids]
+        unknown = []
+        for tid in ids:
+            try:
+                env.unwrapped.source.get(tid)
+            except (KeyError, ValueError):
+                unknown.append(tid)
+        if unknown:
+            raise ValueError(f"unknown task ids for {env.spec.id if env.spec else 'this env'}: {unknown[:5]}")
+        if len(set(ids)) != len(ids):
+            raise ValueError("task_ids must be distinct")
+    if limit:
+        ids = ids[:limit]
+    if not ids:
+        raise ValueError(f"no tasks to run (split {split!r})")
+    return ids
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path):
+    """Holds an exclusive lock on ``PATH.lock`` (a file left beside the output) while collecting, so
+    a second ``collect`` into the same file fails at once instead of interleaving records."""
+    try:
+        import fcntl
+    except ImportError:  # not on POSIX: no lock
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another collect is writing {path}; wait for it or choose another out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# ----- backends: each calls on_result(EpisodeResult) from the calling thread -------------------
+
+def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+                 on_result: Callable[[EpisodeResult], None]) -> None:
+    local = threading.local()
+    workers: list[EpisodeWorker] = []
+    lock = threading.Lock()
+
+    def run(job: Job) -> EpisodeResult:
+        worker = getattr(local, "worker", None)
+        if worker is None:
+            worker = local.worker = EpisodeWorker(env_id, env_kwargs, maker)
+            with lock:
+                workers.append(worker)
+        return worker.run(job)
+
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(jobs)), thread_name_prefix="servicegym-rollout")
+    try:
+        _drain(pool, run, jobs, concurrency, on_result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for w in workers:
+            w.close()
+
+
+_PROCESS_WORKER: EpisodeWorker | None = None
+
+
+def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker)
+
+
+def _process_run(job: Job) -> EpisodeResult:
+    assert _PROCESS_WORKER is not None
+    return _PROCESS_WORKER.run(job)
+
+
+def _mp_context():
+    """``spawn`` (no fork of a process that has threads: tqdm's, the caller's), except when the main
+    module is not a file spawn can re-import (``python - <<EOF``), where only ``fork`` works."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file and not os.path.exists(main_file) and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+                   on_result: Callable[[EpisodeResult], None]) -> None:
+    try:
+        pickle.dumps(maker)
+    except Exception as err:
+        raise ValueError(f"backend='process' needs a picklable policy (a name, or a module-level function or class): "
+                         f"{err}") from None
+    ctx = _mp_context()
+    pool = ProcessPoolExecutor(max_workers=min(concurrency, len(jobs)), mp_context=ctx, initializer=_process_init,
+                               initargs=(env_id, env_kwargs, maker))
+    try:
+        _drain(pool, _process_run, jobs, concurrency, on_result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concurrency: int,
+           on_result: Callable[[EpisodeResult], None]) -> None:
+    """Keeps at most ``2 x concurrency`` jobs submitted; hands results over as they finish."""
+    todo = iter(jobs)
+    pending: set[Future] = set()
+
+    def fill() -> None:
+        while len(pending) < 2 * concurrency:
+            job = next(todo, None)
+            if job is None:
+                return
+            pending.add(pool.submit(fn, job))
+
+    fill()
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            pending.discard(fut)
+            on_result(fut.result())
+        fill()
+
+
+# ----- the collector ---------------------------------------------------------------------------
+
+def collect(
+    env_id: str,
+    policy: Any,
+    *,
+    out: str | os.PathLike[str],
+    task_ids: Sequence[str] | None = None,
+    split: str = "test",
+    trials: int = 1,
+    concurrency: int = 1,
+    backend: str = "thread",
+    env_kwargs: dict[str, Any] | None = None,
+    seed: int = 0,
+    resume: bool = True,
+    progress: bool = True,
+    limit: int | None = None,
+    policy_name: str | None = None,
+    policy_kwargs: dict[str, Any] | None = None,
+    ray_address: str | None = None,
+    ray_init_kwargs: dict[str, Any] | None = None,
+) -> CollectSummary:
+    """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``; the first ``limit``)
+    ``trials`` times, ``concurrency`` episodes at a time on ``backend``, and appends one JSON line
+    per episode to ``out`` (a ``.jsonl`` path, or a directory that gets ``rollouts.jsonl``).
+
+    ``policy``: a name for ``envs.policies.make_policy`` (``"oracle"``, ``"random"``, ``"llm"``;
+    ``policy_kwargs`` go with it), a zero-argument factory returning an object with
+    ``reset(env, obs, info)`` / ``act(obs)`` (given ``seed=`` if it takes one), a callable
+    ``fn(obs, info) -> action``, or a policy object (reused as is; ``concurrency=1``, thread
+    backend only). ``policy_name`` overrides the name written into the records.
+
+    ``resume=True`` skips the (task, trial) pairs of this env and policy already in the file (a
+    record there with another seed for the pair raises ``ValueError``: resume with the same
+    ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs``: see
+    ``envs.ray_backend``. Returns a ``CollectSummary``.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    env_id = resolve_env_id(env_id)
+    env_kwargs = dict(env_kwargs or {})
+    maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
+    if maker.kind == "instance" and (concurrency > 1 or backend != "thread"):
+        raise ValueError("a policy object serves one episode at a time; for concurrency > 1 or another backend pass "
+                         "a factory (e.g. the policy's class) or a name")
+    probe = gym.make(env_id, **env_kwargs)
+    try:
+        ids = _resolve_task_ids(probe, task_ids, split, limit)
+    finally:
+        probe.close()
+
+    path = _out_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(path):
+        if resume:
+            existing = read_records(path, repair=True)
+        else:
+            existing = []
+            path.write_bytes(b"")
+        wanted = {(tid, trial): episode_seed(seed, tid, trial) for trial in range(trials) for tid in ids}
+        done: dict[tuple[str, int], dict[str, Any]] = {}
+        for rec in existing:
+            if rec.get("env_id") != env_id or rec.get("policy") != maker.name:
+                continue
+            key = (rec.get("task_id"), rec.get("trial"))
+            if key in wanted:
+                if rec.get("seed") != wanted[key]:
+                    raise ValueError(f"{path} holds task {key[0]!r} trial {key[1]} with seed {rec.get('seed')}, but seed={seed} "
+                                     f"gives {wanted[key]}: resume with the seed of the first run, or use another out / resume=False")
+                done[key] = rec
+        jobs = [Job(tid, trial, s) for (tid, trial), s in wanted.items() if (tid, trial) not in done]
+
+        successes = sum(bool(r.get("success")) for r in done.values())
+        errors = sum(r.get("error") is not None for r in done.values())
+        finished = len(done)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(wanted), initial=finished, desc=env_id.split("/")[-1], unit="ep", dynamic_ncols=True)
+            if finished:
+                bar.set_postfix(success=f"{successes / finished:.1%}")
+        t0 = time.perf_counter()
+        collected = 0
+
+        with open(path, "ab") as f:
+            def on_result(result: EpisodeResult) -> None:
+                nonlocal successes, errors, finished, collected
+                f.write(result.line.encode("utf-8") + b"\n")
+                f.flush()
+                collected += 1
+                finished += 1
+                successes += result.success
+                errors += result.error is not None
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(success=f"{successes / finished:.1%}", errors=errors, refresh=False)
+
+            try:
+                if not jobs:
+                    pass
+                elif backend == "thread":
+                    if maker.kind == "instance":
+                        worker = EpisodeWorker(env_id, env_kwargs, maker)
+                        try:
+                            for job in jobs:
+                                on_result(worker.run(job))
+                        finally:
+                            worker.close()
+                    else:
+                        _run_threads(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                elif backend == "process":
+                    _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                else:
+                    from .ray_backend import run_ray
+
+                    run_ray(jobs, env_id=env_id, env_kwargs=env_kwargs, maker=maker, concurrency=concurrency,
+                            on_result=on_result, address=ray_address, init_kwargs=ray_init_kwargs)
+            finally:
+                if bar is not None:
+                    bar.close()
+    elapsed = time.perf_counter() - t0
+    return CollectSummary(
+        path=str(path), env_id=env_id, policy=maker.name, backend=backend, concurrency=concurrency,
+        tasks=len(ids), trials=trials, episodes=len(wanted), skipped=len(done), collected=collected,
+        successes=successes, errors=errors, success_rate=successes / len(wanted) if wanted else 0.0,
+        elapsed_s=elapsed, episodes_per_s=collected / elapsed if elapsed > 0 else 0.0,
+    )
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without its timing fields (what two runs of the same episodes agree on)."""
+    return {k: v for k, v in record.items() if k not in TIMING_FIELDS}
+

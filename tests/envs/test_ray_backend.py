@@ -1,0 +1,43 @@
+"""The Ray backend of ``collect``: the same records as the thread backend, on a local instance."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import envs  # noqa: F401
+from envs.ray_backend import MISSING_RAY, require_ray
+from envs.rollouts import collect, comparable, read_records
+
+DELIVERY = "servicegym/Delivery-v0"
+
+
+def by_key(path):
+    return {(r["task_id"], r["trial"]): comparable(r) for r in read_records(path)}
+
+
+def test_ray_backend_gives_the_thread_backends_records_and_resumes(tmp_path):
+    pytest.importorskip("ray", reason="the Ray backend is the optional extra servicegym[ray]")
+    kw = dict(limit=3, trials=2, seed=7, progress=False)
+    collect(DELIVERY, "random", out=tmp_path / "thread.jsonl", **kw)
+    # one record already there: the Ray run resumes past it, streaming the rest into the same file
+    first = read_records(tmp_path / "thread.jsonl")[0]
+    (tmp_path / "ray.jsonl").write_text(json.dumps(first) + "\n", encoding="utf-8")
+    summary = collect(DELIVERY, "random", out=tmp_path / "ray.jsonl", backend="ray", concurrency=2,
+                      ray_init_kwargs={"num_cpus": 2}, **kw)
+    assert (summary.skipped, summary.collected) == (1, 5)
+    ray_records = by_key(tmp_path / "ray.jsonl")
+    assert len(read_records(tmp_path / "ray.jsonl")) == len(ray_records) == 6
+    assert ray_records == by_key(tmp_path / "thread.jsonl")
+    import ray
+
+    assert not ray.is_initialized(), "a local instance the collector started is shut down"
+
+
+def test_a_missing_ray_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
+    with pytest.raises(ImportError, match=r"servicegym\[ray\]"):
+        require_ray()
+    assert "pip install" in MISSING_RAY

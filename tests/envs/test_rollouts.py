@@ -1,0 +1,277 @@
+"""``envs.rollouts.collect``: one complete record per (task, trial), the same records whatever the
+backend and concurrency, resume after a SIGKILL without duplicates or losses, policy errors
+recorded without stopping the run."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envs  # noqa: F401
+from envs.policies import OraclePolicy
+from envs.rollouts import RECORD_FIELDS, collect, comparable, episode_seed, read_records
+
+ROOT = Path(__file__).resolve().parents[2]
+DELIVERY = "servicegym/Delivery-v0"
+
+
+def by_key(records):
+    return {(r["task_id"], r["trial"]): comparable(r) for r in records}
+
+
+def keys_of(path):
+    return [(r["task_id"], r["trial"]) for r in read_records(path)]
+
+
+def test_oracle_on_a_suite_writes_one_complete_record_per_task_and_trial(tmp_path):
+    env_id = "servicegym/Payments-v0"
+    summary = collect(env_id, "oracle", out=tmp_path, limit=6, trials=2, seed=3, progress=False)
+    path = tmp_path / "rollouts.jsonl"
+    assert summary.path == str(path) and summary.episodes == summary.collected == 12 and summary.skipped == 0
+    assert summary.success_rate == 1.0 and summary.errors == 0
+    records = read_records(path)
+    ids = gym.make(env_id).unwrapped.task_ids("test")[:6]
+    assert sorted(keys_of(path)) == sorted((t, k) for t in ids for k in range(2))
+    env = gym.make(env_id)
+    for rec in records:
+        assert set(RECORD_FIELDS) <= set(rec)
+        assert rec["env_id"] == env_id and rec["env_version"] == "v0" and rec["policy"] == "oracle"
+        assert rec["servicegym_version"] == importlib.metadata.version("servicegym")
+        assert rec["seed"] == episode_seed(3, rec["task_id"], rec["trial"])
+        assert rec["success"] is True and rec["error"] is None
+        assert rec["rewards"][-1] == 1.0 and rec["return"] == 1.0 and len(rec["rewards"]) == rec["steps"]
+        assert {"goal", "process", "protection"} <= set(rec["score"])
+        # the transcript is the env's own: replaying the golden route gives the same messages and tools
+        obs, info = env.reset(seed=rec["seed"], options={"task_id": rec["task_id"]})
+        for a in env.unwrapped.task.golden_actions:
+            *_, term, trunc, last = env.step(a)
+            if term or trunc:
+                break
+        assert rec["messages"] == json.loads(json.dumps(env.unwrapped.messages))
+        assert rec["tools"] == info["tools"]
+        assert rec["termination_reason"] == last["termination_reason"]
+        assert rec["messages"][0]["role"] == "system" and any(m["role"] == "tool" for m in rec["messages"])
+
+
+@pytest.mark.parametrize(("backend", "concurrency"), [("thread", 4), ("process", 4)])
+def test_backend_and_concurrency_do_not_change_the_records(tmp_path, backend, concurrency):
+    kw = dict(limit=4, trials=2, seed=5, progress=False)
+    collect(DELIVERY, "random", out=tmp_path / "one.jsonl", concurrency=1, **kw)
+    collect(DELIVERY, "random", out=tmp_path / "many.jsonl", concurrency=concurrency, backend=backend, **kw)
+    one, many = by_key(read_records(tmp_path / "one.jsonl")), by_key(read_records(tmp_path / "many.jsonl"))
+    assert len(one) == 8 and one == many
+    # the random policy really is seeded per episode: the two trials of a task differ
+    tid = next(iter(one))[0]
+    assert one[(tid, 0)]["messages"] != one[(tid, 1)]["messages"]
+
+
+def test_resume_skips_what_is_there_and_adds_the_rest(tmp_path):
+    out = tmp_path / "r.jsonl"
+    first = collect(DELIVERY, "random", out=out, limit=3, trials=1, progress=False)
+    assert first.collected == 3
+    second = collect(DELIVERY, "random", out=out, limit=3, trials=2, progress=False)
+    assert (second.skipped, second.collected, second.episodes) == (3, 3, 6)
+    assert sorted(keys_of(out)) == sorted(set(keys_of(out))) and len(keys_of(out)) == 6
+    again = collect(DELIVERY, "random", out=out, limit=3, trials=2, progress=False)
+    assert again.collected == 0 and len(keys_of(out)) == 6
+    fresh = collect(DELIVERY, "random", out=out, limit=2, trials=1, resume=False, progress=False)
+    assert fresh.collected == 2 and len(keys_of(out)) == 2
+    with pytest.raises(ValueError, match="seed"):
+        collect(DELIVERY, "random", out=out, limit=2, trials=1, seed=9, progress=False)
+
+
+def test_a_truncated_last_line_is_dropped_and_the_file_rewritten(tmp_path):
+    out = tmp_path / "r.jsonl"
+    collect(DELIVERY, "oracle", out=out, limit=3, progress=False)
+    lines = out.read_bytes().split(b"\n")[:-1]
+    out.write_bytes(lines[0] + b"\n" + lines[1] + b"\n" + lines[2][: len(lines[2]) // 2])  # killed mid-write
+    assert len(read_records(out)) == 2
+    summary = collect(DELIVERY, "oracle", out=out, limit=3, progress=False)
+    assert (summary.skipped, summary.collected) == (2, 1)
+    raw = out.read_bytes()
+    assert raw.endswith(b"\n") and all(json.loads(line) for line in raw.split(b"\n")[:-1])
+    assert sorted(keys_of(out)) == sorted({(r, 0) for r, _ in keys_of(out)}) and len(keys_of(out)) == 3
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error_not_silently_dropped(tmp_path):
+    out = tmp_path / "r.jsonl"
+    collect(DELIVERY, "oracle", out=out, limit=2, progress=False)
+    lines = out.read_bytes().split(b"\n")
+    out.write_bytes(b"{not json\n" + b"\n".join(lines))
+    with pytest.raises(ValueError, match="line 1"):
+        collect(DELIVERY, "oracle", out=out, limit=2, progress=False)
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import sys, time
+    import envs
+    from envs.policies import OraclePolicy
+    from envs.rollouts import collect
+
+    class SlowOracle(OraclePolicy):
+        def act(self, obs):
+            time.sleep(0.02)
+            return super().act(obs)
+
+    collect("servicegym/Delivery-v0", SlowOracle, out=sys.argv[1], limit=10, trials=2, concurrency=2,
+            progress=False)
+""")
+
+
+def test_a_killed_and_restarted_collection_has_exactly_one_record_per_task_and_trial(tmp_path):
+    out = tmp_path / "killed.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(out)], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 4):
+        assert proc.poll() is None, "the collection ended before it could be killed"
+        time.sleep(0.005)
+    assert proc.poll() is None, "the collection ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    written = out.read_bytes().count(b"\n")
+    assert 4 <= written < 20
+    with open(out, "ab") as f:  # as if the kill had landed in the middle of a write
+        f.write(out.read_bytes().split(b"\n")[0][:100])
+    subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(out)], cwd=ROOT, check=True, timeout=300)
+    keys = keys_of(out)
+    assert len(keys) == len(set(keys)) == 20
+    # and the records are those of an uninterrupted run
+    collect(DELIVERY, OraclePolicy, out=tmp_path / "whole.jsonl", limit=10, trials=2, progress=False)
+    assert by_key(read_records(out)) == by_key(read_records(tmp_path / "whole.jsonl"))
+
+
+class FlakyPolicy(OraclePolicy):
+    """The oracle, except that it raises on the second step of every other task."""
+
+    name = "flaky"
+
+    def reset(self, env, obs, info):
+        super().reset(env, obs, info)
+        self.fails = int(info["task_id"].split("/")[2]) % 2 == 1
+
+    def act(self, obs):
+        if self.fails and self.i == 1:
+            raise RuntimeError("model endpoint timed out")
+        return super().act(obs)
+
+
+def test_a_policy_that_raises_is_recorded_with_its_error_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "r.jsonl"
+    summary = collect(DELIVERY, FlakyPolicy, out=out, limit=6, concurrency=2, progress=False)
+    records = read_records(out)
+    assert len(records) == summary.collected == 6
+    failed = [r for r in records if r["error"]]
+    assert summary.errors == len(failed) == 3
+    for r in failed:
+        assert r["error"] == "RuntimeError: model endpoint timed out"
+        assert r["success"] is False and r["termination_reason"] == "policy_error" and r["steps"] == 1
+        assert r["policy"] == "flaky" and [m["role"] for m in r["messages"]][:2] == ["system", "user"]
+    assert all(r["success"] for r in records if not r["error"])
+    assert summary.success_rate == 0.5
+
+
+def stop_at_once(obs, info):
+    assert "task_id" in info
+    return "###STOP###"
+
+
+def test_a_plain_callable_policy_and_the_progress_bar(tmp_path, capsys):
+    summary = collect(DELIVERY, stop_at_once, out=tmp_path, limit=3, progress=True)
+    records = read_records(tmp_path / "rollouts.jsonl")
+    assert summary.policy == "stop_at_once" and summary.success_rate == 0.0
+    assert all(r["steps"] == 1 and r["termination_reason"] == "agent_stop" and r["error"] is None for r in records)
+    err = capsys.readouterr().err
+    assert "3/3" in err and "success=0.0%" in err
+    collect(DELIVERY, stop_at_once, out=tmp_path / "quiet.jsonl", limit=2, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_bad_arguments_fail_before_anything_runs(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ValueError, match="backend"):
+        collect(DELIVERY, "oracle", out=out, backend="dask")
+    with pytest.raises(ValueError, match="unknown policy"):
+        collect(DELIVERY, "gpt", out=out)
+    with pytest.raises(ValueError, match="unknown task ids"):
+        collect(DELIVERY, "oracle", out=out, task_ids=["delivery/test/0/d0", "no/such/task"])
+    with pytest.raises(ValueError, match="factory"):
+        collect(DELIVERY, OraclePolicy(), out=out, concurrency=2)
+    with pytest.raises(ValueError, match="picklable"):
+        collect(DELIVERY, lambda obs, info: "hi", out=out, backend="process", limit=1, progress=False)
+    with pytest.raises(ValueError, match="trials"):
+        collect(DELIVERY, "oracle", out=out, trials=0)
+    assert not out.exists() or read_records(out) == []
+
+
+def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path, monkeypatch):
+    """The "llm" policy (envs.llm_policy) against the loopback chat server, four episodes at a time:
+    a 500 on the tasks whose opening message has odd length, ``###STOP###`` on the others."""
+    from simulators.loopback import Fault, LoopbackServer, text_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
+    for var in ("SERVICEGYM_BASE_URL", "SERVICEGYM_MODEL", "SERVICEGYM_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+    def handler(body):
+        opening = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        return Fault.status(500) if len(opening) % 2 else text_reply("Goodbye! ###STOP###")
+
+    with LoopbackServer(handler=handler, latency_s=0.02) as server:
+        llm = server.config(timeout_s=2.0, max_retries=0, backoff_base_s=0.01)
+        summary = collect(DELIVERY, "llm", out=tmp_path, limit=8, concurrency=4, progress=False,
+                          policy_kwargs={"llm": llm})
+    records = read_records(tmp_path / "rollouts.jsonl")
+    assert len(records) == summary.collected == 8 and {r["policy"] for r in records} == {"llm"}
+    odd = {r["task_id"] for r in records if len(r["messages"][1]["content"]) % 2}
+    assert odd and odd != {r["task_id"] for r in records}, "the test needs both kinds of task"
+    for r in records:
+        if r["task_id"] in odd:
+            assert r["error"] and r["termination_reason"] == "policy_error" and r["steps"] == 0
+        else:
+            assert r["error"] is None and r["termination_reason"] == "agent_stop"
+            assert r["messages"][-1] == {"role": "assistant", "content": "Goodbye! ###STOP###"}
+    assert summary.errors == len(odd)
+
+
+@pytest.fixture(scope="module")
+def three_records(tmp_path_factory) -> bytes:
+    out = tmp_path_factory.mktemp("three") / "r.jsonl"
+    collect("servicegym/Payments-v0", "random", out=out, limit=3, progress=False)
+    return out.read_bytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(min_value=0, max_value=10**9))
+def test_a_file_cut_at_any_byte_keeps_exactly_its_complete_records(three_records, tmp_path_factory, cut):
+    """Wherever a kill cuts the file, reading it back keeps every record whose JSON is whole and
+    repairs the file to exactly those lines."""
+    raw = three_records[: cut % (len(three_records) + 1)]
+    path = tmp_path_factory.mktemp("cut") / "r.jsonl"
+    path.write_bytes(raw)
+    lines = three_records.split(b"\n")[:-1]
+    whole = [line for i, line in enumerate(lines) if len(b"\n".join(lines[: i + 1])) <= len(raw)]
+    assert [json.dumps(r, ensure_ascii=False).encode() for r in read_records(path, repair=True)] == whole
+    assert path.read_bytes() == b"".join(line + b"\n" for line in whole)
+
+
+def test_a_second_collect_into_the_same_file_is_refused(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "r.jsonl"
+    with open(tmp_path / "r.jsonl.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running collect holds it
+        with pytest.raises(RuntimeError, match="another collect"):
+            collect(DELIVERY, "oracle", out=out, limit=1, progress=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    assert collect(DELIVERY, "oracle", out=out, limit=1, progress=False).collected == 1
