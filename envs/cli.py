@@ -31,7 +31,6 @@ from .tasks import TaskFileError
 
 BACKENDS = ("thread", "process", "ray")
 BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
-RL_MODULES = {"stable_baselines3", "sb3_contrib", "torch"}
 
 
 class CliError(Exception):
@@ -301,11 +300,8 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and out.is_dir():
         raise CliError(f"--out must be a file (FILE.jsonl), {out} is a directory")
-    if out.parent and not out.parent.exists():
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise CliError(f"cannot create {out.parent}: {_one_line(err.strerror or err)}") from None
+    if out.suffix == "":
+        raise CliError(f"--out must name a file such as {out}.jsonl")
     t0 = time.perf_counter()
     summary, ids, policy = _collect(args, out, resume=not args.no_resume)
     print(f"{args.env} policy={policy} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
@@ -335,10 +331,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out must be a directory, {out} is a file")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise CliError(f"cannot create output directory {out}: {_one_line(err.strerror or err)}") from None
     t0 = time.perf_counter()
     summary, ids, policy = _collect(args, out / "rollouts.jsonl", resume=not args.no_resume)
     source = f"file={args.tasks}" if args.tasks else f"split={args.split}"
@@ -371,28 +363,27 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 # ----- train -----------------------------------------------------------------------------------
-def _import_sb3() -> Any:
-    try:
-        return importlib.import_module("envs.sb3")
-    except ModuleNotFoundError as err:
-        if (err.name or "").split(".")[0] in RL_MODULES:
-            raise CliError(f"train needs the rl extra ({err.name} is not installed): pip install 'servicegym[rl]'") from None
-        raise
+RL_HINT = "pip install torch==2.13.0 (a CPU build) and then pip install 'servicegym[rl]'"
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     _check_env(args.env)
     _positive("--timesteps", args.timesteps)
     _positive("--difficulty", args.difficulty, 0)
-    sb3 = _import_sb3()
+    _positive("--eval-tasks", args.eval_tasks)
+    _positive("--n-envs", args.n_envs)
+    from . import sb3
+
+    try:
+        sb3._require_sb3()
+    except ImportError as err:
+        missing = _one_line(err).split(":")[0].removeprefix("train() needs ").strip()
+        raise CliError(f"train needs the rl extra ({missing} not installed): {RL_HINT}") from None
     try:
         result = sb3.train(env_id=args.env, difficulty=args.difficulty, total_timesteps=args.timesteps,
-                           seed=args.seed, out_dir=args.out)
-    except ModuleNotFoundError as err:  # envs.sb3 imports the extra lazily
-        if (err.name or "").split(".")[0] in RL_MODULES:
-            raise CliError(f"train needs the rl extra ({err.name} is not installed): pip install 'servicegym[rl]'") from None
-        raise
-    except ValueError as err:
+                           seed=args.seed, out_dir=args.out, algo=args.algo, eval_tasks=args.eval_tasks,
+                           n_envs=args.n_envs, progress=not args.quiet)
+    except (ValueError, TypeError) as err:  # e.g. an env the adapter does not cover
         raise CliError(_one_line(err)) from None
     for k, v in (result or {}).items():
         if isinstance(v, (str, int, float, bool)) or v is None:
@@ -484,9 +475,13 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train a stable-baselines3 agent on a discrete-action adapter (servicegym[rl])")
     tr.add_argument("--env", default="servicegym/Delivery-v0")
     tr.add_argument("--difficulty", type=int, default=0)
-    tr.add_argument("--timesteps", type=int, default=20_000, help="total environment steps")
+    tr.add_argument("--timesteps", type=int, default=60_000, help="total environment steps")
+    tr.add_argument("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo"])
+    tr.add_argument("--eval-tasks", type=int, default=50, help="held-out tasks the trained and random policies are scored on")
+    tr.add_argument("--n-envs", type=int, default=4, help="parallel training envs")
     tr.add_argument("--seed", type=int, default=0)
-    tr.add_argument("--out", default="runs/train", help="output directory (model, learning curve)")
+    tr.add_argument("--out", default="runs/train", help="output directory (model, learning_curve.png, curve.json)")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(fn=cmd_train)
 
     be = sub.add_parser("bench", help="run a benchmark script; options after the name go to the script (e.g. --quick)")

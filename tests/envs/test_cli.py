@@ -1,0 +1,114 @@
+"""The servicegym command line: verbs work end to end; user errors are one line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+import envs  # noqa: F401  registers the ids
+from envs.cli import main
+
+DELIVERY = "servicegym/Delivery-v0"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_list_shows_every_env_with_tools_and_suite(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for env_id in envs.ENV_IDS:
+        assert env_id in out
+    assert main(["list", "--suites"]) == 0
+    assert "delivery_test.json.gz" in capsys.readouterr().out
+
+
+def test_play_with_piped_golden_actions_succeeds():
+    env = gym.make(DELIVERY, split="test")
+    task_id = env.unwrapped.task_ids("test")[2]
+    env.reset(seed=3, options={"task_id": task_id})
+    lines = ["/tools"] + ["\\\n".join(a.split("\n")) for a in env.unwrapped.task.golden_actions]
+    proc = subprocess.run([sys.executable, "-m", "envs.cli", "play", "--env", DELIVERY, "--task-id", task_id,
+                           "--seed", "3"], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "get_user_all_orders" in proc.stdout  # /tools listed the tools
+    assert "success=True" in proc.stdout
+    assert "reward=1" in proc.stdout
+
+
+def test_rollout_resume_adds_no_duplicates(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    args = ["rollout", "--env", "servicegym/Payments-v0", "--policy", "random", "--limit", "3", "--out", str(out), "--quiet"]
+    assert main(args + ["--trials", "2"]) == 0
+    assert main(args + ["--trials", "3"]) == 0
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    keys = [(r["task_id"], r["trial"]) for r in recs]
+    assert len(keys) == 9 and len(set(keys)) == 9
+    assert "resumed 6" in capsys.readouterr().out
+
+
+def test_evaluate_writes_rollouts_report_and_plot(tmp_path, capsys):
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--env", DELIVERY, "--policy", "oracle", "--trials", "2", "--limit", "4",
+                 "--out", str(out), "--quiet"]) == 0
+    recs = [json.loads(x) for x in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(recs) == 8 and all(r["success"] for r in recs)
+    report = (out / "report.md").read_text()
+    assert "| k | pass@k | pass^k |" in report
+    assert "| 2 | 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] |" in report
+    assert (out / "pass_k.png").read_bytes()[:8] == PNG_MAGIC
+    # the report rebuilt from the saved rollouts agrees
+    rebuilt = tmp_path / "rep"
+    assert main(["report", "--in", str(out / "rollouts.jsonl"), "--out", str(rebuilt)]) == 0
+    assert "| 2 | 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] |" in (rebuilt / "report.md").read_text()
+    assert (rebuilt / "pass_k.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_report_components_for_payments(tmp_path):
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--env", "servicegym/Payments-v0", "--policy", "random", "--trials", "1", "--limit", "3",
+                 "--out", str(out), "--quiet"]) == 0
+    report = (out / "report.md").read_text()
+    assert "| G (goal) |" in report and "| F (protection) |" in report
+    assert "| 1 | 0.000" in report  # random never completes a payments task
+
+
+@pytest.mark.parametrize("argv", [
+    ["rollout", "--env", "Nope-v0", "--out", "{tmp}/x.jsonl"],
+    ["evaluate", "--tasks", "{tmp}/missing.json", "--out", "{tmp}/e"],
+    ["evaluate", "--trials", "0", "--out", "{tmp}/e"],
+    ["evaluate", "--policy", "smart", "--out", "{tmp}/e"],
+    ["evaluate", "--policy", "llm", "--out", "{tmp}/e"],
+    ["rollout", "--backend", "mpi", "--out", "{tmp}/x.jsonl"],
+    ["play", "--task-id", "bogus"],
+    ["report", "--in", "{tmp}/missing.jsonl", "--out", "{tmp}/r"],
+    ["bench", "--which", "nope"],
+])
+def test_user_errors_are_one_line_exit_2(argv, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SERVICEGYM_BASE_URL", raising=False)
+    monkeypatch.delenv("SERVICEGYM_MODEL", raising=False)
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("servicegym: error: ") and err.count("\n") == 1
+    assert not (tmp_path / "e").exists()  # nothing written on a rejected run
+
+
+def test_wrong_env_in_a_subprocess_exits_2_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "envs.cli", "evaluate", "--env", "servicegym/Nope-v0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_train_without_the_rl_extra_says_what_to_install(capsys, monkeypatch):
+    from envs import sb3
+
+    def missing() -> None:
+        raise ImportError("train() needs torch, stable_baselines3: install a CPU torch")
+
+    monkeypatch.setattr(sb3, "_require_sb3", missing)
+    assert main(["train", "--timesteps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "servicegym[rl]" in err and err.count("\n") == 1
