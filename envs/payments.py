@@ -134,6 +134,9 @@ class PaymentsEnv(ToolUseEnv):
     default_difficulty = 2
 
     def __init__(self, *args: Any, max_steps: int = 200, max_errors: int = 20, **kwargs: Any) -> None:
+        if kwargs.get("judge", "code") == "llm":
+            # payments is scored by G/P/F over the history; there are no rubric items for a judge to read
+            raise ValueError("judge='llm' does not apply to Payments-v0 (scored by the G/P/F checker); use judge='code'")
         super().__init__(*args, max_steps=max_steps, max_errors=max_errors, **kwargs)
 
     def default_source(self, difficulty: int | None) -> TaskSource:

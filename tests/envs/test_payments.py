@@ -418,3 +418,11 @@ def test_a_repeated_conversion_with_the_same_key_is_a_retry_not_a_second_convers
     info = play(task, actions[: i + 1] + [actions[i]] + actions[i + 1 :])
     assert info["success"], info["score"]["violations"]
     assert len(ENV.unwrapped.world.table("fx_conversions")) == 1
+
+
+def test_llm_judge_is_refused_with_a_clear_error():
+    import gymnasium as gym
+    import pytest
+
+    with pytest.raises(ValueError, match="G/P/F"):
+        gym.make("servicegym/Payments-v0", judge="llm", llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
