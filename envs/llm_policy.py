@@ -28,7 +28,7 @@ import json
 import re
 from typing import Any
 
-from simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError
+from simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError, add_usage
 
 __all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "observation_messages"]
 
@@ -133,13 +133,7 @@ class LLMAgentPolicy:
                 result = self.client.chat(self.messages, **self.chat_extra)
         else:
             result = self.client.chat(self.messages, **self.chat_extra)
-        u = self.usage
-        if result.cached:
-            u["cache_hits"] += 1
-        else:
-            u["calls"] += 1
-            u["prompt_tokens"] += result.usage.get("prompt_tokens", 0)
-            u["completion_tokens"] += result.usage.get("completion_tokens", 0)
+        add_usage(self.usage, result)
         return result
 
     def _to_text_path(self) -> None:

@@ -374,3 +374,14 @@ def _error_text(err: Any) -> str:
         if isinstance(inner, str):
             return inner[:300]
     return str(getattr(err, "message", err))[:300]
+
+
+def add_usage(totals: dict[str, int], result: ChatResult) -> None:
+    """Add one reply to running totals ``{"calls", "cache_hits", "prompt_tokens", "completion_tokens"}``
+    (a cache hit counts as a hit, not a call, and adds no tokens)."""
+    if result.cached:
+        totals["cache_hits"] += 1
+    else:
+        totals["calls"] += 1
+        totals["prompt_tokens"] += result.usage.get("prompt_tokens", 0)
+        totals["completion_tokens"] += result.usage.get("completion_tokens", 0)

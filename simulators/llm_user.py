@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from .llm import ChatResult, LLMClient, LLMError
+from .llm import ChatResult, LLMClient, LLMError, add_usage
 from .payments_customer import MAX_CUSTOMER_WAIT, CustomerProfile, PaymentsCustomer
 from .scripted_user import STOP, UserScript
 
@@ -140,13 +140,7 @@ class _LLMRole:
         if self.seed is not None and self.client.config.seed is None:
             kwargs.setdefault("seed", self.seed)
         result = self.client.chat(messages, **kwargs)
-        u = self.usage
-        if result.cached:
-            u["cache_hits"] += 1
-        else:
-            u["calls"] += 1
-            u["prompt_tokens"] += result.usage.get("prompt_tokens", 0)
-            u["completion_tokens"] += result.usage.get("completion_tokens", 0)
+        add_usage(self.usage, result)
         return result
 
     def _empty(self, result: ChatResult) -> LLMError:
