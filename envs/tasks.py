@@ -238,14 +238,8 @@ class GeneratedSource(TaskSource):
             return [self.make_id("train", s) for s in seeds]
         raise ValueError(f"unknown split {split!r}; use 'train' or 'test'")
 
-    def get(self, task_id: str) -> Task:
-        suite = self.suite()
-        if task_id in suite:
-            return suite[task_id]
-        hit = _GENERATED.get(task_id)
-        if hit is not None:
-            _GENERATED.move_to_end(task_id)
-            return hit
+    def parse_id(self, task_id: str) -> tuple[int, int, str, dict[str, Any]]:
+        """``(seed, difficulty, split, extra generator kwargs)`` of a generated id, or KeyError."""
         parts = task_id.split("/")
         if len(parts) != 4 or parts[0] != self.prefix or not parts[2].isdigit() or not parts[3][1:].isdigit():
             raise KeyError(
@@ -254,8 +248,19 @@ class GeneratedSource(TaskSource):
         split, seed, diff = parts[1], int(parts[2]), int(parts[3][1:])
         if split not in ("train", "test", "dev"):
             raise KeyError(f"unknown split {split!r} in task_id {task_id!r}")
+        return seed, diff, split, {}
+
+    def get(self, task_id: str) -> Task:
+        suite = self.suite()
+        if task_id in suite:
+            return suite[task_id]
+        hit = _GENERATED.get(task_id)
+        if hit is not None:
+            _GENERATED.move_to_end(task_id)
+            return hit
+        seed, diff, split, extra = self.parse_id(task_id)
         # an env needs no checker-validation trajectories; skipping them halves generation time
-        task = self.generate(seed, diff, split, violations=False)
+        task = self.generate(seed, diff, split, violations=False, **extra)
         _GENERATED[task_id] = task
         if len(_GENERATED) > GENERATED_CACHE_SIZE:
             _GENERATED.popitem(last=False)

@@ -18,7 +18,7 @@ from .generators.content_workspace import PERSONA_ORDER
 from .generators.workspace import generate_workspace_task
 from .life import DATA_DIR
 from .parsing import parse_action
-from .tasks import _GENERATED, GENERATED_CACHE_SIZE, GeneratedSource, Task, TaskSource
+from .tasks import GeneratedSource, Task, TaskSource
 
 __all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world"]
 
@@ -68,14 +68,7 @@ class WorkspaceSource(GeneratedSource):
         persona = PERSONA_ORDER[seed % len(PERSONA_ORDER)]
         return f"{DOMAIN}-{persona}/{split}/{seed}/d{self.difficulty if difficulty is None else difficulty}"
 
-    def get(self, task_id: str) -> Task:
-        suite = self.suite()
-        if task_id in suite:
-            return suite[task_id]
-        hit = _GENERATED.get(task_id)
-        if hit is not None:
-            _GENERATED.move_to_end(task_id)
-            return hit
+    def parse_id(self, task_id: str) -> tuple[int, int, str, dict[str, Any]]:
         parts = task_id.split("/") if isinstance(task_id, str) else []
         head = parts[0].split("-", 1) if parts else []
         if (len(parts) != 4 or len(head) != 2 or head[0] != DOMAIN or head[1] not in PERSONA_ORDER
@@ -83,11 +76,7 @@ class WorkspaceSource(GeneratedSource):
                 or not parts[3].startswith("d")):
             raise KeyError(f"unknown task_id {task_id!r}; generated ids look like {self.make_id('train', 7)} "
                            f"(personas: {', '.join(PERSONA_ORDER)})")
-        task = self.generate(int(parts[2]), int(parts[3][1:]), parts[1], violations=False, persona=head[1])
-        _GENERATED[task_id] = task
-        if len(_GENERATED) > GENERATED_CACHE_SIZE:
-            _GENERATED.popitem(last=False)
-        return task
+        return int(parts[2]), int(parts[3][1:]), parts[1], {"persona": head[1]}
 
 
 # ----- per-task caches: parsed sessions and golden-history worlds ------------------------------
