@@ -147,7 +147,7 @@ class ToolUseEnv(gym.Env[str, str]):
         if self._llm_client is None:
             from simulators.llm import LLMClient
 
-            self._llm_client = LLMClient(LLMConfig.resolve(self.llm))
+            self._llm_client = LLMClient.shared(self.llm)
         return self._llm_client
 
     # ----- public API ---------------------------------------------------------------------

@@ -27,9 +27,9 @@ from typing import Any
 import gymnasium as gym
 
 from . import ENV_IDS
+from .rollouts import BACKENDS
 from .tasks import TaskFileError
 
-BACKENDS = ("thread", "process", "ray")
 BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
 
 
@@ -432,7 +432,8 @@ def _collect_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=0, help="only the first N tasks (0: all)")
     p.add_argument("--seed", type=int, default=0, help="base seed (episode seeds derive from it, task and trial)")
     p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
-    p.add_argument("--backend", default="thread", help="thread, process or ray")
+    p.add_argument("--backend", default="auto",
+                   help="auto (async for --policy llm, else thread), thread, async, process or ray")
     p.add_argument("--no-resume", action="store_true", help="start over instead of skipping episodes already in the file")
     p.add_argument("--base-url", default=None, help="--policy llm: the chat-completions endpoint (or SERVICEGYM_BASE_URL)")
     p.add_argument("--model", default=None, help="--policy llm: the model name (or SERVICEGYM_MODEL)")

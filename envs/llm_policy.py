@@ -67,7 +67,7 @@ class LLMAgentPolicy:
 
     def __init__(self, config: LLMConfig | dict[str, Any] | None = None, client: LLMClient | None = None,
                  native_tools: bool | None = None, tool_choice: Any = None, **chat_extra: Any) -> None:
-        self.client = client if client is not None else LLMClient(LLMConfig.resolve(config))
+        self.client = client if client is not None else LLMClient.shared(config)
         self.native = self.client.config.native_tools if native_tools is None else bool(native_tools)
         self.tool_choice = tool_choice
         self.chat_extra = chat_extra
@@ -92,20 +92,23 @@ class LLMAgentPolicy:
         self._acted = False
 
     def act(self, obs: str) -> str:
-        if not self._started:
-            raise RuntimeError("LLMAgentPolicy.act() before reset()")
-        n_before, pending = len(self.messages), list(self._pending)
-        if self._acted:
-            # the observation answers the previous action (the first one, the opening, came with reset)
-            self.messages.extend(self._observation(obs))
+        turn = self._begin(obs)
         try:
             result = self._complete()
         except LLMError as err:
-            del self.messages[n_before:]  # as it was: act(obs) may be called again
-            self._pending = pending
-            self.last_error = err
+            self._undo(turn, err)
             raise
-        self._acted = True
+        return self._action(result)
+
+    async def aact(self, obs: str) -> str:
+        """``act`` for asyncio (``LLMClient.achat``): the rollout collector's async backend awaits
+        this, so many episodes wait on the endpoint in one thread."""
+        turn = self._begin(obs)
+        try:
+            result = await self._acomplete()
+        except LLMError as err:
+            self._undo(turn, err)
+            raise
         return self._action(result)
 
     # ----- internals ---------------------------------------------------------------------------
@@ -122,6 +125,21 @@ class LLMAgentPolicy:
         self._pending = []
         return msgs
 
+    def _begin(self, obs: str) -> tuple[int, list[str]]:
+        if not self._started:
+            raise RuntimeError("LLMAgentPolicy.act() before reset()")
+        turn = len(self.messages), list(self._pending)
+        if self._acted:
+            # the observation answers the previous action (the first one, the opening, came with reset)
+            self.messages.extend(self._observation(obs))
+        return turn
+
+    def _undo(self, turn: tuple[int, list[str]], err: LLMError) -> None:
+        """Leave the conversation as it was before the failed turn: ``act(obs)`` may be called again."""
+        del self.messages[turn[0]:]
+        self._pending = turn[1]
+        self.last_error = err
+
     def _complete(self) -> ChatResult:
         if self.native and self.tools:
             try:
@@ -133,6 +151,21 @@ class LLMAgentPolicy:
                 result = self.client.chat(self.messages, **self.chat_extra)
         else:
             result = self.client.chat(self.messages, **self.chat_extra)
+        add_usage(self.usage, result)
+        return result
+
+    async def _acomplete(self) -> ChatResult:
+        if self.native and self.tools:
+            try:
+                result = await self.client.achat(self.messages, tools=self.tools, tool_choice=self.tool_choice,
+                                                 **self.chat_extra)
+            except LLMError as err:
+                if not _tools_unsupported(err):
+                    raise
+                self._to_text_path()
+                result = await self.client.achat(self.messages, **self.chat_extra)
+        else:
+            result = await self.client.achat(self.messages, **self.chat_extra)
         add_usage(self.usage, result)
         return result
 
@@ -154,6 +187,7 @@ class LLMAgentPolicy:
         self.messages = msgs
 
     def _action(self, result: ChatResult) -> str:
+        self._acted = True
         if self.native and result.tool_calls:
             msg = result.message()
             self.messages.append(msg)

@@ -18,16 +18,25 @@ already present are skipped and the rest appended. Records are written by one wr
 thread), one ``write`` + ``flush`` each, so a killed run loses at most the episodes in flight and
 never duplicates a finished one.
 
-Backends: ``"thread"`` (a pool of ``concurrency`` threads, each with its own env: the choice for
-LLM policies, which wait on the network), ``"process"`` (``concurrency`` worker processes, each
-with its own env: the choice for CPU-bound policies; the policy must be picklable, i.e. a name, a
-module-level function or class), ``"ray"`` (``envs.ray_backend``: Ray actors each hosting an env,
-locally or on a cluster).
+Backends:
+
+- ``"async"``: ``concurrency`` episodes on one asyncio event loop, each with its own env; a
+  policy's ``aact`` coroutine (``LLMAgentPolicy``: ``LLMClient.achat``) is awaited, so episodes
+  waiting on a model cost no thread each. The choice for LLM policies; a policy without ``aact``
+  runs its ``act`` in a worker thread.
+- ``"thread"``: a pool of ``concurrency`` threads, each with its own env (blocking policies,
+  ``act`` only; policies that release the GIL).
+- ``"process"``: ``concurrency`` worker processes, each with its own env: the choice for CPU-bound
+  policies; the policy must be picklable, i.e. a name, a module-level function or class.
+- ``"ray"``: ``envs.ray_backend``, Ray actors each hosting an env, locally or on a cluster.
+- ``"auto"`` (the default): ``"async"`` for a policy with ``aact`` at ``concurrency > 1``,
+  else ``"thread"``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import inspect
@@ -61,7 +70,7 @@ __all__ = [
     "read_records",
 ]
 
-BACKENDS = ("thread", "process", "ray")
+BACKENDS = ("auto", "thread", "async", "process", "ray")
 RECORD_FIELDS = (
     "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy",
     "messages", "tools", "rewards", "return", "success", "score", "steps", "termination_reason",
@@ -80,6 +89,7 @@ def episode_seed(seed: int, task_id: str, trial: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+@functools.cache
 def _package_version() -> str:
     try:
         return importlib.metadata.version("servicegym")
@@ -178,6 +188,17 @@ class PolicyMaker:
             return cls("callable", policy, str(label))
         raise TypeError(f"a callable policy takes (obs, info) or nothing (a factory); {label} takes {required} arguments")
 
+    def is_async(self) -> bool:
+        """Whether the policies made have an ``aact`` coroutine (the ``"auto"`` backend is then
+        ``"async"``): known for names (one is built to look) and classes, not other factories."""
+        if self.kind == "name":
+            probe = make_policy(self.target, seed=0, **self.kwargs)
+        elif self.kind == "factory" and isinstance(self.target, type):
+            probe = self.target
+        else:
+            return False
+        return inspect.iscoroutinefunction(getattr(probe, "aact", None))
+
     def make(self, seed: int) -> Any:
         if self.kind == "name":
             return make_policy(self.target, seed=seed, **self.kwargs)
@@ -186,6 +207,19 @@ class PolicyMaker:
         if self.kind == "callable":
             return _CallablePolicy(self.target)
         return self.target
+
+
+@dataclass(frozen=True)
+class _Act:
+    """One policy decision, as ``EpisodeWorker._episode`` asks for it: ``act(obs)``, or awaited
+    ``aact(obs)`` where the policy has that coroutine."""
+
+    act: Callable[[str], str]
+    aact: Callable[[str], Any] | None
+    obs: str
+
+    def __call__(self) -> str:
+        return self.act(self.obs)
 
 
 class EpisodeWorker:
@@ -199,8 +233,56 @@ class EpisodeWorker:
         self.env = gym.make(env_id, **(env_kwargs or {}))
         self.maker = maker
         self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
+        base = self.env.unwrapped
+        # an env whose user or judge calls a model blocks in step: the async backend steps it in a thread
+        self._blocking_env = getattr(base, "user", "") == "llm" or getattr(base, "judge", "") == "llm"
 
     def run(self, job: Job) -> EpisodeResult:
+        """Runs one episode, calling the policy's ``act`` (threads, processes, Ray)."""
+        episode = self._episode(job)
+        try:
+            request = next(episode)
+            while True:
+                try:
+                    value = request[1]()
+                except Exception as err:  # recorded by the episode, which then ends
+                    request = episode.throw(err)
+                    continue
+                request = episode.send(value)
+        except StopIteration as stop:
+            return stop.value
+
+    async def arun(self, job: Job) -> EpisodeResult:
+        """Runs one episode on the running event loop (the ``"async"`` backend): a policy with an
+        ``aact`` coroutine (``LLMAgentPolicy``) is awaited, one without runs its ``act`` in a worker
+        thread; the env steps on the loop, or in a worker thread when its user or judge is an LLM
+        (their calls block)."""
+        import asyncio
+
+        episode = self._episode(job)
+        try:
+            request = next(episode)
+            while True:
+                kind, call = request
+                try:
+                    if isinstance(call, _Act) and call.aact is not None:
+                        value = await call.aact(call.obs)
+                    elif kind == "act" or self._blocking_env:
+                        value = await asyncio.to_thread(call)
+                    else:
+                        value = call()
+                except Exception as err:  # recorded by the episode, which then ends
+                    request = episode.throw(err)
+                    continue
+                request = episode.send(value)
+        except StopIteration as stop:
+            return stop.value
+
+    def _episode(self, job: Job):
+        """The episode as a generator: it yields ``(kind, call)`` for every call to the policy
+        (``"act"``, ``call`` an ``_Act``) or the env (``"env"``, a ``partial``), is sent the
+        call's value, and returns the ``EpisodeResult``. ``run`` and ``arun`` drive it: one episode
+        logic, two ways to wait."""
         t0 = time.perf_counter()
         env = self.env
         rewards: list[float] = []
@@ -212,8 +294,10 @@ class EpisodeWorker:
         phase = "policy"  # whose call raised, if one does: the policy's or the env's
         try:
             policy = self.maker.make(job.seed)
+            aact = getattr(policy, "aact", None)
+            aact = aact if inspect.iscoroutinefunction(aact) else None
             phase = "env"
-            obs, info = env.reset(seed=job.seed, options={"task_id": job.task_id})
+            obs, info = yield ("env", functools.partial(env.reset, seed=job.seed, options={"task_id": job.task_id}))
             started = True
             tools = info.get("tools", [])
             domain = info.get("domain", domain)
@@ -221,9 +305,9 @@ class EpisodeWorker:
             policy.reset(env, obs, info)
             while not done:
                 phase = "policy"
-                action = policy.act(obs)
+                action = yield ("act", _Act(policy.act, aact, obs))
                 phase = "env"
-                obs, reward, terminated, truncated, info = env.step(action)
+                obs, reward, terminated, truncated, info = yield ("env", functools.partial(env.step, action))
                 if isinstance(policy, _CallablePolicy):
                     policy.info = info
                 rewards.append(float(reward))
@@ -387,6 +471,39 @@ def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker
             w.close()
 
 
+def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+               on_result: Callable[[EpisodeResult], None]) -> None:
+    """``concurrency`` episodes on one asyncio event loop, each with its own env: the policy's
+    ``aact`` is awaited, so 64 episodes waiting on a model cost one thread, not 64. Runs the loop
+    in this thread, or in a helper thread when this one already runs a loop (a notebook)."""
+    import asyncio
+
+    from simulators.llm import aclose_clients
+
+    async def main() -> None:
+        todo = iter(jobs)
+        workers = [EpisodeWorker(env_id, env_kwargs, maker) for _ in range(min(concurrency, len(jobs)))]
+
+        async def drain(worker: EpisodeWorker) -> None:
+            for job in todo:  # one iterator shared by every worker: each job runs once
+                on_result(await worker.arun(job))
+
+        try:
+            await asyncio.gather(*(drain(w) for w in workers))
+        finally:
+            for w in workers:
+                w.close()
+            await aclose_clients()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(main())
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="servicegym-async") as pool:
+        pool.submit(asyncio.run, main()).result()
+
+
 _PROCESS_WORKER: EpisodeWorker | None = None
 
 
@@ -458,7 +575,7 @@ def collect(
     split: str = "test",
     trials: int = 1,
     concurrency: int = 1,
-    backend: str = "thread",
+    backend: str = "auto",
     env_kwargs: dict[str, Any] | None = None,
     seed: int = 0,
     resume: bool = True,
@@ -493,6 +610,8 @@ def collect(
     env_id = resolve_env_id(env_id)
     env_kwargs = dict(env_kwargs or {})
     maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
+    if backend == "auto":
+        backend = "async" if maker.is_async() and concurrency > 1 else "thread"
     if maker.kind == "instance" and (concurrency > 1 or backend != "thread"):
         raise ValueError("a policy object serves one episode at a time; for concurrency > 1 or another backend pass "
                          "a factory (e.g. the policy's class) or a name")
@@ -562,6 +681,8 @@ def collect(
                             worker.close()
                     else:
                         _run_threads(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                elif backend == "async":
+                    _run_async(jobs, env_id, env_kwargs, maker, concurrency, on_result)
                 elif backend == "process":
                     _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result)
                 else:

@@ -485,11 +485,11 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
 
 def make_llm_judge(llm: Any = None, window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,
                    client: Any = None) -> SlidingWindowJudge:
-    """The sliding-window judge over ``client``, or an ``LLMClient`` built from ``LLMConfig.resolve(llm)``."""
+    """The sliding-window judge over ``client``, or the process's shared ``LLMClient`` for ``llm``."""
     if client is None:
-        from simulators.llm import LLMClient, LLMConfig
+        from simulators.llm import LLMClient
 
-        client = LLMClient(LLMConfig.resolve(llm))
+        client = LLMClient.shared(llm)
     return SlidingWindowJudge(LLMJudgeFn(client), window, overlap)
 
 

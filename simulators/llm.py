@@ -28,6 +28,8 @@ result.content, result.tool_calls, result.usage, client.usage
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -35,6 +37,7 @@ import random
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "LLMConfig", "ChatResult", "LLMError", "LLMClient",
-           "canonical_json", "request_key"]
+           "aclose_clients", "add_usage", "canonical_json", "request_key"]
 
 ENV_BASE_URL = "SERVICEGYM_BASE_URL"
 ENV_MODEL = "SERVICEGYM_MODEL"
@@ -172,8 +175,31 @@ def request_key(request: dict[str, Any]) -> str:
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
+_SHARED: dict[tuple[int, str, str], LLMClient] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 class LLMClient:
-    """Calls one endpoint; thread-safe (one client may serve many rollout threads)."""
+    """Calls one endpoint; thread-safe (one client may serve many rollout threads).
+
+    ``LLMClient.shared(config)`` returns the process's one client for that config (and key):
+    building an ``openai.OpenAI`` costs ~45 ms (its TLS context) and a connection pool, so the
+    policies, users and judges that ``collect`` builds per episode share one instead of paying
+    that per episode and opening a fresh connection each time.
+    """
+
+    @classmethod
+    def shared(cls, config: LLMConfig | dict[str, Any] | None = None) -> LLMClient:
+        """The process-wide client for ``config`` (built on first use, rebuilt in a forked child;
+        its ``usage`` counts every caller's requests)."""
+        cfg = LLMConfig.resolve(config)
+        key = os.environ.get(cfg.api_key_env) or NO_KEY
+        ident = (os.getpid(), cfg.model_dump_json(), hashlib.sha256(key.encode("utf-8")).hexdigest())
+        with _SHARED_LOCK:
+            client = _SHARED.get(ident)
+            if client is None:
+                client = _SHARED[ident] = cls(cfg)
+            return client
 
     def __init__(self, config: LLMConfig | dict[str, Any] | None = None) -> None:
         self.config = LLMConfig.resolve(config)
@@ -188,10 +214,9 @@ class LLMClient:
         self._openai = openai
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
                                      timeout=self.config.timeout_s, max_retries=0)
-        from openai.types.chat import ChatCompletion
-
-        self._completion_type = ChatCompletion
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self.sleep = time.sleep  # the backoff wait (tests record it instead)
+        self.asleep = asyncio.sleep  # the same in ``achat``
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
@@ -258,25 +283,34 @@ class LLMClient:
         os.replace(tmp, path)  # atomic: concurrent writers of one key leave one whole file
 
     @staticmethod
-    def _result(resp: Any) -> ChatResult:
-        choices = getattr(resp, "choices", None)
-        if not choices:
+    def _result(raw: bytes) -> ChatResult:
+        """A ``ChatResult`` from the response body (the JSON of a chat.completion)."""
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("the response is not a JSON object")
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise ValueError("the response has no choices")
         choice = choices[0]
-        msg = choice.message
+        msg = choice.get("message")
+        if not isinstance(msg, dict):
+            raise ValueError("the first choice has no message")
         calls = []
-        for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
-            fn = getattr(tc, "function", None)
-            if fn is None:
+        for i, tc in enumerate(msg.get("tool_calls") or []):
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            if not isinstance(fn, dict):
                 continue
-            args = fn.arguments
-            calls.append({"id": tc.id or f"call_{i}", "type": "function",
-                          "function": {"name": fn.name or "", "arguments": args if isinstance(args, str) else json.dumps(args)}})
-        u = getattr(resp, "usage", None)
-        pt = int(getattr(u, "prompt_tokens", 0) or 0)
-        ct = int(getattr(u, "completion_tokens", 0) or 0)
-        usage = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": int(getattr(u, "total_tokens", 0) or pt + ct)}
-        return ChatResult(content=msg.content, tool_calls=calls, finish_reason=choice.finish_reason, usage=usage)
+            args = fn.get("arguments")
+            calls.append({"id": tc.get("id") or f"call_{i}", "type": "function",
+                          "function": {"name": fn.get("name") or "",
+                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        pt = int(u.get("prompt_tokens") or 0)
+        ct = int(u.get("completion_tokens") or 0)
+        usage = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": int(u.get("total_tokens") or pt + ct)}
+        content = msg.get("content")
+        return ChatResult(content=content if isinstance(content, str) or content is None else str(content),
+                          tool_calls=calls, finish_reason=choice.get("finish_reason"), usage=usage)
 
     # ----- the call ----------------------------------------------------------------------------
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
@@ -299,56 +333,106 @@ class LLMClient:
         body.update(extra)
         return body
 
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             tool_choice: Any = None, response_format: dict[str, Any] | None = None, **extra: Any) -> ChatResult:
-        """One chat completion; raises ``LLMError`` when the endpoint is unusable."""
-        body = self.request_body(messages, tools, tool_choice, response_format, **extra)
+    def _begin(self, args: tuple, kwargs: dict[str, Any]) -> tuple[dict[str, Any], str, Path | None, ChatResult | None]:
+        """The body, its cache key and path, and the cached result if there is one."""
+        body = self.request_body(*args, **kwargs)
         key = request_key(body) if self._cache is not None else ""
         path = self._cache_path(key)
         hit = self._cache_get(path)
         if hit is not None:
             with self._lock:
                 self.usage["cache_hits"] += 1
-            return hit
+        return body, key, path, hit
+
+    def _failed(self, err: Exception, attempts: int) -> float:
+        """What a failed attempt means: the seconds to wait before the next one, or ``LLMError``
+        raised when the failure is final (a 4xx other than 408/409/425/429, or retries spent)."""
         o = self._openai
         c = self.config
+        retry_after = None
+        if isinstance(err, o.APITimeoutError):  # a subclass of APIConnectionError: first
+            last, status, kind = f"no reply within the {c.timeout_s:g} s timeout", None, "timeout"
+        elif isinstance(err, o.APIConnectionError):
+            last, status, kind = f"connection failed ({err.message})", None, "connection"
+        elif isinstance(err, o.APIStatusError):
+            status, kind = err.status_code, "status"
+            last = f"HTTP {err.status_code}: {_error_text(err)}"
+            if err.status_code not in _RETRY_STATUS and err.status_code < 500:
+                raise self._error(last, attempts, status, kind) from None
+            retry_after = self._retry_after(err)
+        elif isinstance(err, o.APIResponseValidationError):
+            last, status, kind = f"unreadable response ({err.message})", None, "malformed"
+        elif isinstance(err, (ValueError, TypeError, AttributeError)):
+            last, status, kind = f"unreadable response ({err})", None, "malformed"
+        else:
+            raise err
+        if attempts > c.max_retries:
+            raise self._error(last, attempts, status, kind) from None
+        return self._delay(attempts, retry_after)
+
+    def _done(self, result: ChatResult, attempts: int, path: Path | None, key: str) -> ChatResult:
+        result.attempts = attempts
+        with self._lock:
+            self.usage["calls"] += 1
+            self.usage["prompt_tokens"] += result.usage["prompt_tokens"]
+            self.usage["completion_tokens"] += result.usage["completion_tokens"]
+        self._cache_put(path, key, result)
+        return result
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             tool_choice: Any = None, response_format: dict[str, Any] | None = None, **extra: Any) -> ChatResult:
+        """One chat completion; raises ``LLMError`` when the endpoint is unusable."""
+        body, key, path, hit = self._begin((messages, tools, tool_choice, response_format), extra)
+        if hit is not None:
+            return hit
         attempts = 0
-        last = ""
-        status: int | None = None
-        kind = ""
         while True:
             attempts += 1
-            retry_after = None
             try:
-                # the client's documented generic POST: the body goes out as built (the typed
-                # ``chat.completions.create`` re-walks every message and schema, ~8 ms a call)
-                resp = self._client.post("/chat/completions", body=body, cast_to=self._completion_type)
-                result = self._result(resp)
-            except o.APITimeoutError:
-                last, status, kind = f"no reply within the {c.timeout_s:g} s timeout", None, "timeout"
-            except o.APIConnectionError as err:
-                last, status, kind = f"connection failed ({err.message})", None, "connection"
-            except o.APIStatusError as err:
-                status, kind = err.status_code, "status"
-                last = f"HTTP {err.status_code}: {_error_text(err)}"
-                if err.status_code not in _RETRY_STATUS and err.status_code < 500:
-                    raise self._error(last, attempts, status, kind) from None
-                retry_after = self._retry_after(err)
-            except o.APIResponseValidationError as err:
-                last, status, kind = f"unreadable response ({err.message})", None, "malformed"
-            except (ValueError, TypeError, AttributeError) as err:
-                last, status, kind = f"unreadable response ({err})", None, "malformed"
-            else:
-                result.attempts = attempts
-                with self._lock:
-                    self.usage["calls"] += 1
-                    self.usage["prompt_tokens"] += result.usage["prompt_tokens"]
-                    self.usage["completion_tokens"] += result.usage["completion_tokens"]
-                self._cache_put(path, key, result)
-                return result
-            if attempts > c.max_retries:
-                raise self._error(last, attempts, status, kind)
-            self.sleep(self._delay(attempts, retry_after))
+                # the client's documented generic POST, the body sent as built and the reply read as
+                # bytes: the typed ``chat.completions.create`` re-walks every message and schema and
+                # builds pydantic models of the reply, several ms a call that a rollout loop pays 64-fold
+                result = self._result(self._client.post("/chat/completions", body=body, cast_to=bytes))
+            except Exception as err:
+                self.sleep(self._failed(err, attempts))
+                continue
+            return self._done(result, attempts, path, key)
+
+    async def achat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                    tool_choice: Any = None, response_format: dict[str, Any] | None = None,
+                    **extra: Any) -> ChatResult:
+        """``chat`` for asyncio: the same request, retries, cache, usage and errors, over an
+        ``openai.AsyncOpenAI`` of the running event loop (on aiohttp when it is installed, which
+        the openai client recommends for concurrency). Many episodes of one event loop then wait
+        on the endpoint together without a thread each."""
+        body, key, path, hit = self._begin((messages, tools, tool_choice, response_format), extra)
+        if hit is not None:
+            return hit
+        client = self._async_client()
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                result = self._result(await client.post("/chat/completions", body=body, cast_to=bytes))
+            except Exception as err:
+                await self.asleep(self._failed(err, attempts))
+                continue
+            return self._done(result, attempts, path, key)
+
+    def _async_client(self) -> Any:
+        """The ``AsyncOpenAI`` of the running loop (an HTTP session belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._aclients.get(loop)
+            if client is None:
+                kwargs: dict[str, Any] = {}
+                if _has_aiohttp() and hasattr(self._openai, "DefaultAioHttpClient"):
+                    kwargs["http_client"] = self._openai.DefaultAioHttpClient(timeout=self.config.timeout_s)
+                client = self._openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self._key,
+                                                  timeout=self.config.timeout_s, max_retries=0, **kwargs)
+                self._aclients[loop] = client
+                _LOOP_CLIENTS.setdefault(loop, []).append((self, client))
+            return client
 
     def check(self) -> list[str]:
         """The endpoint's model ids (``GET /models``); ``LLMError`` when unreachable or when the
@@ -363,6 +447,29 @@ class LLMClient:
             raise self._error(f"model {self.config.model!r} is not served (available: {', '.join(ids[:10])})", 0,
                               None, "model")
         return ids
+
+
+# the async clients made on each event loop, closed together by ``aclose_clients``
+_LOOP_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _has_aiohttp() -> bool:
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+async def aclose_clients() -> None:
+    """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop (call it before
+    the loop ends, as ``envs.rollouts`` does; otherwise aiohttp warns of unclosed sessions)."""
+    loop = asyncio.get_running_loop()
+    for owner, client in _LOOP_CLIENTS.pop(loop, []):
+        with owner._lock:
+            owner._aclients.pop(loop, None)
+        await client.close()
 
 
 def _error_text(err: Any) -> str:

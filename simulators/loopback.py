@@ -17,12 +17,16 @@ with LoopbackServer(script=[Fault.status(429, retry_after=0), "Hello!"]) as serv
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import h11
 
 __all__ = ["Fault", "LoopbackServer", "text_reply", "tool_call_reply", "count_tokens"]
 
@@ -101,12 +105,19 @@ class Fault:
 Reply = dict[str, Any] | Fault | str
 
 
+_BACKLOG = 1024  # 64+ rollout workers connect at once; the default backlog drops connections
+_NOT_FOUND = {"type": "invalid_request_error"}
+
+
 def _default_handler(body: dict[str, Any]) -> Reply:
     return text_reply("OK")
 
 
 class LoopbackServer:
-    """A threaded chat-completions server on 127.0.0.1 (an ephemeral port), as a context manager."""
+    """A chat-completions server on 127.0.0.1 (an ephemeral port), as a context manager.
+
+    One asyncio event loop on a daemon thread serves every connection (HTTP/1.1 keep-alive, parsed
+    with ``h11``); latency and slow faults are ``asyncio.sleep`` waits that ``close()`` cancels."""
 
     def __init__(self, handler: Callable[[dict[str, Any]], Reply] | None = None, script: Iterable[Reply] = (),
                  latency_s: float = 0.0, model: str = DEFAULT_MODEL, port: int = 0) -> None:
@@ -114,75 +125,65 @@ class LoopbackServer:
         self.model = model
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0  # completions being answered now (all run on the server's one event loop)
+        self.max_in_flight = 0  # the most at once: how concurrent the clients really were
         self._script = list(script)
         self._lock = threading.Lock()
-        self._stop = threading.Event()
         self._port = port
-        self._httpd: ThreadingHTTPServer | None = None
+        self._address: tuple[str, int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
 
     # ----- lifecycle -----------------------------------------------------------------------------
     def start(self) -> LoopbackServer:
-        server = self
+        loop = asyncio.new_event_loop()
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                self._server = loop.run_until_complete(asyncio.start_server(
+                    self._serve, "127.0.0.1", self._port, backlog=_BACKLOG))
+            except BaseException as err:  # e.g. the port is taken: raised from start()
+                ready.set_exception(err)
+                loop.close()
+                return
+            self._address = self._server.sockets[0].getsockname()[:2]
+            ready.set_result(None)
+            try:
+                loop.run_forever()
+            finally:
+                loop.close()
 
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode("utf-8")
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError, OSError):
-                    pass  # the client gave up (a timeout fault): nothing to answer
-
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [
-                        {"id": server.model, "object": "model", "created": 0, "owned_by": "servicegym"}]})
-                else:
-                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
-                    return
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
-                    return
-                code, payload, headers = server._answer(body)
-                self._send(code, payload, headers)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False  # a slow-fault thread must not hold up close()
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="loopback-llm", daemon=True)
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="loopback-llm", daemon=True)
         self._thread.start()
+        try:
+            ready.result()
+        except BaseException:
+            self._thread.join()
+            self._loop = self._thread = None
+            raise
         return self
 
     def close(self) -> None:
-        self._stop.set()  # wakes slow faults
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        loop, thread = self._loop, self._thread
+        self._loop = self._thread = None
+        if loop is not None and thread is not None and thread.is_alive():
+            async def stop() -> None:
+                if self._server is not None:
+                    self._server.close()
+                for task in list(self._tasks):  # parked in a latency or slow-fault wait: cancelled now
+                    task.cancel()
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+                loop.stop()
+
+            loop.call_soon_threadsafe(lambda: loop.create_task(stop()))
+            thread.join(timeout=5)
+        self._server = None
+        self._address = None
 
     def __enter__(self) -> LoopbackServer:
         return self.start()
@@ -192,10 +193,78 @@ class LoopbackServer:
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
+        if self._address is None:
             raise RuntimeError("the server is not running; use it as a context manager or call start()")
-        host, port = self._httpd.server_address[:2]
+        host, port = self._address
         return f"http://{host}:{port}/v1"
+
+    # ----- HTTP --------------------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = h11.Connection(h11.SERVER)
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await reader.read(65536)
+                    conn.receive_data(data)
+                    if not data and conn.their_state is not h11.DONE:
+                        return  # the client went away
+                    continue
+                if isinstance(event, h11.Request):
+                    body = bytearray()
+                    while True:
+                        part = conn.next_event()
+                        if part is h11.NEED_DATA:
+                            data = await reader.read(65536)
+                            if not data:
+                                return
+                            conn.receive_data(data)
+                        elif isinstance(part, h11.Data):
+                            body += part.data
+                        elif isinstance(part, h11.EndOfMessage):
+                            break
+                    code, payload, headers = await self._route(event.method, event.target.decode("latin-1"),
+                                                               bytes(body))
+                    data = payload if isinstance(payload, bytes) else \
+                        json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                    head = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(data)).encode())]
+                    head += [(k.encode(), v.encode()) for k, v in headers.items()]
+                    writer.write(conn.send(h11.Response(status_code=code, headers=head))
+                                 + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage()))
+                    await writer.drain()
+                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+                        return
+                    conn.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed):
+                    return
+                else:
+                    return  # nothing else is expected between requests
+        except (h11.RemoteProtocolError, h11.LocalProtocolError, ConnectionError, OSError):
+            pass  # a malformed request or a client that gave up (a timeout fault): nothing to answer
+        except asyncio.CancelledError:
+            pass  # close()
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _route(self, method: bytes, path: str, raw: bytes) -> tuple[int, Any, dict[str, str]]:
+        route = path.split("?", 1)[0].rstrip("/")
+        if method == b"GET" and route.endswith("/models"):
+            return 200, {"object": "list", "data": [
+                {"id": self.model, "object": "model", "created": 0, "owned_by": "servicegym"}]}, {}
+        if method != b"POST" or not route.endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}", **_NOT_FOUND}}, {}
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return 400, {"error": {"message": "request body is not JSON", **_NOT_FOUND}}, {}
+        return await self._answer(body)
 
     def config(self, **overrides: Any) -> dict[str, Any]:
         """An ``llm=`` dict pointing at this server."""
@@ -222,14 +291,14 @@ class LoopbackServer:
             item = item(body)
         return item
 
-    def _render(self, item: Reply, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+    async def _render(self, item: Reply, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         prompt = count_tokens(body.get("messages", []))
         if isinstance(item, str):
             item = text_reply(item)
         if isinstance(item, Fault):
             if item.kind == "slow":
-                self._stop.wait(item.seconds)
-                return self._render(item.then if item.then is not None else self.handler(body), body)
+                await asyncio.sleep(item.seconds)  # cancelled by close()
+                return await self._render(item.then if item.then is not None else self.handler(body), body)
             if item.kind == "status":
                 kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error",
                         404: "not_found_error"}.get(item.code, "server_error")
@@ -253,11 +322,15 @@ class LoopbackServer:
         reply["model"] = self.model
         return 200, reply, {}
 
-    def _answer(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
-        if self.latency_s:
-            self._stop.wait(self.latency_s)
+    async def _answer(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return self._render(self._next(body), body)
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)  # cancelled by close()
+            return await self._render(self._next(body), body)
         except Exception as err:  # a broken handler is a 500, visible to the client, not a dead server
             return 500, {"error": {"message": f"loopback handler failed: {type(err).__name__}: {err}",
                                    "type": "server_error"}}, {}
+        finally:
+            self.in_flight -= 1

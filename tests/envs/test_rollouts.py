@@ -65,7 +65,7 @@ def test_oracle_on_a_suite_writes_one_complete_record_per_task_and_trial(tmp_pat
         assert rec["messages"][0]["role"] == "system" and any(m["role"] == "tool" for m in rec["messages"])
 
 
-@pytest.mark.parametrize(("backend", "concurrency"), [("thread", 4), ("process", 4)])
+@pytest.mark.parametrize(("backend", "concurrency"), [("thread", 4), ("async", 4), ("process", 4)])
 def test_backend_and_concurrency_do_not_change_the_records(tmp_path, backend, concurrency):
     kw = dict(limit=4, trials=2, seed=5, progress=False)
     collect(DELIVERY, "random", out=tmp_path / "one.jsonl", concurrency=1, **kw)
@@ -215,7 +215,8 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path):
     assert not out.exists() or read_records(out) == []
 
 
-def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path, monkeypatch):
+@pytest.mark.parametrize("backend", ["auto", "thread"])
+def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path, monkeypatch, backend):
     """The "llm" policy (envs.llm_policy) against the loopback chat server, four episodes at a time:
     a 500 on the tasks whose opening message has odd length, ``###STOP###`` on the others."""
     from simulators.loopback import Fault, LoopbackServer, text_reply
@@ -231,7 +232,8 @@ def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path
     with LoopbackServer(handler=handler, latency_s=0.02) as server:
         llm = server.config(timeout_s=2.0, max_retries=0, backoff_base_s=0.01)
         summary = collect(DELIVERY, "llm", out=tmp_path, limit=8, concurrency=4, progress=False,
-                          policy_kwargs={"llm": llm})
+                          policy_kwargs={"llm": llm}, backend=backend)
+    assert summary.backend == ("async" if backend == "auto" else "thread")  # auto: the llm policy has aact
     records = read_records(tmp_path / "rollouts.jsonl")
     assert len(records) == summary.collected == 8 and {r["policy"] for r in records} == {"llm"}
     odd = {r["task_id"] for r in records if len(r["messages"][1]["content"]) % 2}
@@ -243,6 +245,56 @@ def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path
             assert r["error"] is None and r["termination_reason"] == "agent_stop"
             assert r["messages"][-1] == {"role": "assistant", "content": "Goodbye! ###STOP###"}
     assert summary.errors == len(odd)
+
+
+def golden_replay(tasks):
+    """A stand-in model that answers each conversation with its task's next golden action, as
+    native tool calls (the conversation is known by its opening message)."""
+    from envs.parsing import parse_action
+    from simulators.loopback import text_reply, tool_call_reply
+
+    by_opening = {t.user.opening: t.golden_actions for t in tasks}
+
+    def handler(body):
+        msgs = body["messages"]
+        golden = by_opening[msgs[1]["content"]]
+        k = sum(m["role"] == "assistant" for m in msgs)
+        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
+        if parsed.tool_calls:
+            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
+        return text_reply(parsed.message)
+
+    return handler
+
+
+def test_the_llm_policy_gives_the_same_records_on_every_backend(tmp_path, monkeypatch):
+    """Thread and async backends (and concurrency 1) write the same LLM-agent transcripts: golden
+    routes replayed by the loopback model as native tool calls, so every episode succeeds."""
+    from simulators.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
+    env = gym.make(DELIVERY).unwrapped
+    tasks, seen = [], set()
+    for tid in env.task_ids("test"):
+        task = env.source.get(tid)
+        if task.user.opening not in seen:
+            seen.add(task.user.opening)
+            tasks.append(task)
+        if len(tasks) == 6:
+            break
+    ids = [t.task_id for t in tasks]
+    runs = {}
+    with LoopbackServer(handler=golden_replay(tasks)) as server:
+        llm = server.config(timeout_s=5.0, max_retries=0)
+        for backend, conc in [("thread", 1), ("thread", 3), ("async", 6)]:
+            out = tmp_path / f"{backend}{conc}.jsonl"
+            summary = collect(DELIVERY, "llm", out=out, task_ids=ids, trials=2, concurrency=conc, backend=backend,
+                              progress=False, policy_kwargs={"llm": llm})
+            assert summary.success_rate == 1.0 and summary.errors == 0
+            runs[(backend, conc)] = by_key(read_records(out))
+    first = runs[("thread", 1)]
+    assert len(first) == 12 and all(r == first for r in runs.values())
+    assert all(any(m.get("tool_calls") for m in r["messages"]) for r in first.values())
 
 
 @pytest.fixture(scope="module")

@@ -364,9 +364,12 @@ def test_vitabench_llm_judge_replays_from_cache_without_a_server(tmp_path):
     assert first[0]["score"]["judge_items"] == len(task.nl_rubric)
 
     # replay: the server is stopped; every request must come from the cache
+    client = env.unwrapped.llm_judge.judge_fn.client
+    before = dict(client.usage)
     env2, again = play(llm)
-    client = env2.unwrapped.llm_judge.judge_fn.client
-    assert client.usage["calls"] == 0 and client.usage["cache_hits"] == sent
+    assert env2.unwrapped.llm_judge.judge_fn.client is client  # one shared client per endpoint and process
+    assert client.usage["calls"] == before["calls"]
+    assert client.usage["cache_hits"] - before["cache_hits"] == sent
     for a, b in zip(first, again):
         assert a["score"] == b["score"] and a["success"] == b["success"] and a["reward"] == b["reward"]
     assert first[0]["score"]["judge_success"] == 1.0  # the golden route pays

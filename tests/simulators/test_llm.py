@@ -3,12 +3,22 @@ client, real HTTP on 127.0.0.1, injected faults; never a live endpoint)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
 import pytest
 
-from simulators.llm import ENV_BASE_URL, ENV_CACHE_DIR, ENV_MODEL, LLMClient, LLMConfig, LLMError, request_key
+from simulators.llm import (
+    ENV_BASE_URL,
+    ENV_CACHE_DIR,
+    ENV_MODEL,
+    LLMClient,
+    LLMConfig,
+    LLMError,
+    aclose_clients,
+    request_key,
+)
 from simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
 
 SECRET = "sk-test-DO-NOT-LEAK-1234567890"
@@ -35,7 +45,31 @@ def fast(server: LoopbackServer, **kw) -> LLMClient:
     client = LLMClient(cfg)
     client.waits = []
     client.sleep = client.waits.append
+
+    async def asleep(seconds: float) -> None:
+        client.waits.append(seconds)
+
+    client.asleep = asleep
     return client
+
+
+def _achat(client: LLMClient, *args, **kwargs):
+    """``client.achat`` on a fresh event loop, its HTTP sessions closed before the loop ends."""
+    async def main():
+        try:
+            return await client.achat(*args, **kwargs)
+        finally:
+            await aclose_clients()
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(params=["chat", "achat"])
+def chat(request):
+    """Both ways to call the endpoint: every fault test runs on ``chat`` and on ``achat``."""
+    if request.param == "chat":
+        return lambda client, *args, **kwargs: client.chat(*args, **kwargs)
+    return _achat
 
 
 # ----- configuration -------------------------------------------------------------------------------
@@ -67,29 +101,29 @@ def test_resolve_rejects_bad_fields_and_keys_in_the_dict():
 
 
 # ----- retries and faults ---------------------------------------------------------------------
-def test_429_then_success_retries_once(server):
+def test_429_then_success_retries_once(server, chat):
     server.push(Fault.status(429), "hello")
     client = fast(server)
-    result = client.chat(HI)
+    result = chat(client, HI)
     assert result.content == "hello" and result.attempts == 2 and not result.cached
     assert len(server.requests) == 2 and len(client.waits) == 1
     assert result.usage["prompt_tokens"] > 0 and result.usage["completion_tokens"] == 1
     assert client.usage["calls"] == 1 and client.usage["errors"] == 0
 
 
-def test_retry_after_is_honoured_when_small(server):
+def test_retry_after_is_honoured_when_small(server, chat):
     server.push(Fault.status(429, retry_after=0.25), Fault.status(503, retry_after=999), "ok")
     client = fast(server, backoff_base_s=7.0, backoff_max_s=7.0, retry_after_max_s=30)
-    assert client.chat(HI).content == "ok"
+    assert chat(client, HI).content == "ok"
     assert client.waits[0] == 0.25  # the server's hint
     assert 3.5 <= client.waits[1] <= 7.0  # too long a hint: the capped, jittered backoff instead
 
 
-def test_500s_until_retries_run_out_raise_llm_error(server):
+def test_500s_until_retries_run_out_raise_llm_error(server, chat):
     server.handler = lambda body: Fault.status(500)
     client = fast(server, max_retries=3)
     with pytest.raises(LLMError) as info:
-        client.chat(HI)
+        chat(client, HI)
     err = info.value
     assert err.attempts == 4 and err.status == 500 and err.kind == "status"
     assert len(server.requests) == 4
@@ -97,73 +131,73 @@ def test_500s_until_retries_run_out_raise_llm_error(server):
     assert client.usage["errors"] == 1 and client.usage["calls"] == 0
 
 
-def test_backoff_grows_and_is_deterministic_per_seed(server):
+def test_backoff_grows_and_is_deterministic_per_seed(server, chat):
     waits = []
     for _ in range(2):
         server.handler = lambda body: Fault.status(503)
         client = fast(server, max_retries=4, backoff_base_s=1.0, backoff_max_s=5.0, seed=11)
         with pytest.raises(LLMError):
-            client.chat(HI)
+            chat(client, HI)
         waits.append(client.waits)
     assert waits[0] == waits[1] and len(waits[0]) == 4
     caps = [1.0, 2.0, 4.0, 5.0]
     assert all(cap / 2 <= w <= cap for w, cap in zip(waits[0], caps))
 
 
-def test_slow_reply_past_the_timeout_is_retried_then_fails(server):
+def test_slow_reply_past_the_timeout_is_retried_then_fails(server, chat):
     server.push(Fault.slow(5), "late but fine")
     client = fast(server, max_retries=1)
-    result = client.chat(HI)  # the first attempt times out, the retry gets the next reply
+    result = chat(client, HI)  # the first attempt times out, the retry gets the next reply
     assert result.content == "late but fine" and result.attempts == 2
     server.handler = lambda body: Fault.slow(5)
     with pytest.raises(LLMError) as info:
-        client.chat([{"role": "user", "content": "again"}])
+        chat(client, [{"role": "user", "content": "again"}])
     assert info.value.kind == "timeout" and info.value.attempts == 2
     assert "timeout" in str(info.value)
 
 
-def test_client_errors_are_not_retried(server):
+def test_client_errors_are_not_retried(server, chat):
     server.push(Fault.status(400, message="unknown parameter"), Fault.status(404))
     client = fast(server, max_retries=5)
     for _ in range(2):
         with pytest.raises(LLMError) as info:
-            client.chat(HI)
+            chat(client, HI)
         assert info.value.attempts == 1
     assert info.value.status == 404
     assert len(server.requests) == 2
 
 
-def test_unreadable_response_and_refused_connection():
+def test_unreadable_response_and_refused_connection(chat):
     with LoopbackServer(handler=lambda body: Fault.garbage()) as s:
         client = fast(s, max_retries=1)
         with pytest.raises(LLMError) as info:
-            client.chat(HI)
+            chat(client, HI)
         assert info.value.kind == "malformed" and len(s.requests) == 2
         url = s.base_url
     dead = LLMClient({"base_url": url, "model": "m", "timeout_s": 0.3, "max_retries": 1, "backoff_base_s": 0.0})
     with pytest.raises(LLMError) as info:
-        dead.chat(HI)
+        chat(dead, HI)
     assert info.value.kind in ("connection", "timeout") and info.value.attempts == 2 and url in str(info.value)
 
 
-def test_tool_calls_come_back_raw_even_when_malformed(server):
+def test_tool_calls_come_back_raw_even_when_malformed(server, chat):
     server.push(tool_call_reply([("get_weather", {"city": "Kunming"})], content="checking"),
                 Fault.malformed_tool_call("get_weather", '{"city": '))
     client = fast(server)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
-    ok = client.chat(HI, tools=tools, tool_choice="auto")
+    ok = chat(client, HI, tools=tools, tool_choice="auto")
     assert ok.content == "checking" and ok.finish_reason == "tool_calls"
     assert ok.tool_calls == [{"id": "call_lb_1", "type": "function",
                               "function": {"name": "get_weather", "arguments": '{"city": "Kunming"}'}}]
     assert server.requests[0]["tools"] == tools and server.requests[0]["tool_choice"] == "auto"
-    bad = client.chat([{"role": "user", "content": "again"}], tools=tools)
+    bad = chat(client, [{"role": "user", "content": "again"}], tools=tools)
     assert bad.tool_calls[0]["function"]["arguments"] == '{"city": '
     assert ok.message()["tool_calls"] == ok.tool_calls
 
 
-def test_request_carries_model_temperature_seed_and_extras(server):
+def test_request_carries_model_temperature_seed_and_extras(server, chat):
     client = fast(server, temperature=0.2, seed=5, max_tokens=64)
-    client.chat(HI, response_format={"type": "json_object"}, top_p=0.9, repetition_penalty=1.1)
+    chat(client, HI, response_format={"type": "json_object"}, top_p=0.9, repetition_penalty=1.1)
     body = server.requests[0]
     assert body["model"] == server.model and body["temperature"] == 0.2 and body["seed"] == 5
     assert body["max_tokens"] == 64 and body["top_p"] == 0.9 and body["response_format"] == {"type": "json_object"}
@@ -196,21 +230,40 @@ def test_concurrent_calls_share_one_client(server):
     assert client.usage["calls"] == 40 and len(server.requests) == 40
 
 
+def test_concurrent_achat_on_one_loop_share_one_client(server):
+    """64 coroutines on one event loop wait on the endpoint together (the async rollout backend
+    depends on this): with a reply taking 1 s, all 64 requests are in the server at once."""
+    server.handler = lambda body: text_reply(body["messages"][0]["content"].upper())
+    server.latency_s = 1.0
+    client = fast(server, timeout_s=30)
+
+    async def main():
+        try:
+            return await asyncio.gather(*(client.achat([{"role": "user", "content": f"m{i}"}]) for i in range(64)))
+        finally:
+            await aclose_clients()
+
+    results = asyncio.run(main())
+    assert [r.content for r in results] == [f"M{i}" for i in range(64)]
+    assert client.usage["calls"] == 64 and len(server.requests) == 64
+    assert server.max_in_flight == 64
+
+
 # ----- cache ---------------------------------------------------------------------------------
-def test_cache_hit_makes_no_request_and_returns_the_same(server, tmp_path):
+def test_cache_hit_makes_no_request_and_returns_the_same(server, tmp_path, chat):
     server.push(tool_call_reply([("lookup", {"q": "x"})], content="one"), "two")
     client = fast(server, cache_dir=str(tmp_path))
-    first = client.chat(HI, tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}])
-    again = fast(server, cache_dir=str(tmp_path)).chat(HI, tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}])
+    first = chat(client, HI, tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}])
+    again = chat(fast(server, cache_dir=str(tmp_path)), HI, tools=[{"type": "function", "function": {"name": "lookup", "parameters": {}}}])
     assert len(server.requests) == 1
     assert again.cached and again.attempts == 0 and not first.cached
     assert (again.content, again.tool_calls, again.usage, again.finish_reason) == (
         first.content, first.tool_calls, first.usage, first.finish_reason)
     # anything in the request that changes the answer is part of the key
-    assert client.chat(HI).content == "two" and len(server.requests) == 2
+    assert chat(client, HI).content == "two" and len(server.requests) == 2
     assert client.usage["cache_hits"] == 0
     c3 = fast(server, cache_dir=str(tmp_path))
-    c3.chat(HI)
+    chat(c3, HI)
     assert c3.usage["cache_hits"] == 1 and len(server.requests) == 2
 
 
@@ -230,12 +283,12 @@ def test_damaged_cache_entry_is_a_miss(server, tmp_path):
     assert json.loads(entry.read_text(encoding="utf-8"))["result"]["content"] == "OK"
 
 
-def test_the_key_never_leaks(server, tmp_path, monkeypatch):
+def test_the_key_never_leaks(server, tmp_path, monkeypatch, chat):
     server.push("fine", Fault.status(401, message=f"Incorrect API key provided: {SECRET}."))
     client = fast(server, cache_dir=str(tmp_path))
-    client.chat(HI)
+    chat(client, HI)
     with pytest.raises(LLMError) as info:
-        client.chat([{"role": "user", "content": "second"}])
+        chat(client, [{"role": "user", "content": "second"}])
     assert info.value.attempts == 1  # 401 is not retried
     texts = [str(info.value), json.dumps(info.value.to_json()), repr(client), repr(client.config),
              str(client.config.model_dump()), json.dumps(server.requests)]
