@@ -483,6 +483,10 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
     async def main() -> None:
         todo = iter(jobs)
         workers = [EpisodeWorker(env_id, env_kwargs, maker) for _ in range(min(concurrency, len(jobs)))]
+        # what runs in threads (a policy without aact, an env whose LLM user or judge blocks) gets a
+        # thread per episode, not the default executor's few; asyncio.run shuts it down at the end
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=len(workers), thread_name_prefix="servicegym-async"))
 
         async def drain(worker: EpisodeWorker) -> None:
             for job in todo:  # one iterator shared by every worker: each job runs once

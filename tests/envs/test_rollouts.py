@@ -327,3 +327,30 @@ def test_a_second_collect_into_the_same_file_is_refused(tmp_path):
             collect(DELIVERY, "oracle", out=out, limit=1, progress=False)
         fcntl.flock(lock, fcntl.LOCK_UN)
     assert collect(DELIVERY, "oracle", out=out, limit=1, progress=False).collected == 1
+
+
+def two_turns(obs, info):
+    """Greets, then ends the conversation once the (loopback) user has answered."""
+    return "###STOP###" if "noodles" in obs else "Hello, what can I do for you?"
+
+
+def test_async_backend_runs_blocking_llm_users_a_thread_per_episode(tmp_path, monkeypatch):
+    """With ``user="llm"`` the env's step blocks on the model: the async backend steps each episode
+    in a thread of its own (12 at once here, more than asyncio's default executor would give), and
+    writes what the thread backend writes."""
+    from simulators.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
+    runs = {}
+    with LoopbackServer(handler=lambda body: "I would like some noodles, please.", latency_s=0.3) as server:
+        kw = dict(limit=12, progress=False, env_kwargs={"user": "llm", "llm": server.config(timeout_s=10)})
+        for backend in ("async", "thread"):
+            server.max_in_flight = 0
+            summary = collect(DELIVERY, two_turns, out=tmp_path / f"{backend}.jsonl", concurrency=12, backend=backend,
+                              **kw)
+            assert summary.errors == 0 and summary.collected == 12
+            assert server.max_in_flight == 12
+            runs[backend] = by_key(read_records(tmp_path / f"{backend}.jsonl"))
+    assert runs["async"] == runs["thread"]
+    assert all([m["role"] for m in r["messages"]] == ["system", "user", "assistant", "user", "assistant"]
+               and r["messages"][3]["content"] == "I would like some noodles, please." for r in runs["async"].values())
