@@ -1,8 +1,11 @@
 """Rollout throughput: the collector per env for the oracle and random policies, vector-env
 scaling with workers, and LLM-latency-bound collection against a loopback chat-completions
-server that adds 50 ms to every call (concurrency 64 versus one episode at a time).
+server that adds 50 ms to every call (64 episodes at once, on the thread and the async backend,
+versus one at a time). Two stand-in models: ``questions`` asks the user three questions and
+stops (4 calls an episode); ``golden`` replays each task's golden route as native tool calls
+(the env runs every tool, and every episode succeeds).
 
-    python scripts/bench_rollouts.py [--quick]
+    python scripts/bench_rollouts.py [--quick] [--only-llm] [--latency 0.05] [--episodes 64]
 
 Prints figures from one run; compare ratios, not absolute numbers, across machines.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import statistics
 import sys
 import tempfile
 import time
@@ -26,18 +30,57 @@ from simulators.loopback import LoopbackServer, text_reply
 
 QUESTIONS = ("Could you tell me more about what you need?", "Is there anything you would like me to avoid?",
              "Which option do you prefer?")
+DELIVERY = "servicegym/Delivery-v0"
 
 
-def agent_handler(body: dict) -> dict:
+def questions_handler(body: dict) -> dict:
     """A stand-in model: three questions to the user, then it ends the conversation (four calls)."""
     turns = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
     return text_reply(QUESTIONS[turns] if turns < len(QUESTIONS) else "Thank you, goodbye. ###STOP###")
 
 
-def _serve(latency_s: float, port_q, stop_ev) -> None:
-    with LoopbackServer(handler=agent_handler, latency_s=latency_s) as server:
-        port_q.put(server.base_url)
-        stop_ev.wait()
+def distinct_tasks(n: int) -> list:
+    """The first ``n`` Delivery test-suite tasks whose openings differ (the replay model tells the
+    conversations apart by their opening)."""
+    env = gym.make(DELIVERY).unwrapped
+    tasks, seen = [], set()
+    for tid in env.task_ids("test"):
+        task = env.source.get(tid)
+        if task.user.opening not in seen:
+            seen.add(task.user.opening)
+            tasks.append(task)
+    if len(tasks) < n:
+        raise SystemExit(f"--episodes {n}: the Delivery test suite has {len(tasks)} tasks with distinct openings")
+    return tasks[:n]
+
+
+def golden_handler(n: int):
+    """A stand-in model that replays each task's golden actions as native tool calls."""
+    from envs.parsing import parse_action
+    from simulators.loopback import tool_call_reply
+
+    by_opening = {t.user.opening: t.golden_actions for t in distinct_tasks(n)}
+
+    def handler(body: dict) -> dict:
+        msgs = body["messages"]
+        golden = by_opening[msgs[1]["content"]]
+        k = sum(m["role"] == "assistant" for m in msgs)
+        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
+        if parsed.tool_calls:
+            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
+        return text_reply(parsed.message)
+
+    return handler
+
+
+def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:
+    import envs  # noqa: F401  (a spawned process: register the ids)
+
+    handler = questions_handler if workload == "questions" else golden_handler(episodes)
+    with LoopbackServer(handler=handler, latency_s=latency_s) as server:
+        conn.send(server.base_url)
+        while conn.recv() is not None:  # any message but None asks how many requests came in
+            conn.send(len(server.requests))
 
 
 def bench_policies(out: Path, limit: int) -> None:
@@ -68,37 +111,64 @@ def bench_vector(steps: int) -> None:
             print(f"  {mode:6s} x{n}: {rate:9.0f} steps/s ({rate / base:.2f}x sync x1)")
 
 
-def bench_llm(out: Path, episodes: int, latency_s: float) -> None:
+def _run_llm(out: Path, workload: str, llm: dict, ids: list[str], conc: int, backend: str, name: str):
+    s = collect(DELIVERY, "llm", out=out / f"{workload}-{name}.jsonl", task_ids=ids, concurrency=conc,
+                backend=backend, policy_kwargs={"llm": llm}, progress=False, resume=False)
+    if s.errors or (workload == "golden" and s.success_rate < 1.0):
+        raise SystemExit(f"{workload}: {s.errors} errors, success {s.success_rate:.2f} at concurrency {conc} ({backend})")
+    return s
+
+
+def bench_llm(out: Path, episodes: int, latency_s: float, repeats: int, workloads: list[str]) -> None:
+    """Serial versus 64-concurrent collection of the ``"llm"`` policy against a loopback server in
+    its own process (as a real endpoint would be), which waits ``latency_s`` before every reply."""
+    print(f"LLM-latency-bound collection: {DELIVERY}, {episodes} episodes, {latency_s * 1000:.0f} ms per call, "
+          f"server in its own process; concurrent runs: median of {repeats}")
+    print(f"  {'workload':<10}{'calls/ep':>9}{'serial s':>10}{'thread s':>10}{'async s':>10}"
+          f"{'ideal s':>9}{'thread x':>10}{'async x':>9}")
     ctx = multiprocessing.get_context("spawn")
-    port_q, stop_ev = ctx.Queue(), ctx.Event()
-    proc = ctx.Process(target=_serve, args=(latency_s, port_q, stop_ev), daemon=True)
-    proc.start()  # the server runs in its own process, as a real endpoint would
-    try:
-        base_url = port_q.get(timeout=60)
-        llm = {"base_url": base_url, "model": "loopback-model", "timeout_s": 30}
-        task_ids = gym.make("servicegym/Delivery-v0").unwrapped.task_ids("test")[:episodes]
-        rates = {}
-        for conc in (1, episodes):
-            s = collect("servicegym/Delivery-v0", "llm", out=out / f"llm-{conc}.jsonl", task_ids=task_ids,
-                        concurrency=conc, policy_kwargs={"llm": llm}, progress=False, resume=False)
-            rates[conc] = s
-            print(f"  concurrency {conc:3d}: {s.elapsed_s:7.2f} s for {s.episodes} episodes ({s.episodes_per_s:.1f} ep/s, errors {s.errors})")
-        print(f"  speed-up {rates[1].elapsed_s / rates[episodes].elapsed_s:.1f}x (target >= 30x)")
-    finally:
-        stop_ev.set()
-        proc.join(5)
+    for workload in workloads:
+        here, there = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(latency_s, workload, episodes, there), daemon=True)
+        proc.start()
+        try:
+            base_url = here.recv()
+            llm = {"base_url": base_url, "model": "loopback-model", "timeout_s": 30, "max_retries": 0}
+            ids = [t.task_id for t in distinct_tasks(episodes)]
+
+            for backend in ("thread", "async"):  # warm-up: imports, the shared client, first connections
+                _run_llm(out, workload, llm, ids[:2], 2, backend, "warm")
+            here.send("count")
+            before = here.recv()
+            serial = _run_llm(out, workload, llm, ids, 1, "thread", "serial").elapsed_s
+            here.send("count")
+            calls = (here.recv() - before) / len(ids)
+            conc = {b: statistics.median(_run_llm(out, workload, llm, ids, len(ids), b, f"{b}{r}").elapsed_s
+                                         for r in range(repeats)) for b in ("thread", "async")}
+            ideal = calls * latency_s
+            print(f"  {workload:<10}{calls:>9.1f}{serial:>10.2f}{conc['thread']:>10.3f}{conc['async']:>10.3f}"
+                  f"{ideal:>9.2f}{serial / conc['thread']:>9.1f}x{serial / conc['async']:>8.1f}x")
+        finally:
+            here.send(None)
+            proc.join(10)
+    print("  (ideal: every call's latency overlapped, calls/ep x latency; target >= 30x for 64 concurrent episodes)")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer episodes and steps")
+    ap.add_argument("--quick", action="store_true", help="fewer episodes and steps; only the questions workload")
+    ap.add_argument("--only-llm", action="store_true", help="only the LLM-latency section")
+    ap.add_argument("--latency", type=float, default=0.05, help="seconds the loopback model waits per call")
+    ap.add_argument("--episodes", type=int, default=64, help="concurrent episodes of the LLM section")
+    ap.add_argument("--repeats", type=int, default=3, help="concurrent runs per backend (the median is printed)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        bench_policies(out, 10 if args.quick else 50)
-        bench_vector(50 if args.quick else 300)
-        print(f"LLM-latency-bound collection: Delivery-v0, 64 episodes, 4 calls each, {50} ms per call")
-        bench_llm(out, 64, 0.05)
+        if not args.only_llm:
+            bench_policies(out, 10 if args.quick else 50)
+            bench_vector(50 if args.quick else 300)
+        workloads = ["questions"] if args.quick else ["questions", "golden"]
+        bench_llm(out, args.episodes, args.latency, args.repeats, workloads)
     return 0
 
 

@@ -98,6 +98,7 @@ TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
     "attribute": ("spic", "spec", "option", "flavour", "flavor", "size", "sugar", "ice", "口味", "辣", "规格", "甜度"),
     "store_pref": ("rating", "rated", "review", "prefer", "which store", "restaurant", "评分", "店铺", "商家", "偏好"),
     "distance": ("how far", "distance", "nearby", "close to", "within", "距离", "附近", "多远"),
+    "note": ("note", "special request", "remark", "instruction", "备注", "特殊要求"),
 }
 
 

@@ -83,3 +83,30 @@ def test_confirmation_cues_respect_word_boundaries():
 )
 def test_vitabench_instructions_become_the_users_own_words(text, language, expected):
     assert to_first_person(text, language) == expected
+
+
+def test_every_hidden_fact_of_the_generated_suites_can_be_asked_for():
+    """A hidden fact is told only when asked: each one a generator hides must have cues, or no agent
+    could ever learn it (the delivery order note had none)."""
+    import gymnasium as gym
+
+    import envs  # noqa: F401
+    from simulators.scripted_user import TOPIC_KEYWORDS
+
+    for env_id in ("servicegym/Delivery-v0", "servicegym/InStore-v0", "servicegym/Travel-v0",
+                   "servicegym/CrossScenario-v0"):
+        env = gym.make(env_id).unwrapped
+        for tid in env.task_ids("test"):
+            for fact in env.source.get(tid).user.facts:
+                assert fact.keywords or fact.topic in TOPIC_KEYWORDS, f"{tid}: hidden {fact.topic!r} has no cue"
+
+
+def test_the_note_question_reveals_the_order_note():
+    from envs.generators.delivery import QUESTIONS
+
+    script = UserScript(opening="Noodles, please.", facts=[
+        HiddenFact(topic="note", keywords=[], answer="Please add extra napkins."),
+        HiddenFact(topic="budget", keywords=[], answer="At most 40 yuan.")])
+    user = ScriptedUser(script, seed=0)
+    assert user.reply(QUESTIONS["note"]) == "Please add extra napkins."
+    assert user.reply("Any 备注 for the store?") != "Please add extra napkins.", "a fact is told once"
