@@ -30,7 +30,7 @@ from typing import Any
 
 from simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError, add_usage
 
-__all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "observation_messages"]
+__all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "golden_replay_handler", "observation_messages"]
 
 TEXT_TOOLS_PROMPT = (
     "\n\nThe tools, as OpenAI function schemas (call them with the form above, one <tool_call> block per call):\n{tools}"
@@ -209,3 +209,29 @@ def _text_action(msg: dict[str, Any]) -> str:
             pass
         blocks.append("<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>")
     return "\n".join(([msg["content"]] if msg.get("content") else []) + blocks)
+
+
+def golden_replay_handler(tasks: Any) -> Any:
+    """A ``LoopbackServer`` handler that plays a stand-in model: each conversation (known by its
+    opening user message) gets its task's next golden action, tool calls as native ``tool_calls``,
+    then ``###STOP###``. ``LLMAgentPolicy`` against it succeeds on every task with a golden route:
+    an end-to-end check of an LLM pipeline, and the benchmark's model, with no model at all."""
+    from simulators.loopback import text_reply, tool_call_reply
+
+    from .parsing import parse_action
+
+    by_opening: dict[str, list[str]] = {}
+    for task in tasks:
+        if by_opening.setdefault(task.user.opening, task.golden_actions) is not task.golden_actions:
+            raise ValueError(f"two tasks open with the same message ({task.task_id}): the replay cannot tell them apart")
+
+    def handler(body: dict[str, Any]) -> Any:
+        msgs = body["messages"]
+        golden = by_opening[next(m["content"] for m in msgs if m["role"] == "user")]
+        k = sum(m["role"] == "assistant" for m in msgs)
+        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
+        if parsed.tool_calls:
+            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
+        return text_reply(parsed.message)
+
+    return handler

@@ -24,6 +24,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import envs
+from envs.llm_policy import golden_replay_handler
 from envs.rollouts import collect
 from envs.vector import make_vec
 from simulators.loopback import LoopbackServer, text_reply
@@ -54,29 +55,10 @@ def distinct_tasks(n: int) -> list:
     return tasks[:n]
 
 
-def golden_handler(n: int):
-    """A stand-in model that replays each task's golden actions as native tool calls."""
-    from envs.parsing import parse_action
-    from simulators.loopback import tool_call_reply
-
-    by_opening = {t.user.opening: t.golden_actions for t in distinct_tasks(n)}
-
-    def handler(body: dict) -> dict:
-        msgs = body["messages"]
-        golden = by_opening[msgs[1]["content"]]
-        k = sum(m["role"] == "assistant" for m in msgs)
-        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
-        if parsed.tool_calls:
-            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
-        return text_reply(parsed.message)
-
-    return handler
-
-
 def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:
     import envs  # noqa: F401  (a spawned process: register the ids)
 
-    handler = questions_handler if workload == "questions" else golden_handler(episodes)
+    handler = questions_handler if workload == "questions" else golden_replay_handler(distinct_tasks(episodes))
     with LoopbackServer(handler=handler, latency_s=latency_s) as server:
         conn.send(server.base_url)
         while conn.recv() is not None:  # any message but None asks how many requests came in

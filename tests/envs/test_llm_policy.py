@@ -163,3 +163,19 @@ def test_observation_messages():
     assert msgs[0] == {"role": "tool", "tool_call_id": "c1", "content": '{"x": 1}'}
     assert msgs[1]["content"] == "ERROR: bad" and msgs[2]["content"].startswith("no result")
     assert msgs[3] == {"role": "user", "content": "<user>hi</user>"}
+
+
+def test_golden_replay_refuses_tasks_it_cannot_tell_apart():
+    import gymnasium as gym
+    import pytest
+
+    from envs.llm_policy import golden_replay_handler
+
+    env = gym.make("servicegym/Delivery-v0").unwrapped
+    task = env.source.get(env.task_ids("test")[0])
+    twin = task.model_copy(update={"task_id": "twin", "golden_actions": ["###STOP###"]})
+    with pytest.raises(ValueError, match="same message"):
+        golden_replay_handler([task, twin])
+    handler = golden_replay_handler([task])
+    first = handler({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": task.user.opening}]})
+    assert first["choices"][0]["message"]["tool_calls"] or first["choices"][0]["message"]["content"]

@@ -247,29 +247,10 @@ def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path
     assert summary.errors == len(odd)
 
 
-def golden_replay(tasks):
-    """A stand-in model that answers each conversation with its task's next golden action, as
-    native tool calls (the conversation is known by its opening message)."""
-    from envs.parsing import parse_action
-    from simulators.loopback import text_reply, tool_call_reply
-
-    by_opening = {t.user.opening: t.golden_actions for t in tasks}
-
-    def handler(body):
-        msgs = body["messages"]
-        golden = by_opening[msgs[1]["content"]]
-        k = sum(m["role"] == "assistant" for m in msgs)
-        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
-        if parsed.tool_calls:
-            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
-        return text_reply(parsed.message)
-
-    return handler
-
-
 def test_the_llm_policy_gives_the_same_records_on_every_backend(tmp_path, monkeypatch):
     """Thread and async backends (and concurrency 1) write the same LLM-agent transcripts: golden
     routes replayed by the loopback model as native tool calls, so every episode succeeds."""
+    from envs.llm_policy import golden_replay_handler
     from simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
@@ -284,7 +265,7 @@ def test_the_llm_policy_gives_the_same_records_on_every_backend(tmp_path, monkey
             break
     ids = [t.task_id for t in tasks]
     runs = {}
-    with LoopbackServer(handler=golden_replay(tasks)) as server:
+    with LoopbackServer(handler=golden_replay_handler(tasks)) as server:
         llm = server.config(timeout_s=5.0, max_retries=0)
         for backend, conc in [("thread", 1), ("thread", 3), ("async", 6)]:
             out = tmp_path / f"{backend}{conc}.jsonl"
