@@ -30,7 +30,7 @@ from typing import Any
 
 from simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError, add_usage
 
-__all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "golden_replay_handler", "observation_messages"]
+__all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "golden_replay_handler", "observation_messages", "replayable_tasks"]
 
 TEXT_TOOLS_PROMPT = (
     "\n\nThe tools, as OpenAI function schemas (call them with the form above, one <tool_call> block per call):\n{tools}"
@@ -209,6 +209,21 @@ def _text_action(msg: dict[str, Any]) -> str:
             pass
         blocks.append("<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>")
     return "\n".join(([msg["content"]] if msg.get("content") else []) + blocks)
+
+
+def replayable_tasks(env: Any, n: int, split: str = "test") -> list[Any]:
+    """The first ``n`` tasks of ``env``'s ``split`` whose opening messages differ (what
+    ``golden_replay_handler`` can tell apart); ``ValueError`` when there are fewer."""
+    base = getattr(env, "unwrapped", env)
+    tasks, seen = [], set()
+    for tid in base.task_ids(split):
+        task = base.source.get(tid)
+        if task.user.opening not in seen:
+            seen.add(task.user.opening)
+            tasks.append(task)
+            if len(tasks) == n:
+                return tasks
+    raise ValueError(f"{split!r} has {len(tasks)} tasks with distinct openings, fewer than {n}")
 
 
 def golden_replay_handler(tasks: Any) -> Any:

@@ -24,7 +24,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import envs
-from envs.llm_policy import golden_replay_handler
+from envs.llm_policy import golden_replay_handler, replayable_tasks
 from envs.rollouts import collect
 from envs.vector import make_vec
 from simulators.loopback import LoopbackServer, text_reply
@@ -43,16 +43,10 @@ def questions_handler(body: dict) -> dict:
 def distinct_tasks(n: int) -> list:
     """The first ``n`` Delivery test-suite tasks whose openings differ (the replay model tells the
     conversations apart by their opening)."""
-    env = gym.make(DELIVERY).unwrapped
-    tasks, seen = [], set()
-    for tid in env.task_ids("test"):
-        task = env.source.get(tid)
-        if task.user.opening not in seen:
-            seen.add(task.user.opening)
-            tasks.append(task)
-    if len(tasks) < n:
-        raise SystemExit(f"--episodes {n}: the Delivery test suite has {len(tasks)} tasks with distinct openings")
-    return tasks[:n]
+    try:
+        return replayable_tasks(gym.make(DELIVERY), n)
+    except ValueError as err:
+        raise SystemExit(f"--episodes {n}: {err}") from None
 
 
 def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:

@@ -250,19 +250,11 @@ def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path
 def test_the_llm_policy_gives_the_same_records_on_every_backend(tmp_path, monkeypatch):
     """Thread and async backends (and concurrency 1) write the same LLM-agent transcripts: golden
     routes replayed by the loopback model as native tool calls, so every episode succeeds."""
-    from envs.llm_policy import golden_replay_handler
+    from envs.llm_policy import golden_replay_handler, replayable_tasks
     from simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
-    env = gym.make(DELIVERY).unwrapped
-    tasks, seen = [], set()
-    for tid in env.task_ids("test"):
-        task = env.source.get(tid)
-        if task.user.opening not in seen:
-            seen.add(task.user.opening)
-            tasks.append(task)
-        if len(tasks) == 6:
-            break
+    tasks = replayable_tasks(gym.make(DELIVERY), 6)
     ids = [t.task_id for t in tasks]
     runs = {}
     with LoopbackServer(handler=golden_replay_handler(tasks)) as server:
