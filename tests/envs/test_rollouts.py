@@ -327,3 +327,18 @@ def test_async_backend_runs_blocking_llm_users_a_thread_per_episode(tmp_path, mo
     assert runs["async"] == runs["thread"]
     assert all([m["role"] for m in r["messages"]] == ["system", "user", "assistant", "user", "assistant"]
                and r["messages"][3]["content"] == "I would like some noodles, please." for r in runs["async"].values())
+
+
+def test_async_backend_called_from_a_running_event_loop(tmp_path):
+    """``collect`` is a plain function: called from inside a running loop (a notebook cell), the
+    async backend runs its own loop in a helper thread instead of failing."""
+    import asyncio
+
+    async def notebook_cell():
+        return collect(DELIVERY, "oracle", out=tmp_path / "nb.jsonl", limit=3, concurrency=3, backend="async",
+                       progress=False)
+
+    summary = asyncio.run(notebook_cell())
+    assert summary.backend == "async" and summary.collected == 3 and summary.success_rate == 1.0
+    collect(DELIVERY, "oracle", out=tmp_path / "plain.jsonl", limit=3, progress=False)
+    assert by_key(read_records(tmp_path / "nb.jsonl")) == by_key(read_records(tmp_path / "plain.jsonl"))
