@@ -1,7 +1,9 @@
 """An LLM agent policy: any OpenAI-compatible endpoint plays the agent side of an env.
 
 ``LLMAgentPolicy`` follows the policy protocol of ``envs.policies`` (``reset(env, obs, info)``,
-then ``act(obs) -> action string``). It keeps its own OpenAI conversation: the system prompt from
+then ``act(obs) -> action string``), and adds ``await aact(obs)``, the same decision through
+``LLMClient.achat``, which the rollout collector's ``"async"`` backend awaits so that many episodes
+wait on the endpoint in one thread. It keeps its own OpenAI conversation: the system prompt from
 ``info["system_prompt"]``, the opening request, then each completion and what the env answered.
 
 - Native tool calling (the default): ``info["tools"]`` go to the endpoint as ``tools``; a reply
@@ -15,7 +17,7 @@ then ``act(obs) -> action string``). It keeps its own OpenAI conversation: the s
   system prompt and the completion text is the action, parsed by the env (``<tool_call>``
   blocks). The switch happens once and is kept for the rest of the policy's life
   (``policy.native`` says which path is in use).
-- Endpoint failures: after the client's retries ``act`` raises ``LLMError`` (the conversation is
+- Endpoint failures: after the client's retries ``act`` (or ``aact``) raises ``LLMError`` (the conversation is
   left as it was). The env is not stepped, so nothing false enters its transcript; the caller
   records the episode as failed by the endpoint: ``run_episode`` returns it with ``error`` set and
   ``termination_reason="policy_error"``.

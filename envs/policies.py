@@ -1,6 +1,9 @@
 """Reference policies: the oracle (a task's golden actions) and random (well-formed random calls).
 
 A policy is ``reset(env, obs, info)`` then ``act(obs) -> action string`` until the episode ends.
+A policy that waits on a network may also have ``async def aact(obs) -> action string`` (the same
+decision as a coroutine): the rollout collector's ``"async"`` backend then awaits it, many
+episodes on one event loop (``envs.llm_policy.LLMAgentPolicy`` has one).
 """
 
 from __future__ import annotations
