@@ -27,10 +27,6 @@ LAST = ("Bello", "Reyes", "Wei", "Raman", "Costa", "Lund", "Mensah", "Sato", "Be
 @dataclass
 class PersonaContent:
     key: str
-    owner: str
-    owner_email: str
-    organization: str
-    domain: str                      # e-mail domain of the organization
     noun: str                        # "run", "campaign", ...
     columns: list[str]               # data file header: key, label, category, numbers...
     category_noun: str               # "dataset", "channel", ...
@@ -56,6 +52,19 @@ class PersonaContent:
     project_labels: list[str]
     tag_options: list[list[str]]
     rooms: list[str]
+    # who the persona is: read from the persona module's PROFILE (world_state.workspace), the one
+    # place that the sessions' text and the seeded workspace records both take it from
+    owner: str = field(init=False)
+    owner_email: str = field(init=False)
+    organization: str = field(init=False)
+    domain: str = field(init=False)  # e-mail domain of the organization
+
+    def __post_init__(self) -> None:
+        from world_state.workspace import persona_profile
+
+        profile = persona_profile(self.key)
+        self.owner, self.owner_email = profile["owner"], profile["owner_email"]
+        self.organization, self.domain = profile["organization"], profile["domain"]
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -72,8 +81,7 @@ def _run(rng: random.Random, key: str, cat: str) -> dict[str, str]:
 
 
 RESEARCHER = PersonaContent(
-    key="researcher", owner="Dr. Mira Okafor", owner_email="mira.okafor@northlake-lab.org", organization="Northlake Lab",
-    domain="northlake-lab.org", noun="run", columns=["run_id", "model", "dataset", "accuracy", "loss"],
+    key="researcher", noun="run", columns=["run_id", "model", "dataset", "accuracy", "loss"],
     category_noun="dataset", categories=["coral", "delta", "tundra", "mesa", "fjord"], make_record=_run, key_prefix="R-",
     raw=lambda r: r["accuracy"], unit=lambda r: f"{float(r['accuracy']) * 100:.1f}%",
     unit_words="accuracy as a percentage with one decimal (e.g. 87.3%)", metric=lambda r: float(r["accuracy"]),
@@ -105,8 +113,7 @@ def _campaign(rng: random.Random, key: str, cat: str) -> dict[str, str]:
 
 
 MARKETER = PersonaContent(
-    key="marketer", owner="Jonas Keller", owner_email="jonas.keller@brightfold.co", organization="Brightfold",
-    domain="brightfold.co", noun="campaign", columns=["campaign_id", "name", "channel", "spend", "conversions"],
+    key="marketer", noun="campaign", columns=["campaign_id", "name", "channel", "spend", "conversions"],
     category_noun="channel", categories=["email", "search", "social", "video", "affiliate"], make_record=_campaign,
     key_prefix="C-", raw=lambda r: r["spend"], unit=lambda r: f"${float(r['spend']):,.2f}",
     unit_words="spend in dollars with a thousands separator (e.g. $1,234.50)",
@@ -141,8 +148,7 @@ def _contract(rng: random.Random, key: str, cat: str) -> dict[str, str]:
 
 
 LEGAL = PersonaContent(
-    key="legal", owner="Amara Osei", owner_email="amara.osei@fairmont-legal.com", organization="Fairmont Legal",
-    domain="fairmont-legal.com", noun="contract", columns=["contract_id", "counterparty", "type", "value", "renewal"],
+    key="legal", noun="contract", columns=["contract_id", "counterparty", "type", "value", "renewal"],
     category_noun="contract type", categories=["NDA", "MSA", "lease", "licence", "SOW"], make_record=_contract,
     key_prefix="K-", raw=lambda r: r["value"], unit=lambda r: f"EUR {int(r['value']):,}",
     unit_words="values as EUR with a thousands separator (e.g. EUR 120,000)", metric=lambda r: float(r["value"]),
@@ -177,8 +183,7 @@ def _prescription(rng: random.Random, key: str, cat: str) -> dict[str, str]:
 
 
 PHARMACIST = PersonaContent(
-    key="pharmacist", owner="Hana Sato", owner_email="hana.sato@greenway-pharmacy.com", organization="Greenway Pharmacy",
-    domain="greenway-pharmacy.com", noun="prescription",
+    key="pharmacist", noun="prescription",
     columns=["rx_id", "patient", "drug_class", "drug", "dose_mg", "doses_per_day"], category_noun="drug class",
     categories=["anticoagulant", "NSAID", "statin", "antibiotic", "beta blocker"], make_record=_prescription, key_prefix="P-",
     raw=lambda r: r["dose_mg"], unit=lambda r: f"{r['dose_mg']} mg x{r['doses_per_day']}",
@@ -217,8 +222,7 @@ def _ret(r: dict[str, str]) -> float:
 
 
 ANALYST = PersonaContent(
-    key="analyst", owner="Ravi Iyer", owner_email="ravi.iyer@kestrel-capital.com", organization="Kestrel Capital",
-    domain="kestrel-capital.com", noun="holding", columns=["ticker", "company", "sector", "price", "cost"],
+    key="analyst", noun="holding", columns=["ticker", "company", "sector", "price", "cost"],
     category_noun="sector", categories=["energy", "utilities", "tech", "healthcare", "retail"], make_record=_holding,
     key_prefix="", raw=lambda r: r["price"], unit=lambda r: f"{_ret(r) * 100:+.2f}%",
     unit_words="returns as signed percentages with two decimals (e.g. +7.34%)", metric=_ret, metric_words="best return",

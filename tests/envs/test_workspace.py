@@ -226,3 +226,18 @@ def test_generated_ids_name_the_persona(env):
     assert u.source.get("workspace-legal/train/3/d1").world["persona"] == "legal"
     with pytest.raises(KeyError):
         u.source.get("workspace-chef/train/3/d1")
+
+
+def test_the_persona_is_one_person_in_the_prompt_the_world_and_its_profile():
+    """Who the persona is comes from one place (its module's PROFILE): the generated sessions, the
+    world and ``persona_profile`` agree (they once named two different people)."""
+    from world_state.workspace import persona_profile
+
+    env = gym.make("servicegym/Workspace-v0").unwrapped
+    for tid in env.task_ids("test"):
+        _, info = env.reset(seed=0, options={"task_id": tid})
+        profile = persona_profile(env.world.extra["persona"])
+        assert env.world.extra["owner"] == profile["owner"]
+        for key in ("owner", "owner_email", "organization"):
+            assert profile[key] in info["system_prompt"], (tid, key)
+        assert profile["owner_email"].endswith("@" + profile["domain"])

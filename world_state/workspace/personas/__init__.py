@@ -3,7 +3,8 @@
 A persona module defines:
 - ``SCHEMA``: table name -> Entity model (names prefixed by the persona, e.g. ``rx_prescriptions``);
 - ``TOOLS``: its ``@tool`` specs (typed, schema-derived, like every other tool);
-- ``PROFILE``: ``{"key", "title", "owner", "owner_email", "organization"}`` defaults;
+- ``PROFILE``: ``{"key", "title", "owner", "owner_email", "organization", "domain", "start"}``: who
+  the persona is, the one source for the generated sessions' text and the seeded records;
 - ``seed_tables(rng: random.Random) -> dict[str, list[dict]]``: the persona's own records, varied
   by the seed (the project's own content; no third-party text).
 """

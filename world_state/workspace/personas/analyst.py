@@ -735,8 +735,8 @@ TOOLS: list[ToolSpec] = [
 ]
 
 PROFILE: dict[str, Any] = {
-    "key": "analyst", "title": "financial analyst", "owner": "Mateo Lindqvist", "owner_email": "mateo.lindqvist@corvid-capital.example",
-    "organization": "Corvid Capital Partners", "start": SEED_START_TIME,
+    "key": "analyst", "title": "financial analyst", "owner": "Ravi Iyer", "owner_email": "ravi.iyer@kestrel-capital.com",
+    "organization": "Kestrel Capital", "domain": "kestrel-capital.com", "start": SEED_START_TIME,
 }
 
 

@@ -853,8 +853,8 @@ TOOLS: list[ToolSpec] = [
 ]
 
 PROFILE: dict[str, Any] = {
-    "key": "legal", "title": "legal intern", "owner": "Nadia Castillo", "owner_email": "nadia.castillo@ashby-vale.example",
-    "organization": "Ashby Vale LLP", "start": SEED_START_TIME,
+    "key": "legal", "title": "legal intern", "owner": "Amara Osei", "owner_email": "amara.osei@fairmont-legal.com",
+    "organization": "Fairmont Legal", "domain": "fairmont-legal.com", "start": SEED_START_TIME,
 }
 
 

@@ -665,9 +665,12 @@ TOOLS: list[ToolSpec] = [
     list_audiences, get_audience, create_segment, audience_overlap, forecast_conversions, export_kpi_report,
 ]
 
+# the colleague who ran the seeded (past) campaigns; campaigns the owner creates carry the owner's name
+CAMPAIGN_MANAGER = "Jasmin Moreau"
+
 PROFILE: dict[str, Any] = {
-    "key": "marketer", "title": "marketing manager", "owner": "Jasmin Moreau", "owner_email": "jasmin.moreau@brightleaf.example",
-    "organization": "Brightleaf Outdoor Goods", "start": SEED_START_TIME,
+    "key": "marketer", "title": "marketing manager", "owner": "Jonas Keller", "owner_email": "jonas.keller@brightfold.co",
+    "organization": "Brightfold", "domain": "brightfold.co", "start": SEED_START_TIME,
 }
 
 
@@ -708,7 +711,7 @@ def seed_tables(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
         campaigns.append({"id": cid, "name": f"{rng.choice(_SEASONS)} {product.title()} {2026}", "objective": objective,
                           "brief": brief, "channels": chans, "budget": 0.0, "channel_budgets": {}, "start": day(a),
                           "end": day(b), "status": status, "audience_id": rng.choice(audiences)["id"],
-                          "owner": "Jasmin Moreau", "status_reason": "CPA above target" if status == "paused" else ""})
+                          "owner": CAMPAIGN_MANAGER, "status_reason": "CPA above target" if status == "paused" else ""})
         if status == "draft":
             campaigns[-1]["budget"] = float(rng.randint(4, 20) * 500)
             continue

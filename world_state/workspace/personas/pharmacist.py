@@ -661,8 +661,8 @@ TOOLS: list[ToolSpec] = [
 ]
 
 PROFILE: dict[str, Any] = {
-    "key": "pharmacist", "title": "clinical pharmacist", "owner": "Priya Rahman", "owner_email": "priya.rahman@northgate-pharmacy.example",
-    "organization": "Northgate Community Pharmacy", "start": SEED_START_TIME,
+    "key": "pharmacist", "title": "clinical pharmacist", "owner": "Hana Sato", "owner_email": "hana.sato@greenway-pharmacy.com",
+    "organization": "Greenway Pharmacy", "domain": "greenway-pharmacy.com", "start": SEED_START_TIME,
 }
 
 

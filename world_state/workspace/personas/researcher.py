@@ -664,8 +664,8 @@ TOOLS: list[ToolSpec] = [
 ]
 
 PROFILE: dict[str, Any] = {
-    "key": "researcher", "title": "research scientist", "owner": "Dr. Lena Okafor", "owner_email": "lena.okafor@halden-lab.org",
-    "organization": "Halden Institute for Machine Learning", "start": SEED_START_TIME,
+    "key": "researcher", "title": "research scientist", "owner": "Dr. Mira Okafor", "owner_email": "mira.okafor@northlake-lab.org",
+    "organization": "Northlake Lab", "domain": "northlake-lab.org", "start": SEED_START_TIME,
 }
 
 
