@@ -95,8 +95,15 @@ def _policy_spec(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """The policy name and the keyword arguments ``make_policy`` gets (the endpoint for ``llm``)."""
     if args.policy not in _policies():
         raise CliError(f"unknown policy {args.policy!r}; choose from {', '.join(_policies())}")
+    max_prompt = getattr(args, "max_prompt_tokens", None)
     if args.policy == "llm":
-        return "llm", {"llm": _llm_config(args)}
+        kwargs: dict[str, Any] = {"llm": _llm_config(args)}
+        if max_prompt is not None:
+            _positive("--max-prompt-tokens", max_prompt)
+            kwargs["max_prompt_tokens"] = max_prompt
+        return "llm", kwargs
+    if max_prompt is not None:
+        raise CliError("--max-prompt-tokens applies to --policy llm only")
     return args.policy, {}
 
 
@@ -437,6 +444,8 @@ def _collect_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-resume", action="store_true", help="start over instead of skipping episodes already in the file")
     p.add_argument("--base-url", default=None, help="--policy llm: the chat-completions endpoint (or SERVICEGYM_BASE_URL)")
     p.add_argument("--model", default=None, help="--policy llm: the model name (or SERVICEGYM_MODEL)")
+    p.add_argument("--max-prompt-tokens", type=int, default=None,
+                   help="--policy llm: leave the oldest turns out of a request that would exceed this many tokens")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -17,6 +17,12 @@ wait on the endpoint in one thread. It keeps its own OpenAI conversation: the sy
   system prompt and the completion text is the action, parsed by the env (``<tool_call>``
   blocks). The switch happens once and is kept for the rest of the policy's life
   (``policy.native`` says which path is in use).
+- Context limit: with ``max_prompt_tokens=N`` the oldest whole turns (an assistant message with
+  the tool results and user reply that answer it) are left out of the next request until it fits
+  N tokens, estimated with the endpoint's own prompt-token count per character of the previous
+  request; the system prompt, the opening request and the latest turn always stay, so long
+  episodes (payments, 20-session workspaces) keep running on a small context. The env's
+  transcript is unaffected; ``policy.dropped_messages`` counts what was left out.
 - Endpoint failures: after the client's retries ``act`` (or ``aact``) raises ``LLMError`` (the conversation is
   left as it was). The env is not stepped, so nothing false enters its transcript; the caller
   records the episode as failed by the endpoint: ``run_episode`` returns it with ``error`` set and
@@ -68,8 +74,13 @@ class LLMAgentPolicy:
     name = "llm"
 
     def __init__(self, config: LLMConfig | dict[str, Any] | None = None, client: LLMClient | None = None,
-                 native_tools: bool | None = None, tool_choice: Any = None, **chat_extra: Any) -> None:
+                 native_tools: bool | None = None, tool_choice: Any = None, max_prompt_tokens: int | None = None,
+                 **chat_extra: Any) -> None:
+        if max_prompt_tokens is not None and (isinstance(max_prompt_tokens, bool) or int(max_prompt_tokens) < 1):
+            raise ValueError(f"max_prompt_tokens must be a positive number of tokens, got {max_prompt_tokens!r}")
         self.client = client if client is not None else LLMClient.shared(config)
+        self.max_prompt_tokens = None if max_prompt_tokens is None else int(max_prompt_tokens)
+        self.dropped_messages = 0  # how many old messages the context limit has left out this episode
         self.native = self.client.config.native_tools if native_tools is None else bool(native_tools)
         self.tool_choice = tool_choice
         self.chat_extra = chat_extra
@@ -81,6 +92,7 @@ class LLMAgentPolicy:
         self._pending: list[str] = []  # ids of the tool calls of the last action (native path)
         self._started = False
         self._acted = False
+        self._tokens_per_char = 0.0  # the endpoint's prompt tokens per character of the last request
 
     # ----- protocol ----------------------------------------------------------------------------
     def reset(self, env: Any, obs: str, info: dict[str, Any]) -> None:
@@ -92,6 +104,7 @@ class LLMAgentPolicy:
         self._pending = []
         self._started = True
         self._acted = False
+        self.dropped_messages = 0
 
     def act(self, obs: str) -> str:
         turn = self._begin(obs)
@@ -127,20 +140,53 @@ class LLMAgentPolicy:
         self._pending = []
         return msgs
 
-    def _begin(self, obs: str) -> tuple[int, list[str]]:
+    def _begin(self, obs: str) -> tuple[list[dict[str, Any]], list[str], int]:
         if not self._started:
             raise RuntimeError("LLMAgentPolicy.act() before reset()")
-        turn = len(self.messages), list(self._pending)
+        turn = list(self.messages), list(self._pending), self.dropped_messages
         if self._acted:
             # the observation answers the previous action (the first one, the opening, came with reset)
             self.messages.extend(self._observation(obs))
+        self._fit()
         return turn
 
-    def _undo(self, turn: tuple[int, list[str]], err: LLMError) -> None:
+    def _undo(self, turn: tuple[list[dict[str, Any]], list[str], int], err: LLMError) -> None:
         """Leave the conversation as it was before the failed turn: ``act(obs)`` may be called again."""
-        del self.messages[turn[0]:]
-        self._pending = turn[1]
+        self.messages, self._pending, self.dropped_messages = turn
         self.last_error = err
+
+    def _request_chars(self) -> int:
+        tools = len(json.dumps(self.tools, ensure_ascii=False)) if self.native and self.tools else 0
+        return tools + sum(_chars(m) for m in self.messages)
+
+    def _fit(self) -> None:
+        """With ``max_prompt_tokens``: leave out the oldest whole turns (an assistant message with
+        the tool results and user reply that answer it) until the next prompt fits, estimated at
+        the endpoint's own count of tokens per character in the last request. The system prompt,
+        the opening request and the latest turn always stay, and no tool result loses its call."""
+        if self.max_prompt_tokens is None or not self._tokens_per_char:
+            return
+        starts = [i for i, m in enumerate(self.messages) if i >= 2 and m["role"] == "assistant"]
+        if len(starts) < 2:
+            return
+        excess = self._request_chars() * self._tokens_per_char - self.max_prompt_tokens
+        if excess <= 0:
+            return
+        cut, freed = 2, 0.0
+        for nxt in starts[1:]:  # drop [2, nxt): whole turns, oldest first, never the latest one
+            freed = sum(_chars(m) for m in self.messages[2:nxt]) * self._tokens_per_char
+            cut = nxt
+            if freed >= excess:
+                break
+        self.dropped_messages += cut - 2
+        del self.messages[2:cut]
+
+    def _measured(self, result: ChatResult) -> ChatResult:
+        """Learn the endpoint's tokens per character from a fresh reply (for ``_fit``)."""
+        if result.usage.get("prompt_tokens") and not result.cached:
+            self._tokens_per_char = result.usage["prompt_tokens"] / max(self._request_chars(), 1)
+        add_usage(self.usage, result)
+        return result
 
     def _complete(self) -> ChatResult:
         if self.native and self.tools:
@@ -153,8 +199,7 @@ class LLMAgentPolicy:
                 result = self.client.chat(self.messages, **self.chat_extra)
         else:
             result = self.client.chat(self.messages, **self.chat_extra)
-        add_usage(self.usage, result)
-        return result
+        return self._measured(result)
 
     async def _acomplete(self) -> ChatResult:
         if self.native and self.tools:
@@ -168,8 +213,7 @@ class LLMAgentPolicy:
                 result = await self.client.achat(self.messages, **self.chat_extra)
         else:
             result = await self.client.achat(self.messages, **self.chat_extra)
-        add_usage(self.usage, result)
-        return result
+        return self._measured(result)
 
     def _to_text_path(self) -> None:
         """Switch to the text action path, rewriting the conversation so far in its terms."""
@@ -198,6 +242,14 @@ class LLMAgentPolicy:
         text = result.content or ""
         self.messages.append({"role": "assistant", "content": text})
         return text
+
+
+def _chars(message: dict[str, Any]) -> int:
+    """A message's size in characters as sent (its content and tool calls)."""
+    n = len(message.get("content") or "")
+    for c in message.get("tool_calls") or ():
+        n += len(c["function"]["name"]) + len(c["function"].get("arguments") or "")
+    return n
 
 
 def _text_action(msg: dict[str, Any]) -> str:

@@ -101,15 +101,17 @@ def _llm_policy(*args: Any, **kwargs: Any):
 POLICIES = {"oracle": OraclePolicy, "random": RandomPolicy, "llm": _llm_policy}
 
 
-def make_policy(name: str, seed: int = 0, llm: dict[str, Any] | None = None):
-    """A policy by name; ``llm`` (or SERVICEGYM_BASE_URL / SERVICEGYM_MODEL) is the endpoint of ``"llm"``."""
-    if name == "oracle":
-        return OraclePolicy()
-    if name == "random":
-        return RandomPolicy(seed)
+def make_policy(name: str, seed: int = 0, llm: dict[str, Any] | None = None, **options: Any):
+    """A policy by name; ``llm`` (or SERVICEGYM_BASE_URL / SERVICEGYM_MODEL) is the endpoint of
+    ``"llm"``, and ``options`` go to ``LLMAgentPolicy`` (``max_prompt_tokens``, ``native_tools``,
+    ``tool_choice``, extra request fields)."""
+    if name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
     if name == "llm":
-        return _llm_policy(llm)
-    raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
+        return _llm_policy(llm, **options)
+    if options or llm is not None:
+        raise ValueError(f"policy {name!r} takes no options, got {sorted([*options, *(['llm'] if llm else [])])}")
+    return OraclePolicy() if name == "oracle" else RandomPolicy(seed)
 
 
 def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:

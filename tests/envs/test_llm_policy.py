@@ -179,3 +179,48 @@ def test_golden_replay_refuses_tasks_it_cannot_tell_apart():
     handler = golden_replay_handler([task])
     first = handler({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": task.user.opening}]})
     assert first["choices"][0]["message"]["tool_calls"] or first["choices"][0]["message"]["content"]
+
+
+def _play_payments(limit):
+    """A long Payments suite task played by the LLM agent, the loopback model replaying its golden
+    route in order; returns the record, the policy and every request body the server received."""
+    from simulators.loopback import count_tokens
+
+    env = gym.make("servicegym/Payments-v0")
+    tid = env.unwrapped.task_ids("test")[0]
+    env.reset(seed=0, options={"task_id": tid})
+    golden = env.unwrapped.task.golden_actions
+    with LoopbackServer(script=[as_native(a) for a in golden]) as server:
+        policy = LLMAgentPolicy(server.config(timeout_s=5, max_retries=0), max_prompt_tokens=limit)
+        rec = run_episode(env, policy, seed=0, options={"task_id": tid})
+        sizes = [count_tokens(body["messages"]) for body in server.requests]
+        return rec, policy, server.requests, sizes
+
+
+def test_max_prompt_tokens_keeps_long_episodes_within_the_limit():
+    full, _, _, sizes = _play_payments(None)
+    assert full["success"] and max(sizes) > 1500, "the test needs a long episode"
+    limit = max(sizes) // 4
+    rec, policy, requests, trimmed = _play_payments(limit)
+    assert rec["success"] and rec["score"] == full["score"]  # the env's transcript and score are the agent's own
+    assert policy.dropped_messages > 0
+    assert max(trimmed) <= 1.15 * limit < max(sizes)
+    opening = requests[0]["messages"][:2]
+    for body in requests:
+        msgs = body["messages"]
+        assert msgs[:2] == opening  # the system prompt and the request always stay
+        called = set()
+        for m in msgs:
+            called |= {c["id"] for c in m.get("tool_calls") or []}
+            if m["role"] == "tool":
+                assert m["tool_call_id"] in called  # no tool result without its call
+        assert msgs[2]["role"] == "assistant" if len(msgs) > 2 else True
+
+
+def test_max_prompt_tokens_is_checked_and_reaches_the_policy_through_collect(tmp_path):
+    with pytest.raises(ValueError, match="max_prompt_tokens"):
+        LLMAgentPolicy({"base_url": "http://127.0.0.1:9/v1", "model": "m"}, max_prompt_tokens=0)
+    with pytest.raises(ValueError, match="takes no options"):
+        make_policy("oracle", max_prompt_tokens=100)
+    policy = make_policy("llm", llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"}, max_prompt_tokens=2048)
+    assert policy.max_prompt_tokens == 2048
