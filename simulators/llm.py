@@ -175,8 +175,9 @@ def request_key(request: dict[str, Any]) -> str:
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
-_SHARED: dict[tuple[int, str, str], LLMClient] = {}
+_SHARED: dict[tuple[int, str, str], LLMClient] = {}  # insertion order = least recently used first
 _SHARED_LOCK = threading.Lock()
+_SHARED_MAX = 32  # distinct configs kept; one used after that is rebuilt (its users keep theirs)
 
 
 class LLMClient:
@@ -196,9 +197,12 @@ class LLMClient:
         key = os.environ.get(cfg.api_key_env) or NO_KEY
         ident = (os.getpid(), cfg.model_dump_json(), hashlib.sha256(key.encode("utf-8")).hexdigest())
         with _SHARED_LOCK:
-            client = _SHARED.get(ident)
+            client = _SHARED.pop(ident, None)
             if client is None:
-                client = _SHARED[ident] = cls(cfg)
+                client = cls(cfg)
+                while len(_SHARED) >= _SHARED_MAX:  # e.g. a config per seed: keep the recent ones only
+                    del _SHARED[next(iter(_SHARED))]
+            _SHARED[ident] = client
             return client
 
     def __init__(self, config: LLMConfig | dict[str, Any] | None = None) -> None:

@@ -295,3 +295,20 @@ def test_the_key_never_leaks(server, tmp_path, monkeypatch, chat):
     texts += [p.read_text(encoding="utf-8") for p in tmp_path.rglob("*") if p.is_file()]
     assert all(SECRET not in t for t in texts)
     assert "***" in str(info.value)
+
+
+def test_shared_clients_one_per_config_and_key(monkeypatch):
+    from simulators import llm as llm_mod
+
+    cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    a = LLMClient.shared(cfg)
+    assert LLMClient.shared(dict(cfg)) is a and LLMClient.shared(LLMConfig.resolve(cfg)) is a
+    assert LLMClient.shared({**cfg, "temperature": 0.5}) is not a
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-another-key")
+    assert LLMClient.shared(cfg) is not a  # another key: another client, never a shared secret
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert LLMClient.shared(cfg) is a
+    for seed in range(llm_mod._SHARED_MAX + 5):  # a config per seed does not pile up clients
+        LLMClient.shared({**cfg, "seed": seed})
+    assert len(llm_mod._SHARED) <= llm_mod._SHARED_MAX
+    assert LLMClient.shared({**cfg, "seed": llm_mod._SHARED_MAX + 4}) is LLMClient.shared({**cfg, "seed": llm_mod._SHARED_MAX + 4})
