@@ -66,6 +66,25 @@ def test_evaluate_writes_rollouts_report_and_plot(tmp_path, capsys):
     assert (rebuilt / "pass_k.png").read_bytes()[:8] == PNG_MAGIC
 
 
+def test_evaluate_an_llm_agent_through_a_local_endpoint(tmp_path, capsys, monkeypatch):
+    """``evaluate --policy llm`` against the loopback model replaying golden routes: the default
+    backend is async for it, episodes overlap at the endpoint, and every episode succeeds."""
+    from envs.llm_policy import golden_replay_handler, replayable_tasks
+    from simulators.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli")
+    tasks = replayable_tasks(gym.make(DELIVERY), 6)
+    out = tmp_path / "llm"
+    with LoopbackServer(handler=golden_replay_handler(tasks), latency_s=0.2) as server:
+        assert main(["evaluate", "--env", DELIVERY, "--policy", "llm", "--base-url", server.base_url, "--model",
+                     server.model, "--task-ids", ",".join(t.task_id for t in tasks), "--concurrency", "6",
+                     "--max-prompt-tokens", "100000", "--out", str(out), "--quiet"]) == 0
+        assert server.max_in_flight == 6
+    recs = [json.loads(x) for x in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(recs) == 6 and all(r["success"] and r["policy"] == "llm" for r in recs)
+    assert "successes=6" in capsys.readouterr().out
+
+
 def test_report_components_for_payments(tmp_path):
     out = tmp_path / "ev"
     assert main(["evaluate", "--env", "servicegym/Payments-v0", "--policy", "random", "--trials", "1", "--limit", "3",
