@@ -16,6 +16,13 @@ Where Ray runs:
   ``{"runtime_env": {"working_dir": "."}}`` from a source checkout).
 - Ray already initialised by the caller: used as it is and left running.
 
+Episodes per actor: with ``episodes_per_actor=1`` (the default for a policy without ``aact``) an
+actor runs one episode at a time, so ``concurrency`` actors run ``concurrency`` episodes. With
+``episodes_per_actor=K > 1`` (the default, 32, for a policy with an ``aact`` coroutine, such as the
+``"llm"`` policy) each actor is an async Ray actor hosting ``K`` envs and runs ``K`` episodes at
+once on its event loop, as the ``"async"`` backend does in one process: ``concurrency=256`` LLM
+episodes then need 8 actors (8 CPUs), not 256.
+
 Each actor reserves one CPU by default (``ray_init_kwargs={"actor_options": {"num_cpus": 0.5}}``
 changes that: the ``actor_options`` key is taken out before ``ray.init``). Ray is an optional
 extra: ``pip install "servicegym[ray]"``.
@@ -27,6 +34,39 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .rollouts import EpisodeResult, EpisodeWorker, Job, PolicyMaker
+
+ASYNC_EPISODES_PER_ACTOR = 32
+
+
+class AsyncEpisodeActor:
+    """``episodes_per_actor`` envs in one Ray actor, their episodes awaited together on the actor's
+    event loop (``EpisodeWorker.arun``); Ray runs up to that many ``run`` calls at once."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker, episodes: int) -> None:
+        self.workers = [EpisodeWorker(env_id, env_kwargs, maker) for _ in range(episodes)]
+        self._free: Any = None
+
+    async def run(self, job: Job) -> EpisodeResult:
+        import asyncio
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self._free is None:  # first call, on the actor's loop: a queue of idle envs, a thread each
+            self._free = asyncio.Queue()
+            for w in self.workers:
+                self._free.put_nowait(w)
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(len(self.workers)))
+        worker = await self._free.get()
+        try:
+            return await worker.arun(job)
+        finally:
+            self._free.put_nowait(worker)
+
+    async def close(self) -> None:
+        from simulators.llm import aclose_clients
+
+        await aclose_clients()
+        for w in self.workers:
+            w.close()
 
 MISSING_RAY = "backend='ray' needs Ray: pip install 'servicegym[ray]' (or pip install 'ray>=2.9')"
 
@@ -50,40 +90,60 @@ def run_ray(
     on_result: Callable[[EpisodeResult], None],
     address: str | None = None,
     init_kwargs: dict[str, Any] | None = None,
+    episodes_per_actor: int | None = None,
 ) -> None:
-    """Runs ``jobs`` on ``min(concurrency, len(jobs))`` actors; calls ``on_result`` (in this
-    thread) for each finished episode, in the order they finish."""
+    """Runs ``jobs``, ``concurrency`` at a time, on actors of ``episodes_per_actor`` episodes each
+    (``None``: 32 for a policy with ``aact``, else 1); calls ``on_result`` (in this thread) for
+    each finished episode, in the order they finish."""
     ray = require_ray()
+    per_actor = episodes_per_actor or (ASYNC_EPISODES_PER_ACTOR if maker.is_async() else 1)
+    slots = min(concurrency, len(jobs))
+    per_actor = min(per_actor, slots)
+    n_actors = -(-slots // per_actor)
     init_kwargs = dict(init_kwargs or {})
     actor_options = {"num_cpus": 1, **init_kwargs.pop("actor_options", {})}
     started = False
     if not ray.is_initialized():
         if address is None:
-            init_kwargs.setdefault("num_cpus", max(1, concurrency))
+            init_kwargs.setdefault("num_cpus", max(1, n_actors))
             init_kwargs.setdefault("include_dashboard", False)
         init_kwargs.setdefault("logging_level", "ERROR")
         ray.init(address=address, **init_kwargs)
         started = True
-    actors = []
+    actors: list[Any] = []
     try:
-        actor_cls = ray.remote(**actor_options)(EpisodeWorker)
-        actors = [actor_cls.remote(env_id, env_kwargs, maker) for _ in range(min(concurrency, len(jobs)))]
+        if per_actor == 1:
+            actor_cls = ray.remote(**actor_options)(EpisodeWorker)
+            actors = [actor_cls.remote(env_id, env_kwargs, maker) for _ in range(n_actors)]
+        else:
+            actor_cls = ray.remote(max_concurrency=per_actor, **actor_options)(AsyncEpisodeActor)
+            actors = [actor_cls.remote(env_id, env_kwargs, maker, per_actor) for _ in range(n_actors)]
         todo = iter(jobs)
-        pending: dict[Any, Any] = {}
-        for actor in actors:
+        pending: dict[Any, int] = {}  # in-flight episode -> its actor's index
+
+        def submit(i: int) -> bool:
             job = next(todo, None)
             if job is None:
-                break
-            pending[actor.run.remote(job)] = actor
+                return False
+            pending[actors[i].run.remote(job)] = i
+            return True
+
+        for _ in range(per_actor):  # fill every actor's slots, round robin
+            for i in range(len(actors)):
+                if len(pending) < slots:
+                    submit(i)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                actor = pending.pop(ref)
+                i = pending.pop(ref)
                 on_result(ray.get(ref))
-                job = next(todo, None)
-                if job is not None:
-                    pending[actor.run.remote(job)] = actor
+                submit(i)  # the actor that finished one gets the next
     finally:
+        if per_actor > 1 and actors:
+            try:
+                ray.get([a.close.remote() for a in actors], timeout=10)
+            except Exception:  # an actor that died or hangs is killed below all the same
+                pass
         for actor in actors:
             ray.kill(actor)
         if started:

@@ -589,6 +589,7 @@ def collect(
     policy_kwargs: dict[str, Any] | None = None,
     ray_address: str | None = None,
     ray_init_kwargs: dict[str, Any] | None = None,
+    ray_episodes_per_actor: int | None = None,
 ) -> CollectSummary:
     """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``; the first ``limit``)
     ``trials`` times, ``concurrency`` episodes at a time on ``backend``, and appends one JSON line
@@ -602,8 +603,8 @@ def collect(
 
     ``resume=True`` skips the (task, trial) pairs of this env and policy already in the file (a
     record there with another seed for the pair raises ``ValueError``: resume with the same
-    ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs``: see
-    ``envs.ray_backend``. Returns a ``CollectSummary``.
+    ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs`` /
+    ``ray_episodes_per_actor``: see ``envs.ray_backend``. Returns a ``CollectSummary``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -611,6 +612,8 @@ def collect(
         raise ValueError(f"trials must be at least 1, got {trials}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if ray_episodes_per_actor is not None and ray_episodes_per_actor < 1:
+        raise ValueError(f"ray_episodes_per_actor must be at least 1, got {ray_episodes_per_actor}")
     env_id = resolve_env_id(env_id)
     env_kwargs = dict(env_kwargs or {})
     maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
@@ -693,7 +696,8 @@ def collect(
                     from .ray_backend import run_ray
 
                     run_ray(jobs, env_id=env_id, env_kwargs=env_kwargs, maker=maker, concurrency=concurrency,
-                            on_result=on_result, address=ray_address, init_kwargs=ray_init_kwargs)
+                            on_result=on_result, address=ray_address, init_kwargs=ray_init_kwargs,
+                            episodes_per_actor=ray_episodes_per_actor)
             finally:
                 if bar is not None:
                     bar.close()

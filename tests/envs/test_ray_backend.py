@@ -41,3 +41,26 @@ def test_a_missing_ray_says_how_to_install_it(monkeypatch):
     with pytest.raises(ImportError, match=r"servicegym\[ray\]"):
         require_ray()
     assert "pip install" in MISSING_RAY
+
+
+def test_async_ray_actors_run_several_llm_episodes_each(tmp_path, monkeypatch):
+    """An LLM policy on Ray: each actor hosts several envs and awaits their episodes together, so
+    6 episodes run at once on 2 actors (2 CPUs), with the thread backend's records."""
+    pytest.importorskip("ray", reason="the Ray backend is the optional extra servicegym[ray]")
+    import gymnasium as gym
+
+    from envs.llm_policy import golden_replay_handler, replayable_tasks
+    from simulators.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-ray")
+    tasks = replayable_tasks(gym.make(DELIVERY), 6)
+    ids = [t.task_id for t in tasks]
+    with LoopbackServer(handler=golden_replay_handler(tasks), latency_s=0.3) as server:
+        kw = dict(task_ids=ids, progress=False, policy_kwargs={"llm": server.config(timeout_s=20, max_retries=0)})
+        collect(DELIVERY, "llm", out=tmp_path / "thread.jsonl", backend="thread", concurrency=6, **kw)
+        server.max_in_flight = 0
+        summary = collect(DELIVERY, "llm", out=tmp_path / "ray.jsonl", backend="ray", concurrency=6,
+                          ray_episodes_per_actor=3, ray_init_kwargs={"num_cpus": 2}, **kw)
+        assert server.max_in_flight == 6  # 2 actors x 3 episodes in flight at once
+    assert summary.collected == 6 and summary.success_rate == 1.0
+    assert by_key(tmp_path / "ray.jsonl") == by_key(tmp_path / "thread.jsonl")
