@@ -151,12 +151,17 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
     ids = _check_task_ids(args.env, args.split, env_kwargs, _task_ids(args), args.limit)
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise CliError("--backend ray needs Ray: pip install 'servicegym[ray]' (or ray)")
+    if args.backend != "ray" and (args.ray_address or args.ray_episodes_per_actor):
+        raise CliError("--ray-address and --ray-episodes-per-actor go with --backend ray")
+    if args.ray_episodes_per_actor is not None:
+        _positive("--ray-episodes-per-actor", args.ray_episodes_per_actor)
     from .rollouts import collect
 
     try:
         summary = collect(args.env, policy, out=out, task_ids=ids, split=args.split, trials=args.trials,
                           concurrency=args.concurrency, backend=args.backend, env_kwargs=env_kwargs or None,
-                          seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None)
+                          seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None,
+                          ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor)
     except OSError as err:
         raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
     except ValueError as err:  # e.g. a resumed file made with another --seed
@@ -441,6 +446,10 @@ def _collect_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
     p.add_argument("--backend", default="auto",
                    help="auto (async for --policy llm, else thread), thread, async, process or ray")
+    p.add_argument("--ray-address", default=None,
+                   help="--backend ray: a running cluster ('auto', or ray://HOST:10001); default: a local instance")
+    p.add_argument("--ray-episodes-per-actor", type=int, default=None,
+                   help="--backend ray: episodes each actor runs at once (default 32 for --policy llm, else 1)")
     p.add_argument("--no-resume", action="store_true", help="start over instead of skipping episodes already in the file")
     p.add_argument("--base-url", default=None, help="--policy llm: the chat-completions endpoint (or SERVICEGYM_BASE_URL)")
     p.add_argument("--model", default=None, help="--policy llm: the model name (or SERVICEGYM_MODEL)")

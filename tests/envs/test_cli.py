@@ -102,6 +102,8 @@ def test_report_components_for_payments(tmp_path):
     ["evaluate", "--policy", "llm", "--out", "{tmp}/e"],
     ["rollout", "--backend", "mpi", "--out", "{tmp}/x.jsonl"],
     ["evaluate", "--policy", "oracle", "--max-prompt-tokens", "900", "--out", "{tmp}/e"],
+    ["evaluate", "--ray-address", "auto", "--out", "{tmp}/e"],
+    ["evaluate", "--backend", "ray", "--ray-episodes-per-actor", "0", "--out", "{tmp}/e"],
     ["evaluate", "--policy", "llm", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--max-prompt-tokens", "0",
      "--out", "{tmp}/e"],
     ["play", "--task-id", "bogus"],
