@@ -11,7 +11,11 @@ the official ``openai`` package and adds what an RL loop needs around it:
 - a content-addressed cache: the sha256 of the canonical JSON of the request (model, messages,
   tools, temperature, seed, response format, ...) names a JSON file under ``cache_dir``; a hit
   returns the stored result with ``cached=True`` and makes no request, so re-scoring a saved
-  transcript costs nothing.
+  transcript costs nothing;
+- ``await client.achat(...)``: the same call for asyncio, over ``openai.AsyncOpenAI`` (aiohttp
+  transport when installed), one HTTP session per event loop, closed by ``aclose_clients()``;
+- ``LLMClient.shared(config)``: the process's one client per config and key, so the policies,
+  users and judges built per episode share one connection pool.
 
 The API key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``)
 when the client is built; it is never stored on the config, in cache keys or files, reprs,
