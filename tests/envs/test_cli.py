@@ -136,3 +136,12 @@ def test_train_without_the_rl_extra_says_what_to_install(capsys, monkeypatch):
     assert main(["train", "--timesteps", "10"]) == 2
     err = capsys.readouterr().err
     assert "servicegym[rl]" in err and err.count("\n") == 1
+
+
+def test_the_rollout_benchmark_runs_and_prints_its_table(capsys):
+    """``servicegym bench --which rollouts`` on a tiny LLM-latency run: the script works end to end
+    (its figures are for people to read; nothing here times anything)."""
+    assert main(["bench", "--which", "rollouts", "--only-llm", "--quick", "--episodes", "4", "--latency", "0.01",
+                 "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "questions" in out and "async x" in out and "4 episodes" in out
