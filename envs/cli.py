@@ -161,7 +161,8 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
         summary = collect(args.env, policy, out=out, task_ids=ids, split=args.split, trials=args.trials,
                           concurrency=args.concurrency, backend=args.backend, env_kwargs=env_kwargs or None,
                           seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None,
-                          ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor)
+                          ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor,
+                          inline_tools=not args.tools_once)
     except OSError as err:
         raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
     except ValueError as err:  # e.g. a resumed file made with another --seed
@@ -450,6 +451,8 @@ def _collect_options(p: argparse.ArgumentParser) -> None:
                    help="--backend ray: a running cluster ('auto', or ray://HOST:10001); default: a local instance")
     p.add_argument("--ray-episodes-per-actor", type=int, default=None,
                    help="--backend ray: episodes each actor runs at once (default 32 for --policy llm, else 1)")
+    p.add_argument("--tools-once", action="store_true",
+                   help="store each distinct tool list once, in ROLLOUTS.tools.jsonl, and refer to it from the records")
     p.add_argument("--no-resume", action="store_true", help="start over instead of skipping episodes already in the file")
     p.add_argument("--base-url", default=None, help="--policy llm: the chat-completions endpoint (or SERVICEGYM_BASE_URL)")
     p.add_argument("--model", default=None, help="--policy llm: the model name (or SERVICEGYM_MODEL)")

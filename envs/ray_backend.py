@@ -42,8 +42,9 @@ class AsyncEpisodeActor:
     """``episodes_per_actor`` envs in one Ray actor, their episodes awaited together on the actor's
     event loop (``EpisodeWorker.arun``); Ray runs up to that many ``run`` calls at once."""
 
-    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker, episodes: int) -> None:
-        self.workers = [EpisodeWorker(env_id, env_kwargs, maker) for _ in range(episodes)]
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker, episodes: int,
+                 inline_tools: bool = True) -> None:
+        self.workers = [EpisodeWorker(env_id, env_kwargs, maker, inline_tools) for _ in range(episodes)]
         self._free: Any = None
 
     async def run(self, job: Job) -> EpisodeResult:
@@ -91,6 +92,7 @@ def run_ray(
     address: str | None = None,
     init_kwargs: dict[str, Any] | None = None,
     episodes_per_actor: int | None = None,
+    inline_tools: bool = True,
 ) -> None:
     """Runs ``jobs``, ``concurrency`` at a time, on actors of ``episodes_per_actor`` episodes each
     (``None``: 32 for a policy with ``aact``, else 1); calls ``on_result`` (in this thread) for
@@ -114,10 +116,10 @@ def run_ray(
     try:
         if per_actor == 1:
             actor_cls = ray.remote(**actor_options)(EpisodeWorker)
-            actors = [actor_cls.remote(env_id, env_kwargs, maker) for _ in range(n_actors)]
+            actors = [actor_cls.remote(env_id, env_kwargs, maker, inline_tools) for _ in range(n_actors)]
         else:
             actor_cls = ray.remote(max_concurrency=per_actor, **actor_options)(AsyncEpisodeActor)
-            actors = [actor_cls.remote(env_id, env_kwargs, maker, per_actor) for _ in range(n_actors)]
+            actors = [actor_cls.remote(env_id, env_kwargs, maker, per_actor, inline_tools) for _ in range(n_actors)]
         todo = iter(jobs)
         pending: dict[Any, int] = {}  # in-flight episode -> its actor's index
 

@@ -68,6 +68,7 @@ __all__ = [
     "collect",
     "episode_seed",
     "read_records",
+    "tools_path",
 ]
 
 BACKENDS = ("auto", "thread", "async", "process", "ray")
@@ -81,6 +82,11 @@ installed package's version; ``error`` is ``None`` or ``"ExceptionType: message"
 (or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
 ``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
 TIMING_FIELDS = ("elapsed_s",)
+TOOLS_REF = "$ref"
+"""With ``collect(..., inline_tools=False)`` a record's ``tools`` is ``{"$ref": digest}`` and the
+list itself is a line ``{"digest": ..., "tools": [...]}`` of the sidecar ``tools_path(out)``,
+written once per distinct list before any record that refers to it; ``read_records`` puts the
+lists back (``resolve_tools=False`` leaves the references)."""
 
 
 def episode_seed(seed: int, task_id: str, trial: int) -> int:
@@ -120,6 +126,7 @@ class EpisodeResult:
     success: bool
     error: str | None
     line: str
+    tools: tuple[str, str] | None = None  # (digest, JSON) of a tool list the record refers to, first time only
 
 
 class _CallablePolicy:
@@ -226,10 +233,13 @@ class EpisodeWorker:
     """Owns one env and runs episodes on it; every backend runs episodes through this class
     (the Ray backend hosts one per actor), so they all produce the same records."""
 
-    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker) -> None:
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker,
+                 inline_tools: bool = True) -> None:
         import envs  # noqa: F401  (registers the ids in a fresh worker process)
 
         self.env_id = env_id
+        self.inline_tools = inline_tools
+        self._tools_sent: set[str] = set()  # digests of the tool lists this worker has handed over
         self.env = gym.make(env_id, **(env_kwargs or {}))
         self.maker = maker
         self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
@@ -335,8 +345,21 @@ class EpisodeWorker:
             "error": error,
             "elapsed_s": round(time.perf_counter() - t0, 6),
         }
+        handed = None
+        if not self.inline_tools:
+            record["tools"], handed = self._tools_ref(tools)
         line = json.dumps(record, ensure_ascii=False, default=str)
-        return EpisodeResult(job.task_id, job.trial, success, error, line)
+        return EpisodeResult(job.task_id, job.trial, success, error, line, handed)
+
+    def _tools_ref(self, tools: list[dict[str, Any]]) -> tuple[dict[str, str], tuple[str, str] | None]:
+        """``{"$ref": digest}`` for a record, and ``(digest, JSON)`` the first time this worker
+        hands that tool list over (the writer stores each list once, whichever worker sent it)."""
+        text = json.dumps(tools, ensure_ascii=False, default=str)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+        if digest in self._tools_sent:
+            return {TOOLS_REF: digest}, None
+        self._tools_sent.add(digest)
+        return {TOOLS_REF: digest}, (digest, text)
 
     def close(self) -> None:
         self.env.close()
@@ -375,11 +398,14 @@ def _out_path(out: str | os.PathLike[str]) -> Path:
     return path
 
 
-def read_records(path: str | os.PathLike[str], repair: bool = False) -> list[dict[str, Any]]:
-    """The records of a rollouts file. A last line cut short by a kill (no newline, not JSON) is
-    dropped; with ``repair=True`` the file is rewritten without it. A bad line elsewhere raises
-    ``ValueError`` (that is not what a kill leaves)."""
-    path = Path(path)
+def tools_path(out: str | os.PathLike[str]) -> Path:
+    """The sidecar of a rollouts file that holds its tool lists (``inline_tools=False``):
+    ``rollouts.jsonl`` -> ``rollouts.tools.jsonl``."""
+    path = _out_path(out)
+    return path.with_name(path.stem + ".tools.jsonl")
+
+
+def _read_jsonl(path: Path, repair: bool) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     raw = path.read_bytes()
@@ -401,6 +427,26 @@ def read_records(path: str | os.PathLike[str], repair: bool = False) -> list[dic
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(clean)
         os.replace(tmp, path)
+    return records
+
+
+def read_records(path: str | os.PathLike[str], repair: bool = False, resolve_tools: bool = True) -> list[dict[str, Any]]:
+    """The records of a rollouts file. A last line cut short by a kill (no newline, not JSON) is
+    dropped; with ``repair=True`` the file is rewritten without it. A bad line elsewhere raises
+    ``ValueError`` (that is not what a kill leaves). Records written with ``inline_tools=False``
+    get their tool lists back from the sidecar (``resolve_tools=False`` keeps ``{"$ref": ...}``)."""
+    path = Path(path)
+    records = _read_jsonl(path, repair)
+    refs = [r for r in records if isinstance(r.get("tools"), dict) and TOOLS_REF in r["tools"]]
+    if resolve_tools and refs:
+        side = tools_path(path)
+        lists = {t["digest"]: t["tools"] for t in _read_jsonl(side, repair=False)}
+        for r in refs:
+            digest = r["tools"][TOOLS_REF]
+            if digest not in lists:
+                raise ValueError(f"{path}: task {r.get('task_id')!r} refers to tool list {digest}, which {side} "
+                                 f"does not hold (keep the .tools.jsonl file beside its rollouts)")
+            r["tools"] = lists[digest]
     return records
 
 
@@ -449,7 +495,7 @@ def _exclusive(path: Path):
 # ----- backends: each calls on_result(EpisodeResult) from the calling thread -------------------
 
 def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
-                 on_result: Callable[[EpisodeResult], None]) -> None:
+                 on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
     local = threading.local()
     workers: list[EpisodeWorker] = []
     lock = threading.Lock()
@@ -457,7 +503,7 @@ def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker
     def run(job: Job) -> EpisodeResult:
         worker = getattr(local, "worker", None)
         if worker is None:
-            worker = local.worker = EpisodeWorker(env_id, env_kwargs, maker)
+            worker = local.worker = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
             with lock:
                 workers.append(worker)
         return worker.run(job)
@@ -472,7 +518,7 @@ def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker
 
 
 def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
-               on_result: Callable[[EpisodeResult], None]) -> None:
+               on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
     """``concurrency`` episodes on one asyncio event loop, each with its own env: the policy's
     ``aact`` is awaited, so 64 episodes waiting on a model cost one thread, not 64. Runs the loop
     in this thread, or in a helper thread when this one already runs a loop (a notebook)."""
@@ -482,7 +528,7 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
 
     async def main() -> None:
         todo = iter(jobs)
-        workers = [EpisodeWorker(env_id, env_kwargs, maker) for _ in range(min(concurrency, len(jobs)))]
+        workers = [EpisodeWorker(env_id, env_kwargs, maker, inline_tools) for _ in range(min(concurrency, len(jobs)))]
         # what runs in threads (a policy without aact, an env whose LLM user or judge blocks) gets a
         # thread per episode, not the default executor's few; asyncio.run shuts it down at the end
         asyncio.get_running_loop().set_default_executor(
@@ -511,9 +557,9 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
 _PROCESS_WORKER: EpisodeWorker | None = None
 
 
-def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker) -> None:
+def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> None:
     global _PROCESS_WORKER
-    _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker)
+    _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
 
 
 def _process_run(job: Job) -> EpisodeResult:
@@ -531,7 +577,7 @@ def _mp_context():
 
 
 def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
-                   on_result: Callable[[EpisodeResult], None]) -> None:
+                   on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
     try:
         pickle.dumps(maker)
     except Exception as err:
@@ -539,7 +585,7 @@ def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], mak
                          f"{err}") from None
     ctx = _mp_context()
     pool = ProcessPoolExecutor(max_workers=min(concurrency, len(jobs)), mp_context=ctx, initializer=_process_init,
-                               initargs=(env_id, env_kwargs, maker))
+                               initargs=(env_id, env_kwargs, maker, inline_tools))
     try:
         _drain(pool, _process_run, jobs, concurrency, on_result)
     finally:
@@ -590,6 +636,7 @@ def collect(
     ray_address: str | None = None,
     ray_init_kwargs: dict[str, Any] | None = None,
     ray_episodes_per_actor: int | None = None,
+    inline_tools: bool = True,
 ) -> CollectSummary:
     """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``; the first ``limit``)
     ``trials`` times, ``concurrency`` episodes at a time on ``backend``, and appends one JSON line
@@ -604,7 +651,9 @@ def collect(
     ``resume=True`` skips the (task, trial) pairs of this env and policy already in the file (a
     record there with another seed for the pair raises ``ValueError``: resume with the same
     ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs`` /
-    ``ray_episodes_per_actor``: see ``envs.ray_backend``. Returns a ``CollectSummary``.
+    ``ray_episodes_per_actor``: see ``envs.ray_backend``. ``inline_tools=False`` stores each
+    distinct tool list once, in the sidecar ``tools_path(out)``, and the records refer to it (see
+    ``TOOLS_REF``; the tool schemas are most of a record's bytes). Returns a ``CollectSummary``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -631,11 +680,14 @@ def collect(
     path = _out_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(path):
+        side = tools_path(path)
         if resume:
-            existing = read_records(path, repair=True)
+            existing = read_records(path, repair=True, resolve_tools=False)
         else:
             existing = []
             path.write_bytes(b"")
+            side.unlink(missing_ok=True)
+        stored_tools = {t.get("digest") for t in _read_jsonl(side, repair=True)}
         wanted = {(tid, trial): episode_seed(seed, tid, trial) for trial in range(trials) for tid in ids}
         done: dict[tuple[str, int], dict[str, Any]] = {}
         for rec in existing:
@@ -665,6 +717,12 @@ def collect(
         with open(path, "ab") as f:
             def on_result(result: EpisodeResult) -> None:
                 nonlocal successes, errors, finished, collected
+                if result.tools is not None and result.tools[0] not in stored_tools:
+                    # the tool list goes out before the first record that refers to it
+                    digest, text = result.tools
+                    with open(side, "ab") as sf:
+                        sf.write(f'{{"digest": "{digest}", "tools": {text}}}\n'.encode())
+                    stored_tools.add(digest)
                 f.write(result.line.encode("utf-8") + b"\n")
                 f.flush()
                 collected += 1
@@ -680,24 +738,24 @@ def collect(
                     pass
                 elif backend == "thread":
                     if maker.kind == "instance":
-                        worker = EpisodeWorker(env_id, env_kwargs, maker)
+                        worker = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
                         try:
                             for job in jobs:
                                 on_result(worker.run(job))
                         finally:
                             worker.close()
                     else:
-                        _run_threads(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                        _run_threads(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
                 elif backend == "async":
-                    _run_async(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                    _run_async(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
                 elif backend == "process":
-                    _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result)
+                    _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
                 else:
                     from .ray_backend import run_ray
 
                     run_ray(jobs, env_id=env_id, env_kwargs=env_kwargs, maker=maker, concurrency=concurrency,
                             on_result=on_result, address=ray_address, init_kwargs=ray_init_kwargs,
-                            episodes_per_actor=ray_episodes_per_actor)
+                            episodes_per_actor=ray_episodes_per_actor, inline_tools=inline_tools)
             finally:
                 if bar is not None:
                     bar.close()

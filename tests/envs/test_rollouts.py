@@ -342,3 +342,39 @@ def test_async_backend_called_from_a_running_event_loop(tmp_path):
     assert summary.backend == "async" and summary.collected == 3 and summary.success_rate == 1.0
     collect(DELIVERY, "oracle", out=tmp_path / "plain.jsonl", limit=3, progress=False)
     assert by_key(read_records(tmp_path / "nb.jsonl")) == by_key(read_records(tmp_path / "plain.jsonl"))
+
+
+@pytest.mark.parametrize(("env_id", "backend", "lists"), [(DELIVERY, "thread", 1), ("servicegym/Workspace-v0", "process", 5)])
+def test_tool_lists_stored_once_read_back_as_if_inline(tmp_path, env_id, backend, lists):
+    """``inline_tools=False``: each distinct tool list is one line of the sidecar, written once
+    whichever worker met it first; ``read_records`` gives back exactly the inline records."""
+    from envs.rollouts import TOOLS_REF, tools_path
+
+    kw = dict(limit=5, trials=2, seed=1, progress=False, concurrency=2, backend=backend)
+    collect(env_id, "oracle", out=tmp_path / "inline.jsonl", **kw)
+    collect(env_id, "oracle", out=tmp_path / "refs.jsonl", inline_tools=False, **kw)
+    side = tools_path(tmp_path / "refs.jsonl")
+    assert side.name == "refs.tools.jsonl"
+    stored = [json.loads(line) for line in side.read_text(encoding="utf-8").splitlines()]
+    assert len(stored) == len({t["digest"] for t in stored}) == lists
+    raw = [json.loads(line) for line in (tmp_path / "refs.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(set(r["tools"]) == {TOOLS_REF} for r in raw)
+    assert read_records(tmp_path / "refs.jsonl", resolve_tools=False) == raw
+    assert by_key(read_records(tmp_path / "refs.jsonl")) == by_key(read_records(tmp_path / "inline.jsonl"))
+    assert (tmp_path / "refs.jsonl").stat().st_size < 0.6 * (tmp_path / "inline.jsonl").stat().st_size
+
+
+def test_tool_lists_survive_resume_and_a_missing_sidecar_is_named(tmp_path):
+    from envs.rollouts import tools_path
+
+    out = tmp_path / "r.jsonl"
+    collect(DELIVERY, "random", out=out, limit=2, progress=False, inline_tools=False)
+    summary = collect(DELIVERY, "random", out=out, limit=5, progress=False, inline_tools=False)
+    assert (summary.skipped, summary.collected) == (2, 3)
+    assert len(tools_path(out).read_text(encoding="utf-8").splitlines()) == 1  # not written again on resume
+    assert len(read_records(out)) == 5 and all(isinstance(r["tools"], list) for r in read_records(out))
+    tools_path(out).unlink()
+    with pytest.raises(ValueError, match=r"r\.tools\.jsonl"):
+        read_records(out)
+    collect(DELIVERY, "random", out=out, limit=1, progress=False, resume=False)  # a fresh start is inline again
+    assert not tools_path(out).exists() and isinstance(read_records(out)[0]["tools"], list)
