@@ -25,8 +25,9 @@ def test_ray_backend_gives_the_thread_backends_records_and_resumes(tmp_path):
     # one record already there: the Ray run resumes past it, streaming the rest into the same file
     first = read_records(tmp_path / "thread.jsonl")[0]
     (tmp_path / "ray.jsonl").write_text(json.dumps(first) + "\n", encoding="utf-8")
+    # ... with its tool lists stored once (a file of inline and referring records reads back whole)
     summary = collect(DELIVERY, "random", out=tmp_path / "ray.jsonl", backend="ray", concurrency=2,
-                      ray_init_kwargs={"num_cpus": 2}, **kw)
+                      ray_init_kwargs={"num_cpus": 2}, inline_tools=False, **kw)
     assert (summary.skipped, summary.collected) == (1, 5)
     ray_records = by_key(tmp_path / "ray.jsonl")
     assert len(read_records(tmp_path / "ray.jsonl")) == len(ray_records) == 6
