@@ -80,7 +80,9 @@ class DeliveryEnv(LifeServiceEnv):
     VitaBench (arXiv 2509.26490), tau2-bench.
 
     ## Version History
-    * v0: initial release (generator v1, frozen suite of 100 tasks).
+    * v0: initial release (generator v1, frozen suite of 100 tasks). Before the first published
+      release the scripted user learned to answer a question about the order note (a hidden note,
+      in 26 of the 100 suite tasks, could not be revealed); tasks and suite are unchanged.
     """
 
     domain = "delivery"
