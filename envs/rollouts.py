@@ -538,9 +538,13 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
             for job in todo:  # one iterator shared by every worker: each job runs once
                 on_result(await worker.arun(job))
 
+        tasks = [asyncio.ensure_future(drain(w)) for w in workers]
         try:
-            await asyncio.gather(*(drain(w) for w in workers))
-        finally:
+            await asyncio.gather(*tasks)
+        finally:  # one drain failed (e.g. the writer's disk is full): stop the others before closing their envs
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             for w in workers:
                 w.close()
             await aclose_clients()

@@ -378,3 +378,28 @@ def test_tool_lists_survive_resume_and_a_missing_sidecar_is_named(tmp_path):
         read_records(out)
     collect(DELIVERY, "random", out=out, limit=1, progress=False, resume=False)  # a fresh start is inline again
     assert not tools_path(out).exists() and isinstance(read_records(out)[0]["tools"], list)
+
+
+def test_a_failure_outside_the_episodes_stops_the_async_backend_cleanly(tmp_path, monkeypatch):
+    """A failure that is not an episode's own (here the worker, as a full disk would be the writer)
+    stops the async run with that error; the file keeps only whole records and a rerun resumes."""
+    import envs.rollouts as rollouts
+
+    out = tmp_path / "r.jsonl"
+    real = rollouts.EpisodeWorker.arun
+    calls = {"n": 0}
+
+    async def arun(self, job):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError(28, "No space left on device")
+        return await real(self, job)
+
+    monkeypatch.setattr(rollouts.EpisodeWorker, "arun", arun)
+    with pytest.raises(OSError, match="No space"):
+        collect(DELIVERY, "oracle", out=out, limit=10, concurrency=3, backend="async", progress=False)
+    kept = read_records(out)
+    assert 0 < len(kept) < 10 and len({r["task_id"] for r in kept}) == len(kept)
+    monkeypatch.setattr(rollouts.EpisodeWorker, "arun", real)
+    summary = collect(DELIVERY, "oracle", out=out, limit=10, concurrency=3, backend="async", progress=False)
+    assert summary.skipped == len(kept) and len(read_records(out)) == 10
