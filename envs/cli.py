@@ -27,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 
 from . import ENV_IDS
-from .rollouts import BACKENDS
+from .rollouts import BACKENDS, collect
 from .tasks import TaskFileError
 
 BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
@@ -155,7 +155,6 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
         raise CliError("--ray-address and --ray-episodes-per-actor go with --backend ray")
     if args.ray_episodes_per_actor is not None:
         _positive("--ray-episodes-per-actor", args.ray_episodes_per_actor)
-    from .rollouts import collect
 
     try:
         summary = collect(args.env, policy, out=out, task_ids=ids, split=args.split, trials=args.trials,

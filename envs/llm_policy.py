@@ -93,10 +93,12 @@ class LLMAgentPolicy:
         self._started = False
         self._acted = False
         self._tokens_per_char = 0.0  # the endpoint's prompt tokens per character of the last request
+        self._tools_chars = 0  # the tool schemas' JSON size (sent with every native request)
 
     # ----- protocol ----------------------------------------------------------------------------
     def reset(self, env: Any, obs: str, info: dict[str, Any]) -> None:
         self.tools = list(info.get("tools") or [])
+        self._tools_chars = len(json.dumps(self.tools, ensure_ascii=False)) if self.max_prompt_tokens and self.tools else 0
         self._system = str(info.get("system_prompt") or "")
         self.messages = [{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": obs}]
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
@@ -156,8 +158,7 @@ class LLMAgentPolicy:
         self.last_error = err
 
     def _request_chars(self) -> int:
-        tools = len(json.dumps(self.tools, ensure_ascii=False)) if self.native and self.tools else 0
-        return tools + sum(_chars(m) for m in self.messages)
+        return (self._tools_chars if self.native else 0) + sum(_chars(m) for m in self.messages)
 
     def _fit(self) -> None:
         """With ``max_prompt_tokens``: leave out the oldest whole turns (an assistant message with
@@ -172,18 +173,18 @@ class LLMAgentPolicy:
         excess = self._request_chars() * self._tokens_per_char - self.max_prompt_tokens
         if excess <= 0:
             return
-        cut, freed = 2, 0.0
+        cut, freed = 2, 0
         for nxt in starts[1:]:  # drop [2, nxt): whole turns, oldest first, never the latest one
-            freed = sum(_chars(m) for m in self.messages[2:nxt]) * self._tokens_per_char
+            freed += sum(_chars(m) for m in self.messages[cut:nxt])
             cut = nxt
-            if freed >= excess:
+            if freed * self._tokens_per_char >= excess:
                 break
         self.dropped_messages += cut - 2
         del self.messages[2:cut]
 
     def _measured(self, result: ChatResult) -> ChatResult:
         """Learn the endpoint's tokens per character from a fresh reply (for ``_fit``)."""
-        if result.usage.get("prompt_tokens") and not result.cached:
+        if self.max_prompt_tokens is not None and result.usage.get("prompt_tokens") and not result.cached:
             self._tokens_per_char = result.usage["prompt_tokens"] / max(self._request_chars(), 1)
         add_usage(self.usage, result)
         return result

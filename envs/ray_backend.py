@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .rollouts import EpisodeResult, EpisodeWorker, Job, PolicyMaker
+from .rollouts import EpisodeResult, EpisodeWorker, Job, PolicyMaker, thread_per_episode
 
 ASYNC_EPISODES_PER_ACTOR = 32
 
@@ -49,13 +49,12 @@ class AsyncEpisodeActor:
 
     async def run(self, job: Job) -> EpisodeResult:
         import asyncio
-        from concurrent.futures import ThreadPoolExecutor
 
         if self._free is None:  # first call, on the actor's loop: a queue of idle envs, a thread each
             self._free = asyncio.Queue()
             for w in self.workers:
                 self._free.put_nowait(w)
-            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(len(self.workers)))
+            thread_per_episode(len(self.workers))
         worker = await self._free.get()
         try:
             return await worker.arun(job)
@@ -98,7 +97,7 @@ def run_ray(
     (``None``: 32 for a policy with ``aact``, else 1); calls ``on_result`` (in this thread) for
     each finished episode, in the order they finish."""
     ray = require_ray()
-    per_actor = episodes_per_actor or (ASYNC_EPISODES_PER_ACTOR if maker.is_async() else 1)
+    per_actor = episodes_per_actor or (ASYNC_EPISODES_PER_ACTOR if maker.asynchronous else 1)
     slots = min(concurrency, len(jobs))
     per_actor = min(per_actor, slots)
     n_actors = -(-slots // per_actor)
@@ -123,12 +122,10 @@ def run_ray(
         todo = iter(jobs)
         pending: dict[Any, int] = {}  # in-flight episode -> its actor's index
 
-        def submit(i: int) -> bool:
+        def submit(i: int) -> None:
             job = next(todo, None)
-            if job is None:
-                return False
-            pending[actors[i].run.remote(job)] = i
-            return True
+            if job is not None:
+                pending[actors[i].run.remote(job)] = i
 
         for _ in range(per_actor):  # fill every actor's slots, round robin
             for i in range(len(actors)):

@@ -152,6 +152,11 @@ def _required_positional(fn: Callable) -> int | None:
                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
 
 
+def _has_aact(policy: Any) -> bool:
+    """Whether a policy (or policy class) has an ``aact`` coroutine the async backends await."""
+    return inspect.iscoroutinefunction(getattr(policy, "aact", None))
+
+
 def _accepts_seed(fn: Callable) -> bool:
     try:
         params = inspect.signature(fn).parameters
@@ -174,13 +179,17 @@ class PolicyMaker:
     target: Any
     name: str
     kwargs: dict[str, Any] = field(default_factory=dict)
+    asynchronous: bool = False
+    """Whether the policies made have an ``aact`` coroutine (the ``"auto"`` backend is then
+    ``"async"``): known for names (from the policy built to check the name) and classes, not
+    other factories."""
 
     @classmethod
     def from_policy(cls, policy: Any, name: str | None = None, kwargs: dict[str, Any] | None = None) -> PolicyMaker:
         kwargs = dict(kwargs or {})
         if isinstance(policy, str):
-            make_policy(policy, seed=0, **kwargs)  # fail now, with make_policy's message, on an unknown name
-            return cls("name", policy, name or policy, kwargs)
+            probe = make_policy(policy, seed=0, **kwargs)  # fails now, with make_policy's message, on a bad name
+            return cls("name", policy, name or policy, kwargs, _has_aact(probe))
         if kwargs:
             raise ValueError("policy_kwargs apply to policy names only")
         if hasattr(policy, "reset") and hasattr(policy, "act") and not isinstance(policy, type):
@@ -190,21 +199,10 @@ class PolicyMaker:
         label = name or getattr(policy, "name", None) or getattr(policy, "__qualname__", None) or repr(policy)
         required = _required_positional(policy)
         if required == 0:
-            return cls("factory", policy, str(label))
+            return cls("factory", policy, str(label), asynchronous=isinstance(policy, type) and _has_aact(policy))
         if required == 2:
             return cls("callable", policy, str(label))
         raise TypeError(f"a callable policy takes (obs, info) or nothing (a factory); {label} takes {required} arguments")
-
-    def is_async(self) -> bool:
-        """Whether the policies made have an ``aact`` coroutine (the ``"auto"`` backend is then
-        ``"async"``): known for names (one is built to look) and classes, not other factories."""
-        if self.kind == "name":
-            probe = make_policy(self.target, seed=0, **self.kwargs)
-        elif self.kind == "factory" and isinstance(self.target, type):
-            probe = self.target
-        else:
-            return False
-        return inspect.iscoroutinefunction(getattr(probe, "aact", None))
 
     def make(self, seed: int) -> Any:
         if self.kind == "name":
@@ -304,8 +302,7 @@ class EpisodeWorker:
         phase = "policy"  # whose call raised, if one does: the policy's or the env's
         try:
             policy = self.maker.make(job.seed)
-            aact = getattr(policy, "aact", None)
-            aact = aact if inspect.iscoroutinefunction(aact) else None
+            aact = policy.aact if _has_aact(policy) else None
             phase = "env"
             obs, info = yield ("env", functools.partial(env.reset, seed=job.seed, options={"task_id": job.task_id}))
             started = True
@@ -517,6 +514,16 @@ def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker
             w.close()
 
 
+def thread_per_episode(episodes: int) -> None:
+    """Give the running loop a thread for each of its ``episodes``: what ``EpisodeWorker.arun``
+    runs in threads (a policy without ``aact``, an env whose LLM user or judge blocks) would
+    otherwise queue for the default executor's few. The loop shuts it down when it closes."""
+    import asyncio
+
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=episodes, thread_name_prefix="servicegym-async"))
+
+
 def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
                on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
     """``concurrency`` episodes on one asyncio event loop, each with its own env: the policy's
@@ -529,10 +536,7 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
     async def main() -> None:
         todo = iter(jobs)
         workers = [EpisodeWorker(env_id, env_kwargs, maker, inline_tools) for _ in range(min(concurrency, len(jobs)))]
-        # what runs in threads (a policy without aact, an env whose LLM user or judge blocks) gets a
-        # thread per episode, not the default executor's few; asyncio.run shuts it down at the end
-        asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=len(workers), thread_name_prefix="servicegym-async"))
+        thread_per_episode(len(workers))
 
         async def drain(worker: EpisodeWorker) -> None:
             for job in todo:  # one iterator shared by every worker: each job runs once
@@ -671,7 +675,7 @@ def collect(
     env_kwargs = dict(env_kwargs or {})
     maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
     if backend == "auto":
-        backend = "async" if maker.is_async() and concurrency > 1 else "thread"
+        backend = "async" if maker.asynchronous and concurrency > 1 else "thread"
     if maker.kind == "instance" and (concurrency > 1 or backend != "thread"):
         raise ValueError("a policy object serves one episode at a time; for concurrency > 1 or another backend pass "
                          "a factory (e.g. the policy's class) or a name")

@@ -50,8 +50,6 @@ def distinct_tasks(n: int) -> list:
 
 
 def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:
-    import envs  # noqa: F401  (a spawned process: register the ids)
-
     handler = questions_handler if workload == "questions" else golden_replay_handler(distinct_tasks(episodes))
     with LoopbackServer(handler=handler, latency_s=latency_s) as server:
         conn.send(server.base_url)

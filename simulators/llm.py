@@ -222,7 +222,6 @@ class LLMClient:
         self._openai = openai
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
                                      timeout=self.config.timeout_s, max_retries=0)
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self.sleep = time.sleep  # the backoff wait (tests record it instead)
         self.asleep = asyncio.sleep  # the same in ``achat``
 
@@ -430,16 +429,16 @@ class LLMClient:
     def _async_client(self) -> Any:
         """The ``AsyncOpenAI`` of the running loop (an HTTP session belongs to one loop)."""
         loop = asyncio.get_running_loop()
-        with self._lock:
-            client = self._aclients.get(loop)
+        with _LOOP_LOCK:
+            clients = _LOOP_CLIENTS.setdefault(loop, {})
+            client = clients.get(self)
             if client is None:
                 kwargs: dict[str, Any] = {}
                 if _has_aiohttp() and hasattr(self._openai, "DefaultAioHttpClient"):
                     kwargs["http_client"] = self._openai.DefaultAioHttpClient(timeout=self.config.timeout_s)
                 client = self._openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self._key,
                                                   timeout=self.config.timeout_s, max_retries=0, **kwargs)
-                self._aclients[loop] = client
-                _LOOP_CLIENTS.setdefault(loop, []).append((self, client))
+                clients[self] = client
             return client
 
     def check(self) -> list[str]:
@@ -457,8 +456,9 @@ class LLMClient:
         return ids
 
 
-# the async clients made on each event loop, closed together by ``aclose_clients``
-_LOOP_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = weakref.WeakKeyDictionary()
+# the async client of each LLMClient on each event loop, closed together by ``aclose_clients``
+_LOOP_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[LLMClient, Any]] = weakref.WeakKeyDictionary()
+_LOOP_LOCK = threading.Lock()
 
 
 @functools.cache
@@ -473,10 +473,9 @@ def _has_aiohttp() -> bool:
 async def aclose_clients() -> None:
     """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop (call it before
     the loop ends, as ``envs.rollouts`` does; otherwise aiohttp warns of unclosed sessions)."""
-    loop = asyncio.get_running_loop()
-    for owner, client in _LOOP_CLIENTS.pop(loop, []):
-        with owner._lock:
-            owner._aclients.pop(loop, None)
+    with _LOOP_LOCK:
+        clients = _LOOP_CLIENTS.pop(asyncio.get_running_loop(), {})
+    for client in clients.values():
         await client.close()
 
 
