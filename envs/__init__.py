@@ -1,21 +1,20 @@
-"""servicegym's Gymnasium surface. Importing it registers the environment ids."""
+"""servicegym's Gymnasium surface, in five parts that stand in layers (each imports only those
+above it in this list, never the other way):
 
-from gymnasium.envs.registration import register, registry
+- ``tasks``: where tasks come from: the task model, task files (the project's format and the
+  VitaBench loader), task sources, the seeded generators with their content, the frozen suites;
+- ``environments``: the Gymnasium env classes, their shared base ``ToolUseEnv``, action parsing,
+  the text space, and the registration of the ids;
+- ``running``: running envs: reference and LLM policies, the episode worker, the rollout collector
+  and its backends (threads, processes, asyncio, Ray), vector-env helpers;
+- ``integrations``: adapters to other libraries (stable-baselines3);
+- ``cli``: the ``servicegym`` command line and its reports.
 
-ENV_IDS = {
-    "servicegym/Delivery-v0": "envs.delivery:DeliveryEnv",
-    "servicegym/InStore-v0": "envs.instore:InStoreEnv",
-    "servicegym/Travel-v0": "envs.travel:TravelEnv",
-    "servicegym/CrossScenario-v0": "envs.cross:CrossScenarioEnv",
-    "servicegym/Payments-v0": "envs.payments:PaymentsEnv",
-    "servicegym/Workspace-v0": "envs.workspace:WorkspaceEnv",
-}
+Importing it registers the ids (``import servicegym`` does).
+"""
 
-for _id, _entry in ENV_IDS.items():
-    if _id not in registry:
-        register(id=_id, entry_point=_entry, disable_env_checker=True)
-
-from .base import ToolUseEnv  # noqa: E402
-from .tasks import Task, TaskFileError, load_task_file  # noqa: E402
+from servicegym.envs.environments.base import ToolUseEnv
+from servicegym.envs.environments.registration import ENV_IDS
+from servicegym.envs.tasks import Task, TaskFileError, load_task_file
 
 __all__ = ["ENV_IDS", "ToolUseEnv", "Task", "TaskFileError", "load_task_file"]

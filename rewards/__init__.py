@@ -1,9 +1,9 @@
 """Scoring: rubric items checked by code, order matching for VitaBench tasks, the sliding-window
 LLM judge, metrics and reward wrappers."""
 
-from . import life_service, vitabench  # noqa: F401  register the life-service and VitaBench order-matching checks
-from .judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
-from .metrics import (
+from servicegym.rewards import life_service, vitabench  # noqa: F401  register the life-service and VitaBench order-matching checks
+from servicegym.rewards.judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
+from servicegym.rewards.metrics import (
     avg_at_k,
     bootstrap_ci,
     cohen_kappa,
@@ -14,8 +14,8 @@ from .metrics import (
     report,
     summarize,
 )
-from .rubric import CHECKS, EpisodeView, RubricItem, check, evaluate, score_rubric
-from .wrappers import (
+from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem, check, evaluate, score_rubric
+from servicegym.rewards.wrappers import (
     CustomReward,
     PartialCreditReward,
     PotentialShapingReward,

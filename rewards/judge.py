@@ -67,7 +67,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .metrics import cohen_kappa
+from servicegym.rewards.metrics import cohen_kappa
 
 Verdict = Literal["met", "overturned", "unchanged"]
 VERDICTS: tuple[str, ...] = ("met", "overturned", "unchanged")
@@ -257,7 +257,7 @@ class SlidingWindowJudge:
     def judge(self, messages: Sequence[dict[str, Any]], items: Sequence[JudgeItem],
               context: Mapping[str, Any] | None = None) -> JudgeResult:
         """Judge ``messages`` (OpenAI format; system messages are left out) against ``items``."""
-        from simulators.llm import LLMError
+        from servicegym.simulators.llm import LLMError
 
         items = list(items)
         keys = [i.key for i in items]
@@ -397,7 +397,7 @@ class LLMJudgeFn:
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
     def _chat(self, messages: list[dict[str, Any]], fmt: dict[str, Any] | None) -> Any:
-        from simulators.llm import LLMError
+        from servicegym.simulators.llm import LLMError
 
         try:
             return self.client.chat(messages, response_format=fmt)
@@ -487,7 +487,7 @@ def make_llm_judge(llm: Any = None, window: int = DEFAULT_WINDOW, overlap: int =
                    client: Any = None) -> SlidingWindowJudge:
     """The sliding-window judge over ``client``, or the process's shared ``LLMClient`` for ``llm``."""
     if client is None:
-        from simulators.llm import LLMClient
+        from servicegym.simulators.llm import LLMClient
 
         client = LLMClient.shared(llm)
     return SlidingWindowJudge(LLMJudgeFn(client), window, overlap)

@@ -16,12 +16,11 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from simulators.scripted_user import asks_confirmation
-from world_state.core import haversine_m, parse_time
-from world_state.life.entities import Order
-from world_state.travel.entities import arrival_at, departure_at, minutes_of, parse_day
-
-from .rubric import EpisodeView, check
+from servicegym.rewards.rubric import EpisodeView, check
+from servicegym.simulators.scripted_user import asks_confirmation
+from servicegym.world_state.core import haversine_m, parse_time
+from servicegym.world_state.life.entities import Order
+from servicegym.world_state.travel.entities import arrival_at, departure_at, minutes_of, parse_day
 
 
 def new_active_orders(view: EpisodeView, order_type: str = "delivery") -> list[Order]:

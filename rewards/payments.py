@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from world_state.core import History, parse_time
-from world_state.payments.capabilities import CATALOGUE
-from world_state.payments.world import APPROVAL_TERMS, PaymentsWorld, canonical_terms, money
+from servicegym.world_state.core import History, parse_time
+from servicegym.world_state.payments.capabilities import CATALOGUE
+from servicegym.world_state.payments.world import APPROVAL_TERMS, PaymentsWorld, canonical_terms, money
 
 GOAL_CHECKS = ("goal.refunds", "goal.payout", "goal.case", "goal.receipts", "goal.fx")
 PROCESS_CHECKS = ("process.governing_document", "process.approval", "process.application", "process.fx_quote")

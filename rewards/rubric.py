@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from world_state.core import History, World
+from servicegym.world_state.core import History, World
 
 
 class RubricItem(BaseModel):

@@ -3,7 +3,7 @@
 VitaBench ships, for every task, a list of alternative acceptable end states
 (``evaluation_criteria.expected_states``), each a list of ``required_orders``; its public code
 never compares them and asks an LLM judge instead. This module owns the code comparison. The
-loader (``envs/vitabench/``) normalises each expected state into a ``GoldState`` and puts the
+loader (``envs/tasks/vitabench/``) normalises each expected state into a ``GoldState`` and puts the
 list into the parameters of three rubric items; each item looks for the *best* expected state
 (the same one for all three, chosen deterministically), so strict success means "some expected
 state is fully matched":
@@ -86,10 +86,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_serializer
 from rapidfuzz import fuzz, utils
 
-from world_state.core import World, haversine_m, parse_time
-from world_state.life.entities import Order, OrderLine
-
-from .rubric import EpisodeView, check
+from servicegym.rewards.rubric import EpisodeView, check
+from servicegym.world_state.core import World, haversine_m, parse_time
+from servicegym.world_state.life.entities import Order, OrderLine
 
 TIME_TOLERANCE_MIN = 10.0
 ADDRESS_TOLERANCE_M = 100.0

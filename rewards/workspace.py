@@ -40,9 +40,8 @@ from typing import Any
 
 import jsonschema
 
-from world_state.core import Entity
-
-from .rubric import EpisodeView, RubricItem, check, evaluate
+from servicegym.rewards.rubric import EpisodeView, RubricItem, check, evaluate
+from servicegym.world_state.core import Entity
 
 COMPLETED, INFERRED, PROVIDED, PENDING = "completed", "inferred", "provided", "pending"
 INTENT_STATES = (COMPLETED, INFERRED, PROVIDED, PENDING)

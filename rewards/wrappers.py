@@ -129,8 +129,8 @@ def rubric_progress(env: gym.Env) -> float:
 
 
 def _workspace_progress(base: Any) -> float:
-    from .rubric import evaluate
-    from .workspace import comp
+    from servicegym.rewards.rubric import evaluate
+    from servicegym.rewards.workspace import comp
 
     k = getattr(base, "_session", 0)
     cache = getattr(base, "_cache", None)

@@ -28,11 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 import gymnasium as gym  # noqa: E402
 
-import envs  # noqa: E402, F401  registers the ids
-from envs.parsing import parse_action  # noqa: E402
-from envs.tasks import Task  # noqa: E402
-from world_state.delivery import TOOLS  # noqa: E402
-from world_state.tools import Toolkit  # noqa: E402
+import servicegym  # noqa: E402, F401  registers the ids
+from servicegym.envs.environments.parsing import parse_action  # noqa: E402
+from servicegym.envs.tasks import Task  # noqa: E402
+from servicegym.world_state.delivery import TOOLS  # noqa: E402
+from servicegym.world_state.tools import Toolkit  # noqa: E402
 
 ENV_ID = "servicegym/Delivery-v0"
 DEFAULT_VITABENCH = ROOT.parent / "shared" / "data" / "vitabench" / "delivery" / "tasks_en.json"
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.handmade:
             raise ImportError
-        from envs.generators.delivery import generate_delivery_task  # noqa: F401
+        from servicegym.envs.tasks.generators.delivery import generate_delivery_task  # noqa: F401
 
         tasks: list[Task] | None = None
         source = "generated tasks"

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gymnasium as gym  # noqa: E402
 from bench_delivery import fmt_time, memory_per_env, primitive, timed  # noqa: E402
 
-import envs  # noqa: E402
+import servicegym  # noqa: E402
 
 BIG = 10**9
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     reps, n_resets = (300, 60) if args.quick else (2000, 300)
     prim = statistics.median(primitive(reps * 10))
-    rows = {env_id: measure(env_id, reps, n_resets) for env_id in sorted(envs.ENV_IDS)}
+    rows = {env_id: measure(env_id, reps, n_resets) for env_id in sorted(servicegym.ENV_IDS)}
     base = rows.get("servicegym/Delivery-v0", next(iter(rows.values())))["reset_new"]
     print(f"servicegym env benchmark; primitive {fmt_time(prim).strip()}; python {sys.version.split()[0]}\n")
     head = (f"{'env':28s} {'reset new':>10s} {'x deliv':>8s} {'reset same':>11s} {'tool step':>10s} {'x prim':>7s} "

@@ -11,9 +11,9 @@ import statistics
 import sys
 import time
 
-from envs.payments import PaymentsEnv
-from envs.suites import payments_suite
-from rewards.payments import check_payments
+from servicegym.envs.environments.payments import PaymentsEnv
+from servicegym.envs.tasks.suites import payments_suite
+from servicegym.rewards.payments import check_payments
 
 
 def main(argv: list[str] | None = None) -> int:

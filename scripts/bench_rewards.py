@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 import gymnasium as gym  # noqa: E402
 
-import envs  # noqa: E402, F401  registers the ids
-from envs.policies import OraclePolicy, RandomPolicy  # noqa: E402
-from rewards.judge import window_bounds  # noqa: E402
-from rewards.wrappers import PotentialShapingReward  # noqa: E402
+import servicegym  # noqa: E402, F401  registers the ids
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy  # noqa: E402
+from servicegym.rewards.judge import window_bounds  # noqa: E402
+from servicegym.rewards.wrappers import PotentialShapingReward  # noqa: E402
 
 DEFAULT_VITABENCH = ROOT.parent / "shared" / "data" / "vitabench" / "delivery" / "tasks_en.json"
 ENV_IDS = ["servicegym/Delivery-v0", "servicegym/InStore-v0", "servicegym/Travel-v0",

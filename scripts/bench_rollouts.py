@@ -23,11 +23,11 @@ from pathlib import Path
 
 import gymnasium as gym
 
-import envs
-from envs.llm_policy import golden_replay_handler, replayable_tasks
-from envs.rollouts import collect
-from envs.vector import make_vec
-from simulators.loopback import LoopbackServer, text_reply
+import servicegym  # noqa: E402  registers the ids
+from servicegym.envs.running.llm_policy import golden_replay_handler, replayable_tasks
+from servicegym.envs.running.rollouts import collect
+from servicegym.envs.running.vector import make_vec
+from servicegym.simulators.loopback import LoopbackServer, text_reply
 
 QUESTIONS = ("Could you tell me more about what you need?", "Is there anything you would like me to avoid?",
              "Which option do you prefer?")
@@ -59,7 +59,7 @@ def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:
 
 def bench_policies(out: Path, limit: int) -> None:
     print("collector, concurrency 1, thread backend (episodes/s, steps/s)")
-    for env_id in envs.ENV_IDS:
+    for env_id in servicegym.ENV_IDS:
         for policy in ("oracle", "random"):
             path = out / f"{env_id.split('/')[-1]}-{policy}.jsonl"
             s = collect(env_id, policy, out=path, limit=limit, progress=False, resume=False)

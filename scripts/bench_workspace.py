@@ -11,8 +11,8 @@ import statistics
 import sys
 import time
 
-from envs.suites import workspace_suite
-from envs.workspace import WorkspaceEnv
+from servicegym.envs.environments.workspace import WorkspaceEnv
+from servicegym.envs.tasks.suites import workspace_suite
 
 TARGET_RATIO = 5.0
 

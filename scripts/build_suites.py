@@ -1,4 +1,4 @@
-"""Regenerate the frozen test suites shipped in envs/data (run after a deliberate generator change)."""
+"""Regenerate the frozen test suites shipped in envs/tasks/data (run after a deliberate generator change)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from envs.cross import SUITE_PATH as CROSS_SUITE_PATH
-from envs.delivery import SUITE_PATH
-from envs.instore import SUITE_PATH as INSTORE_SUITE_PATH
-from envs.payments import SUITE_PATH as PAYMENTS_SUITE_PATH
-from envs.suites import SUITES, build_suite
-from envs.travel import SUITE_PATH as TRAVEL_SUITE_PATH
-from envs.workspace import SUITE_PATH as WORKSPACE_SUITE_PATH
+from servicegym.envs.tasks.suites import SUITES, build_suite, suite_path
 
-PATHS = {"delivery": SUITE_PATH, "instore": INSTORE_SUITE_PATH, "travel": TRAVEL_SUITE_PATH, "cross": CROSS_SUITE_PATH,
-         "payments": PAYMENTS_SUITE_PATH, "workspace": WORKSPACE_SUITE_PATH}
+PATHS = {domain: suite_path(domain) for domain in SUITES}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 import gymnasium as gym  # noqa: E402
 
-import envs  # noqa: E402
-from world_state.tools import dependency_graph  # noqa: E402
+import servicegym  # noqa: E402  registers the ids
+from servicegym.world_state.tools import dependency_graph  # noqa: E402
 
 # VitaBench (arXiv 2509.26490): tools per domain agent, graph edges and density where reported,
 # and the mean number of reasoning points per task
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     head = f"{'env':28s} {'tools':>17s} {'edges':>17s} {'density':>17s} {'reasoning pts':>17s} {'golden actions (calls)':>24s}"
     print(head)
     print("-" * len(head))
-    for env_id in sorted(envs.ENV_IDS):
+    for env_id in sorted(servicegym.ENV_IDS):
         m = measure(env_id, args.tasks)
         ref = VITABENCH.get(m["domain"], {})
         print(

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="runs/sb3")
     a = p.parse_args(argv)
     try:
-        from envs.sb3 import train
+        from servicegym.envs.integrations.sb3 import train
 
         r = train(a.env, a.difficulty, a.timesteps, a.seed, a.out, a.algo, a.eval_tasks, progress=True)
     except (ImportError, ValueError) as err:

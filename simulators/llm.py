@@ -472,7 +472,7 @@ def _has_aiohttp() -> bool:
 
 async def aclose_clients() -> None:
     """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop (call it before
-    the loop ends, as ``envs.rollouts`` does; otherwise aiohttp warns of unclosed sessions)."""
+    the loop ends, as ``servicegym.envs.running.rollouts`` does; otherwise aiohttp warns of unclosed sessions)."""
     with _LOOP_LOCK:
         clients = _LOOP_CLIENTS.pop(asyncio.get_running_loop(), {})
     for client in clients.values():

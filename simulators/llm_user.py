@@ -24,9 +24,9 @@ import json
 import re
 from typing import Any
 
-from .llm import ChatResult, LLMClient, LLMError, add_usage
-from .payments_customer import MAX_CUSTOMER_WAIT, CustomerProfile, PaymentsCustomer
-from .scripted_user import STOP, UserScript
+from servicegym.simulators.llm import ChatResult, LLMClient, LLMError, add_usage
+from servicegym.simulators.payments_customer import MAX_CUSTOMER_WAIT, CustomerProfile, PaymentsCustomer
+from servicegym.simulators.scripted_user import STOP, UserScript
 
 __all__ = ["LLMUser", "LLMPaymentsCustomer", "user_system_prompt", "customer_system_prompt", "CUSTOMER_TOOLS"]
 

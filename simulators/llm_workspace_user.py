@@ -22,9 +22,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .llm import LLMClient
-from .llm_user import _LLMRole
-from .workspace_user import PENDING, SessionScript, WorkspaceUser
+from servicegym.simulators.llm import LLMClient
+from servicegym.simulators.llm_user import _LLMRole
+from servicegym.simulators.workspace_user import PENDING, SessionScript, WorkspaceUser
 
 __all__ = ["LLMWorkspaceUser", "decision_messages", "parse_decision"]
 

@@ -24,10 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from world_state.core import History
-from world_state.payments.world import Approval, PaymentsWorld, Upload, money
-
-from .scripted_user import STOP, ScriptedUser, UserScript
+from servicegym.simulators.scripted_user import STOP, ScriptedUser, UserScript
+from servicegym.world_state.core import History
+from servicegym.world_state.payments.world import Approval, PaymentsWorld, Upload, money
 
 APPROVE_RE = re.compile(r"\bapprov")
 UPLOAD_RE = re.compile(r"\bupload")

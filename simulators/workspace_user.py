@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from .scripted_user import STOP, cue_pattern
+from servicegym.simulators.scripted_user import STOP, cue_pattern
 
 COMPLETED, INFERRED, PROVIDED, PENDING = "completed", "inferred", "provided", "pending"
 FINAL = (COMPLETED, INFERRED, PROVIDED)

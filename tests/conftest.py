@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from envs.delivery import build_delivery_world
-from envs.tasks import Task
-from rewards.rubric import RubricItem
-from simulators.scripted_user import HiddenFact, UserScript
-from world_state.core import haversine_m
-from world_state.delivery import DeliveryWorld, delivery_minutes
-from world_state.tools import Toolkit
+from servicegym.envs.tasks import Task
+from servicegym.rewards.rubric import RubricItem
+from servicegym.simulators.scripted_user import HiddenFact, UserScript
+from servicegym.world_state.core import haversine_m
+from servicegym.world_state.delivery import DeliveryWorld, build_delivery_world, delivery_minutes
+from servicegym.world_state.tools import Toolkit
 
 # property tests take their example counts from a profile: HYPOTHESIS_PROFILE=deep for a long hunt
 settings.register_profile(
@@ -251,13 +250,13 @@ def world(initial_world: DeliveryWorld) -> DeliveryWorld:
 
 @pytest.fixture(scope="session")
 def toolkit() -> Toolkit:
-    from world_state.delivery import TOOLS
+    from servicegym.world_state.delivery import TOOLS
 
     return Toolkit(TOOLS, check_postconditions=True)
 
 
 def make_env(task: Task | None = None, **kwargs: Any):
     """A ``DeliveryEnv`` over the handmade task (unwrapped, so no gym wrappers get in the way)."""
-    from envs.delivery import DeliveryEnv
+    from servicegym.envs.environments.delivery import DeliveryEnv
 
     return DeliveryEnv(tasks=[task or make_delivery_task()], **kwargs)

@@ -1,7 +1,7 @@
 """The database side of servicegym: typed tables, tools and their deterministic transitions."""
 
-from .core import Clock, Entity, History, HistoryEntry, IdCounter, Table, World, haversine_m
-from .tools import ToolError, ToolGraph, Toolkit, ToolResult, ToolSpec, dependency_graph, tool
+from servicegym.world_state.core import Clock, Entity, History, HistoryEntry, IdCounter, Table, World, haversine_m
+from servicegym.world_state.tools import ToolError, ToolGraph, Toolkit, ToolResult, ToolSpec, dependency_graph, tool
 
 __all__ = [
     "Clock", "Entity", "History", "HistoryEntry", "IdCounter", "Table", "World", "haversine_m",

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .delivery import DELIVERY_TOOLS, DeliveryWorld
-from .instore import INSTORE_TOOLS, InStoreWorld
-from .life import SHARED_TOOLS, LifeWorld
-from .travel import TRAVEL_TOOLS, TravelWorld
+from servicegym.world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
+from servicegym.world_state.instore import INSTORE_TOOLS, InStoreWorld
+from servicegym.world_state.life import SHARED_TOOLS, LifeWorld
+from servicegym.world_state.life.spec import build_life_world
+from servicegym.world_state.travel import TRAVEL_TOOLS, TravelWorld
 
 DOMAIN_WORLDS: tuple[type[LifeWorld], ...] = (DeliveryWorld, InStoreWorld, TravelWorld)
 
@@ -55,3 +56,8 @@ class CrossWorld(LifeWorld):
 TOOLS = SHARED_TOOLS + DELIVERY_TOOLS + INSTORE_TOOLS + TRAVEL_TOOLS
 
 __all__ = ["CrossWorld", "DOMAIN_WORLDS", "TABLE_OWNER", "TOOLS"]
+
+
+def build_cross_world(spec: dict[str, Any]) -> CrossWorld:
+    """Validate a task's world spec and build its initial ``CrossWorld`` (``WorldSpecError`` names a bad field)."""
+    return build_life_world(CrossWorld, spec)  # type: ignore[return-value]

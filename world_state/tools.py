@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from .core import Entity, History, World, parse_time
+from servicegym.world_state.core import Entity, History, World, parse_time
 
 ToolKind = Literal["read", "write", "generic"]
 

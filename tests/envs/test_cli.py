@@ -9,8 +9,8 @@ import sys
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  registers the ids
-from envs.cli import main
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.cli.main import main
 
 DELIVERY = "servicegym/Delivery-v0"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -19,7 +19,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def test_list_shows_every_env_with_tools_and_suite(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for env_id in envs.ENV_IDS:
+    for env_id in servicegym.ENV_IDS:
         assert env_id in out
     assert main(["list", "--suites"]) == 0
     assert "delivery_test.json.gz" in capsys.readouterr().out
@@ -30,7 +30,7 @@ def test_play_with_piped_golden_actions_succeeds():
     task_id = env.unwrapped.task_ids("test")[2]
     env.reset(seed=3, options={"task_id": task_id})
     lines = ["/tools"] + ["\\\n".join(a.split("\n")) for a in env.unwrapped.task.golden_actions]
-    proc = subprocess.run([sys.executable, "-m", "envs.cli", "play", "--env", DELIVERY, "--task-id", task_id,
+    proc = subprocess.run([sys.executable, "-m", "servicegym", "play", "--env", DELIVERY, "--task-id", task_id,
                            "--seed", "3"], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "get_user_all_orders" in proc.stdout  # /tools listed the tools
@@ -69,8 +69,8 @@ def test_evaluate_writes_rollouts_report_and_plot(tmp_path, capsys):
 def test_evaluate_an_llm_agent_through_a_local_endpoint(tmp_path, capsys, monkeypatch):
     """``evaluate --policy llm`` against the loopback model replaying golden routes: the default
     backend is async for it, episodes overlap at the endpoint, and every episode succeeds."""
-    from envs.llm_policy import golden_replay_handler, replayable_tasks
-    from simulators.loopback import LoopbackServer
+    from servicegym.envs.running.llm_policy import golden_replay_handler, replayable_tasks
+    from servicegym.simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli")
     tasks = replayable_tasks(gym.make(DELIVERY), 6)
@@ -120,14 +120,14 @@ def test_user_errors_are_one_line_exit_2(argv, tmp_path, capsys, monkeypatch):
 
 
 def test_wrong_env_in_a_subprocess_exits_2_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "envs.cli", "evaluate", "--env", "servicegym/Nope-v0"],
+    proc = subprocess.run([sys.executable, "-m", "servicegym", "evaluate", "--env", "servicegym/Nope-v0"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_train_without_the_rl_extra_says_what_to_install(capsys, monkeypatch):
-    from envs import sb3
+    from servicegym.envs.integrations import sb3
 
     def missing() -> None:
         raise ImportError("train() needs torch, stable_baselines3: install a CPU torch")

@@ -22,14 +22,14 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs
-from envs.generators.common import verify_task
-from envs.life import DATA_DIR
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.suites import SUITE_SIZE, SUITE_SIZES, SUITES
-from envs.tasks import save_task_file
+import servicegym  # noqa: E402  registers the ids
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.envs.tasks import save_task_file
+from servicegym.envs.tasks.generators.common import verify_task
+from servicegym.envs.tasks.suites import SUITE_DIR as DATA_DIR
+from servicegym.envs.tasks.suites import SUITE_SIZE, SUITE_SIZES, SUITES
 
-ENV_IDS = sorted(envs.ENV_IDS)
+ENV_IDS = sorted(servicegym.ENV_IDS)
 _ENVS: dict[str, gym.Env] = {}
 
 
@@ -188,9 +188,9 @@ def test_frozen_suites_are_what_the_generators_make(domain, tmp_path):
 
 _DIGEST_SCRIPT = r"""
 import hashlib, json
-import gymnasium as gym, envs
+import gymnasium as gym, servicegym
 out = []
-for env_id in sorted(envs.ENV_IDS):
+for env_id in sorted(servicegym.ENV_IDS):
     env = gym.make(env_id, render_mode="ansi")
     obs, info = env.reset(seed=3)
     parts = [obs]

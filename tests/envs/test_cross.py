@@ -17,24 +17,29 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-import envs
-from envs.cross import SUITE_PATH, CrossScenarioEnv
-from envs.generators.common import verify_task
-from envs.generators.cross import DEFAULT_DIFFICULTY, QUESTIONS, generate_cross_task, reasoning_points_for
-from envs.life import build_life_world
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.tasks import TaskFileError
-from simulators.scripted_user import DONE_RE, ScriptedUser, asks_confirmation
+import servicegym  # noqa: E402  registers the ids
+from servicegym.envs.environments.cross import SUITE_PATH, CrossScenarioEnv
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.envs.tasks import TaskFileError
+from servicegym.envs.tasks.generators.common import verify_task
+from servicegym.envs.tasks.generators.cross import (
+    DEFAULT_DIFFICULTY,
+    QUESTIONS,
+    generate_cross_task,
+    reasoning_points_for,
+)
+from servicegym.simulators.scripted_user import DONE_RE, ScriptedUser, asks_confirmation
+from servicegym.world_state.core import haversine_m
+from servicegym.world_state.cross import DOMAIN_WORLDS, TABLE_OWNER, TOOLS, CrossWorld
+from servicegym.world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
+from servicegym.world_state.instore import INSTORE_TOOLS, InStoreWorld
+from servicegym.world_state.life import SHARED_TOOLS, LifeWorld
+from servicegym.world_state.life.spec import build_life_world
+from servicegym.world_state.tools import Toolkit, dependency_graph
+from servicegym.world_state.travel import TRAVEL_TOOLS, Flight, Train, TravelWorld, arrival_at
 from tests.envs.test_instore import mini_instore_task
 from tests.envs.test_travel import mini_ota_task
 from tests.envs.test_vitabench import MAX_RANDOM_RATE, Scripted, mini_task
-from world_state.core import haversine_m
-from world_state.cross import DOMAIN_WORLDS, TABLE_OWNER, TOOLS, CrossWorld
-from world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
-from world_state.instore import INSTORE_TOOLS, InStoreWorld
-from world_state.life import SHARED_TOOLS, LifeWorld
-from world_state.tools import Toolkit, dependency_graph
-from world_state.travel import TRAVEL_TOOLS, Flight, Train, TravelWorld, arrival_at
 
 ENV_ID = "servicegym/CrossScenario-v0"
 
@@ -91,7 +96,7 @@ def _landing(mode: str, row: dict[str, Any], day: str) -> datetime:
 def test_registered_with_the_66_tools_of_the_three_domains(suite_env: CrossScenarioEnv) -> None:
     obs, info = suite_env.reset(seed=1)
     names = [t["function"]["name"] for t in info["tools"]]
-    assert info["domain"] == "cross" and obs and ENV_ID in envs.ENV_IDS
+    assert info["domain"] == "cross" and obs and ENV_ID in servicegym.ENV_IDS
     assert len(names) == len(set(names)) == 66
     assert (len(SHARED_TOOLS), len(DELIVERY_TOOLS), len(INSTORE_TOOLS), len(TRAVEL_TOOLS)) == (8, 12, 16, 30)
     assert names == [t.name for t in SHARED_TOOLS + DELIVERY_TOOLS + INSTORE_TOOLS + TRAVEL_TOOLS]

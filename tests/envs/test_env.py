@@ -22,8 +22,8 @@ from gymnasium.utils.env_checker import check_env
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  registers the ids
-from envs.parsing import TOOL_CALL_FORM
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.environments.parsing import TOOL_CALL_FORM
 
 ENV_ID = "servicegym/Delivery-v0"
 
@@ -411,7 +411,7 @@ def test_generated_tasks_are_deterministic_per_seed():
 _TRANSCRIPT_SCRIPT = """
 import hashlib, json, sys
 import gymnasium as gym
-import envs
+import servicegym
 h = hashlib.sha256()
 for seed in range(6):
     env = gym.make("servicegym/Delivery-v0", render_mode="ansi")
@@ -465,7 +465,7 @@ def test_reset_restores_the_initial_world():
 
 # ----- reset options ----------------------------------------------------------------------
 def test_reset_option_task_id_and_task():
-    from envs.delivery import DeliveryEnv
+    from servicegym.envs.environments.delivery import DeliveryEnv
 
     other = make_delivery_task("handmade/other")
 

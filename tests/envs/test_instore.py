@@ -17,14 +17,14 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  registers the ids
-from envs.generators.common import verify_task
-from envs.generators.instore import CONSTRAINTS, generate_instore_task
-from envs.instore import SUITE_PATH, InStoreEnv
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.suites import build_suite
-from envs.tasks import TaskFileError
-from simulators.scripted_user import STOP
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.environments.instore import SUITE_PATH, InStoreEnv
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.envs.tasks import TaskFileError
+from servicegym.envs.tasks.generators.common import verify_task
+from servicegym.envs.tasks.generators.instore import CONSTRAINTS, generate_instore_task
+from servicegym.envs.tasks.suites import build_suite
+from servicegym.simulators.scripted_user import STOP
 from tests.envs.test_vitabench import DATA_DIR, MAX_RANDOM_RATE, MIN_ORACLE_RATE, Scripted
 
 ENV_ID = "servicegym/InStore-v0"
@@ -51,7 +51,7 @@ def suite_env() -> InStoreEnv:
 def test_registered_with_24_tools(suite_env: InStoreEnv) -> None:
     obs, info = suite_env.reset(seed=1)
     assert info["domain"] == "instore" and len(info["tools"]) == 24 and obs
-    assert "servicegym/InStore-v0" in envs.ENV_IDS
+    assert "servicegym/InStore-v0" in servicegym.ENV_IDS
     assert {"## Description", "## Reward", "## Version History"} <= {line.strip() for line in InStoreEnv.__doc__.splitlines()}
 
 

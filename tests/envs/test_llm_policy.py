@@ -9,12 +9,12 @@ import gymnasium as gym
 import pytest
 from conftest import GOLDEN_ACTIONS, make_env
 
-import envs  # noqa: F401
-from envs.llm_policy import LLMAgentPolicy, observation_messages
-from envs.parsing import parse_action
-from envs.policies import make_policy, run_episode
-from simulators.llm import LLMError
-from simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
+import servicegym  # noqa: F401
+from servicegym.envs.environments.parsing import parse_action
+from servicegym.envs.running.llm_policy import LLMAgentPolicy, observation_messages
+from servicegym.envs.running.policies import make_policy, run_episode
+from servicegym.simulators.llm import LLMError
+from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
 
 
 @pytest.fixture(autouse=True)
@@ -169,7 +169,7 @@ def test_golden_replay_refuses_tasks_it_cannot_tell_apart():
     import gymnasium as gym
     import pytest
 
-    from envs.llm_policy import golden_replay_handler
+    from servicegym.envs.running.llm_policy import golden_replay_handler
 
     env = gym.make("servicegym/Delivery-v0").unwrapped
     task = env.source.get(env.task_ids("test")[0])
@@ -184,7 +184,7 @@ def test_golden_replay_refuses_tasks_it_cannot_tell_apart():
 def _play_payments(limit):
     """A long Payments suite task played by the LLM agent, the loopback model replaying its golden
     route in order; returns the record, the policy and every request body the server received."""
-    from simulators.loopback import count_tokens
+    from servicegym.simulators.loopback import count_tokens
 
     env = gym.make("servicegym/Payments-v0")
     tid = env.unwrapped.task_ids("test")[0]

@@ -13,8 +13,8 @@ import tracemalloc
 import gymnasium as gym
 from conftest import OPEN_STORE, call, make_env
 
-import envs  # noqa: F401  registers the ids
-import envs.tasks as tasks_module
+import servicegym  # noqa: F401  registers the ids
+import servicegym.envs.tasks.sources as tasks_module
 
 EPISODES = 2000
 MARKS = (500, 1250, 2000)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envs.parsing import TOOL_CALL_FORM, ParsedAction, ToolCall, parse_action
+from servicegym.envs.environments.parsing import TOOL_CALL_FORM, ParsedAction, ToolCall, parse_action
 
 ARGS = {"store_id": "S001"}
 CALL = {"name": "get_delivery_store_info", "arguments": ARGS}

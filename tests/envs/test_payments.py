@@ -8,12 +8,17 @@ import time
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  (registers the ids)
-from envs.generators.payments import build_scenario, generate_payments_task, payments_plan, payments_variants
-from envs.payments import PaymentsEnv
-from envs.suites import payments_suite
-from rewards.payments import check_payments
-from world_state.payments import CATALOGUE, PRODUCTS
+import servicegym  # noqa: F401  (registers the ids)
+from servicegym.envs.environments.payments import PaymentsEnv
+from servicegym.envs.tasks.generators.payments import (
+    build_scenario,
+    generate_payments_task,
+    payments_plan,
+    payments_variants,
+)
+from servicegym.envs.tasks.suites import payments_suite
+from servicegym.rewards.payments import check_payments
+from servicegym.world_state.payments import CATALOGUE, PRODUCTS
 
 ENV = PaymentsEnv()
 

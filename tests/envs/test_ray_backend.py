@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-import envs  # noqa: F401
-from envs.ray_backend import MISSING_RAY, require_ray
-from envs.rollouts import collect, comparable, read_records
+import servicegym  # noqa: F401
+from servicegym.envs.running.ray_backend import MISSING_RAY, require_ray
+from servicegym.envs.running.rollouts import collect, comparable, read_records
 
 DELIVERY = "servicegym/Delivery-v0"
 
@@ -50,8 +50,8 @@ def test_async_ray_actors_run_several_llm_episodes_each(tmp_path, monkeypatch):
     pytest.importorskip("ray", reason="the Ray backend is the optional extra servicegym[ray]")
     import gymnasium as gym
 
-    from envs.llm_policy import golden_replay_handler, replayable_tasks
-    from simulators.loopback import LoopbackServer
+    from servicegym.envs.running.llm_policy import golden_replay_handler, replayable_tasks
+    from servicegym.simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-ray")
     tasks = replayable_tasks(gym.make(DELIVERY), 6)

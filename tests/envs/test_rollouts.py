@@ -1,4 +1,4 @@
-"""``envs.rollouts.collect``: one complete record per (task, trial), the same records whatever the
+"""``servicegym.envs.running.rollouts.collect``: one complete record per (task, trial), the same records whatever the
 backend and concurrency, resume after a SIGKILL without duplicates or losses, policy errors
 recorded without stopping the run."""
 
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs  # noqa: F401
-from envs.policies import OraclePolicy
-from envs.rollouts import RECORD_FIELDS, collect, comparable, episode_seed, read_records
+import servicegym  # noqa: F401
+from servicegym.envs.running.policies import OraclePolicy
+from servicegym.envs.running.rollouts import RECORD_FIELDS, collect, comparable, episode_seed, read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 DELIVERY = "servicegym/Delivery-v0"
@@ -116,9 +116,9 @@ def test_a_corrupt_line_in_the_middle_is_an_error_not_silently_dropped(tmp_path)
 
 KILL_SCRIPT = textwrap.dedent("""
     import sys, time
-    import envs
-    from envs.policies import OraclePolicy
-    from envs.rollouts import collect
+    import servicegym
+    from servicegym.envs.running.policies import OraclePolicy
+    from servicegym.envs.running.rollouts import collect
 
     class SlowOracle(OraclePolicy):
         def act(self, obs):
@@ -219,7 +219,7 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path):
 def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path, monkeypatch, backend):
     """The "llm" policy (envs.llm_policy) against the loopback chat server, four episodes at a time:
     a 500 on the tasks whose opening message has odd length, ``###STOP###`` on the others."""
-    from simulators.loopback import Fault, LoopbackServer, text_reply
+    from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
     for var in ("SERVICEGYM_BASE_URL", "SERVICEGYM_MODEL", "SERVICEGYM_CACHE_DIR"):
@@ -250,8 +250,8 @@ def test_the_llm_policy_through_a_local_endpoint_with_failures_recorded(tmp_path
 def test_the_llm_policy_gives_the_same_records_on_every_backend(tmp_path, monkeypatch):
     """Thread and async backends (and concurrency 1) write the same LLM-agent transcripts: golden
     routes replayed by the loopback model as native tool calls, so every episode succeeds."""
-    from envs.llm_policy import golden_replay_handler, replayable_tasks
-    from simulators.loopback import LoopbackServer
+    from servicegym.envs.running.llm_policy import golden_replay_handler, replayable_tasks
+    from servicegym.simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
     tasks = replayable_tasks(gym.make(DELIVERY), 6)
@@ -311,7 +311,7 @@ def test_async_backend_runs_blocking_llm_users_a_thread_per_episode(tmp_path, mo
     """With ``user="llm"`` the env's step blocks on the model: the async backend steps each episode
     in a thread of its own (12 at once here, more than asyncio's default executor would give), and
     writes what the thread backend writes."""
-    from simulators.loopback import LoopbackServer
+    from servicegym.simulators.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rollouts")
     runs = {}
@@ -348,7 +348,7 @@ def test_async_backend_called_from_a_running_event_loop(tmp_path):
 def test_tool_lists_stored_once_read_back_as_if_inline(tmp_path, env_id, backend, lists):
     """``inline_tools=False``: each distinct tool list is one line of the sidecar, written once
     whichever worker met it first; ``read_records`` gives back exactly the inline records."""
-    from envs.rollouts import TOOLS_REF, tools_path
+    from servicegym.envs.running.rollouts import TOOLS_REF, tools_path
 
     kw = dict(limit=5, trials=2, seed=1, progress=False, concurrency=2, backend=backend)
     collect(env_id, "oracle", out=tmp_path / "inline.jsonl", **kw)
@@ -365,7 +365,7 @@ def test_tool_lists_stored_once_read_back_as_if_inline(tmp_path, env_id, backend
 
 
 def test_tool_lists_survive_resume_and_a_missing_sidecar_is_named(tmp_path):
-    from envs.rollouts import tools_path
+    from servicegym.envs.running.rollouts import tools_path
 
     out = tmp_path / "r.jsonl"
     collect(DELIVERY, "random", out=out, limit=2, progress=False, inline_tools=False)
@@ -383,7 +383,7 @@ def test_tool_lists_survive_resume_and_a_missing_sidecar_is_named(tmp_path):
 def test_a_failure_outside_the_episodes_stops_the_async_backend_cleanly(tmp_path, monkeypatch):
     """A failure that is not an episode's own (here the worker, as a full disk would be the writer)
     stops the async run with that error; the file keeps only whole records and a rerun resumes."""
-    import envs.rollouts as rollouts
+    import servicegym.envs.running.rollouts as rollouts
 
     out = tmp_path / "r.jsonl"
     real = rollouts.EpisodeWorker.arun

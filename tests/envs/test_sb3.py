@@ -10,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401
-from envs.sb3 import SB3EnvError, ToolMenuWrapper, check_sb3_env, make_sb3_env
+import servicegym  # noqa: F401
+from servicegym.envs.integrations.sb3 import SB3EnvError, ToolMenuWrapper, check_sb3_env, make_sb3_env
 
 TASK = "delivery/dev/3/d0"
 
@@ -101,7 +101,7 @@ def test_sb3_env_checker_and_raw_env_rejected_by_sb3():
 def test_training_beats_random_on_held_out_tasks(tmp_path):
     pytest.importorskip("torch", reason="the rl extra (torch, stable-baselines3) is not installed")
     pytest.importorskip("sb3_contrib", reason="the rl extra (sb3-contrib) is not installed")
-    from envs.sb3 import train
+    from servicegym.envs.integrations.sb3 import train
 
     r = train(total_timesteps=16_000, eval_tasks=30, seed=0, out_dir=tmp_path, eval_every=8_000)
     assert r["success_random"] <= 0.1

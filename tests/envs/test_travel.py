@@ -16,14 +16,14 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  registers the ids
-from envs.generators.common import verify_task
-from envs.generators.travel import DEFAULT_DIFFICULTY, generate_travel_task, reasoning_points_for
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.suites import build_suite
-from envs.tasks import TaskFileError
-from envs.travel import SUITE_PATH, TravelEnv
-from simulators.scripted_user import STOP
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.environments.travel import SUITE_PATH, TravelEnv
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.envs.tasks import TaskFileError
+from servicegym.envs.tasks.generators.common import verify_task
+from servicegym.envs.tasks.generators.travel import DEFAULT_DIFFICULTY, generate_travel_task, reasoning_points_for
+from servicegym.envs.tasks.suites import build_suite
+from servicegym.simulators.scripted_user import STOP
 from tests.envs.test_vitabench import MAX_RANDOM_RATE, Scripted
 
 ENV_ID = "servicegym/Travel-v0"
@@ -49,7 +49,7 @@ def _score(env: gym.Env, actions: list[str], **options: Any) -> dict[str, Any]:
 def test_registered_with_38_tools(suite_env: TravelEnv) -> None:
     obs, info = suite_env.reset(seed=1)
     assert info["domain"] == "travel" and len(info["tools"]) == 38 and obs
-    assert "servicegym/Travel-v0" in envs.ENV_IDS
+    assert "servicegym/Travel-v0" in servicegym.ENV_IDS
     sections = {line.strip() for line in TravelEnv.__doc__.splitlines()}
     assert {"## Description", "## Action Space", "## Reward", "## Arguments", "## Version History"} <= sections
 

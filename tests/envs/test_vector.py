@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import call
 
-import envs  # noqa: F401  registers the ids
+import servicegym  # noqa: F401  registers the ids
 
 ENV_ID = "servicegym/Delivery-v0"
 N = 3

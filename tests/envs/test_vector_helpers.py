@@ -9,8 +9,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs
-from envs.vector import AutoresetMode, ThreadVectorEnv, make_vec
+import servicegym  # noqa: E402  registers the ids
+from servicegym.envs.running.vector import AutoresetMode, ThreadVectorEnv, make_vec
 
 SEED = 31
 EXTRA = ["Anything else I can do?", "Thanks, goodbye."]
@@ -73,7 +73,7 @@ def single_run(env_id: str, seed: int, plan: list[str], steps: int, mode: Autore
     return rows
 
 
-@pytest.mark.parametrize("env_id", sorted(envs.ENV_IDS))
+@pytest.mark.parametrize("env_id", sorted(servicegym.ENV_IDS))
 def test_sync_and_thread_give_identical_results(env_id):
     plans = golden_plans(env_id, 2)
     steps = max(len(p) for p in plans) + 2

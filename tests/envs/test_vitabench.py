@@ -17,13 +17,13 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  registers the ids
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from envs.tasks import TaskFileError, load_task_file, save_task_file
-from envs.vitabench import convert_vitabench_file, style_of
-from rewards.vitabench import attributes_match, note_matches, status_class
-from simulators.scripted_user import STOP, STYLES
-from world_state.core import parse_time
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.envs.tasks import TaskFileError, load_task_file, save_task_file
+from servicegym.envs.tasks.vitabench import convert_vitabench_file, style_of
+from servicegym.rewards.vitabench import attributes_match, note_matches, status_class
+from servicegym.simulators.scripted_user import STOP, STYLES
+from servicegym.world_state.core import parse_time
 
 ENV_ID = "servicegym/Delivery-v0"
 

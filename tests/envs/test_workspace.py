@@ -10,11 +10,11 @@ import os
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401
-from envs.generators.common import call, verify_task
-from envs.generators.content_workspace import PERSONA_ORDER
-from envs.generators.workspace import generate_workspace_task
-from rewards.rubric import CHECKS, EpisodeView, RubricItem
+import servicegym  # noqa: F401
+from servicegym.envs.tasks.generators.common import call, verify_task
+from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
+from servicegym.envs.tasks.generators.workspace import generate_workspace_task
+from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
 
 ENV_ID = "servicegym/Workspace-v0"
 
@@ -231,7 +231,7 @@ def test_generated_ids_name_the_persona(env):
 def test_the_persona_is_one_person_in_the_prompt_the_world_and_its_profile():
     """Who the persona is comes from one place (its module's PROFILE): the generated sessions, the
     world and ``persona_profile`` agree (they once named two different people)."""
-    from world_state.workspace import persona_profile
+    from servicegym.world_state.workspace import persona_profile
 
     env = gym.make("servicegym/Workspace-v0").unwrapped
     for tid in env.task_ids("test"):

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  registers the ids
-from envs.policies import OraclePolicy, RandomPolicy, run_episode
-from rewards.judge import (
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
+from servicegym.rewards.judge import (
     JudgeItem,
     LLMJudgeFn,
     SlidingWindowJudge,
@@ -28,9 +28,9 @@ from rewards.judge import (
     parse_reply,
     window_bounds,
 )
-from rewards.metrics import cohen_kappa
-from simulators.llm import LLMClient
-from simulators.loopback import Fault, LoopbackServer, text_reply
+from servicegym.rewards.metrics import cohen_kappa
+from servicegym.simulators.llm import LLMClient
+from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "vitabench"
 VITA_DELIVERY = DATA / "delivery" / "tasks_en.json"
@@ -385,7 +385,7 @@ def test_make_llm_judge_reads_the_config():
 
 @pytest.mark.skipif(not VITA_DELIVERY.is_file(), reason=f"VitaBench delivery data not found at {VITA_DELIVERY}")
 def test_vitabench_tasks_keep_their_natural_language_rubric(tmp_path):
-    from envs.tasks import load_task_file, save_task_file
+    from servicegym.envs.tasks import load_task_file, save_task_file
 
     raw = {t["id"]: t for t in json.loads(VITA_DELIVERY.read_text(encoding="utf-8"))}
     tasks = load_task_file(VITA_DELIVERY, "delivery")
@@ -399,7 +399,7 @@ def test_vitabench_tasks_keep_their_natural_language_rubric(tmp_path):
 
 
 def test_partial_credit_on_the_judge_fraction():
-    from rewards.wrappers import PartialCreditReward
+    from servicegym.rewards.wrappers import PartialCreditReward
 
     def first_half(window, items, state):
         return {i.key: "met" for i in items[: len(items) // 2]}

@@ -18,7 +18,7 @@ from conftest import (
     make_env,
 )
 
-from rewards.rubric import CHECKS, RubricItem, evaluate, score_rubric
+from servicegym.rewards.rubric import CHECKS, RubricItem, evaluate, score_rubric
 
 SEARCH, ASK, CREATE, PAY, DONE = GOLDEN_ACTIONS
 

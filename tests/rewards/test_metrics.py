@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rewards.metrics import pass_at_k, pass_hat_k, summarize
+from servicegym.rewards.metrics import pass_at_k, pass_hat_k, summarize
 
 
 def test_known_values():
@@ -50,7 +50,7 @@ def test_summarize():
 
 
 # ----- avg@k, edge cases, bootstrap intervals, grouping, kappa ----------------------------------------
-from rewards.metrics import (  # noqa: E402
+from servicegym.rewards.metrics import (  # noqa: E402
     avg_at_k,
     bootstrap_ci,
     cohen_kappa,

@@ -7,9 +7,18 @@ from datetime import datetime
 
 import pytest
 
-from rewards.rubric import EpisodeView, RubricItem, evaluate
-from rewards.workspace import SessionResult, aggregate, comp, groups_of, pool, proc, session_components, session_result
-from world_state.workspace import File, Mail, Todo, WorkspaceWorld
+from servicegym.rewards.rubric import EpisodeView, RubricItem, evaluate
+from servicegym.rewards.workspace import (
+    SessionResult,
+    aggregate,
+    comp,
+    groups_of,
+    pool,
+    proc,
+    session_components,
+    session_result,
+)
+from servicegym.world_state.workspace import File, Mail, Todo, WorkspaceWorld
 
 NOW = "2026-03-02 09:00:00"
 

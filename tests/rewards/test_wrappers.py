@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import envs  # noqa: F401  registers the ids
-from envs.policies import OraclePolicy, RandomPolicy
-from rewards.wrappers import (
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.running.policies import OraclePolicy, RandomPolicy
+from servicegym.rewards.wrappers import (
     CustomReward,
     PartialCreditReward,
     PotentialShapingReward,

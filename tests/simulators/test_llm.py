@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from simulators.llm import (
+from servicegym.simulators.llm import (
     ENV_BASE_URL,
     ENV_CACHE_DIR,
     ENV_MODEL,
@@ -19,7 +19,7 @@ from simulators.llm import (
     aclose_clients,
     request_key,
 )
-from simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
+from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
 
 SECRET = "sk-test-DO-NOT-LEAK-1234567890"
 HI = [{"role": "user", "content": "hi"}]
@@ -298,7 +298,7 @@ def test_the_key_never_leaks(server, tmp_path, monkeypatch, chat):
 
 
 def test_shared_clients_one_per_config_and_key(monkeypatch):
-    from simulators import llm as llm_mod
+    from servicegym.simulators import llm as llm_mod
 
     cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     a = LLMClient.shared(cfg)

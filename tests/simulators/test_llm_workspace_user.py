@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from simulators.llm import LLMClient, LLMError
-from simulators.llm_workspace_user import LLMWorkspaceUser, parse_decision
-from simulators.loopback import Fault, LoopbackServer, text_reply
-from simulators.scripted_user import STOP
-from simulators.workspace_user import COMPLETED, INFERRED, PENDING, PROVIDED, IntentScript, SessionScript
+from servicegym.simulators.llm import LLMClient, LLMError
+from servicegym.simulators.llm_workspace_user import LLMWorkspaceUser, parse_decision
+from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply
+from servicegym.simulators.scripted_user import STOP
+from servicegym.simulators.workspace_user import COMPLETED, INFERRED, PENDING, PROVIDED, IntentScript, SessionScript
 
 SCRIPT = SessionScript(index=0, opening="Please draft the quarterly summary.", style="terse", intents=[
     IntentScript(id="tone", reveal="Keep it formal.", answer="Formal, please.", cues=["tone", "formal"]),
@@ -84,7 +84,7 @@ def _checked(body: dict) -> dict:
 def test_workspace_env_with_the_llm_user(mode):
     import gymnasium as gym
 
-    import envs  # noqa: F401
+    import servicegym  # noqa: F401
 
     handler = (lambda body: text_reply("not json")) if mode == "malformed" else _checked
     with LoopbackServer(handler) as server:

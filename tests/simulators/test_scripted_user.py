@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulators.scripted_user import (
+from servicegym.simulators.scripted_user import (
     STOP,
     HiddenFact,
     IntentChange,
@@ -90,8 +90,8 @@ def test_every_hidden_fact_of_the_generated_suites_can_be_asked_for():
     could ever learn it (the delivery order note had none)."""
     import gymnasium as gym
 
-    import envs  # noqa: F401
-    from simulators.scripted_user import TOPIC_KEYWORDS
+    import servicegym  # noqa: F401
+    from servicegym.simulators.scripted_user import TOPIC_KEYWORDS
 
     for env_id in ("servicegym/Delivery-v0", "servicegym/InStore-v0", "servicegym/Travel-v0",
                    "servicegym/CrossScenario-v0"):
@@ -102,7 +102,7 @@ def test_every_hidden_fact_of_the_generated_suites_can_be_asked_for():
 
 
 def test_the_note_question_reveals_the_order_note():
-    from envs.generators.delivery import QUESTIONS
+    from servicegym.envs.tasks.generators.delivery import QUESTIONS
 
     script = UserScript(opening="Noodles, please.", facts=[
         HiddenFact(topic="note", keywords=[], answer="Please add extra napkins."),

@@ -3,8 +3,8 @@ reveal a turn, answers only to targeted questions, ``###STOP###`` once every int
 
 from __future__ import annotations
 
-from simulators.scripted_user import STOP
-from simulators.workspace_user import (
+from servicegym.simulators.scripted_user import STOP
+from servicegym.simulators.workspace_user import (
     COMPLETED,
     INFERRED,
     PENDING,

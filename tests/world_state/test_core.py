@@ -9,8 +9,7 @@ import pytest
 from conftest import FIRST_NEW_ORDER, HOME, OPEN_STORE, PAID_ORDER, QUINOA_SALAD, UNPAID_ORDER, make_delivery_spec
 from pydantic import ValidationError
 
-from envs.delivery import build_delivery_world
-from world_state.core import (
+from servicegym.world_state.core import (
     EARTH_RADIUS_M,
     Clock,
     History,
@@ -19,8 +18,8 @@ from world_state.core import (
     haversine_m,
     parse_time,
 )
-from world_state.delivery import Product, Store
-from world_state.life import Location
+from servicegym.world_state.delivery import Product, Store, build_delivery_world
+from servicegym.world_state.life import Location
 
 
 def _product(pid: str = "X1", **kw) -> Product:

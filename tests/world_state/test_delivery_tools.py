@@ -26,9 +26,9 @@ from conftest import (
     create_args,
 )
 
-from world_state.core import History, haversine_m
-from world_state.delivery import Store, delivery_minutes
-from world_state.life import Location
+from servicegym.world_state.core import History, haversine_m
+from servicegym.world_state.delivery import Store, delivery_minutes
+from servicegym.world_state.life import Location
 
 
 @pytest.fixture
@@ -293,8 +293,8 @@ def test_postconditions_hold_for_every_successful_write(toolkit, world, history)
 
 def test_postcondition_violation_is_caught(world, history):
     """A tool that breaks its promise is reported as an error and undone."""
-    from world_state.delivery import tools as delivery_tools
-    from world_state.tools import Toolkit
+    from servicegym.world_state.delivery import tools as delivery_tools
+    from servicegym.world_state.tools import Toolkit
 
     broken = delivery_tools.pay_delivery_order
     original = broken.fn

@@ -17,15 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import world_state.instore.tools as instore_tools
-from envs.instore import build_instore_world
-from envs.life import build_life_world
+import servicegym.world_state.instore.tools as instore_tools
+from servicegym.world_state.core import History
+from servicegym.world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
+from servicegym.world_state.instore import INSTORE_TOOLS, TOOLS, InStoreWorld, build_instore_world, product_key
+from servicegym.world_state.life import LifeWorld
+from servicegym.world_state.life.spec import build_life_world
+from servicegym.world_state.tools import Toolkit, dependency_graph
 from tests.conftest import UNPAID_ORDER, make_delivery_spec
-from world_state.core import History
-from world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
-from world_state.instore import INSTORE_TOOLS, TOOLS, InStoreWorld, product_key
-from world_state.life import LifeWorld
-from world_state.tools import Toolkit, dependency_graph
 
 NOW = "2025-06-21 11:20:00"
 USER = "U000777"

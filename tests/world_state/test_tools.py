@@ -8,10 +8,10 @@ from typing import Literal, Optional
 import pytest
 from conftest import OPEN_STORE
 
-from world_state.core import Entity, History, World
-from world_state.delivery import DELIVERY_TOOLS, TOOLS
-from world_state.life import SHARED_TOOLS
-from world_state.tools import (
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.delivery import DELIVERY_TOOLS, TOOLS
+from servicegym.world_state.life import SHARED_TOOLS
+from servicegym.world_state.tools import (
     Postcondition,
     ToolError,
     Toolkit,

@@ -20,14 +20,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envs.delivery import build_delivery_world
-from envs.travel import build_travel_world
-from world_state.core import History
-from world_state.delivery import DELIVERY_TOOLS, DeliveryWorld
-from world_state.life import SHARED_TOOLS, LifeWorld
-from world_state.tools import Toolkit, dependency_graph
-from world_state.travel import TOOLS, TRAVEL_PLACE_TABLES, TRAVEL_SCHEMA, TRAVEL_TOOLS, net_paid
-from world_state.travel import tools as travel_tools
+from servicegym.world_state.core import History
+from servicegym.world_state.delivery import DELIVERY_TOOLS, DeliveryWorld, build_delivery_world
+from servicegym.world_state.life import SHARED_TOOLS, LifeWorld
+from servicegym.world_state.tools import Toolkit, dependency_graph
+from servicegym.world_state.travel import (
+    TOOLS,
+    TRAVEL_PLACE_TABLES,
+    TRAVEL_SCHEMA,
+    TRAVEL_TOOLS,
+    build_travel_world,
+    net_paid,
+)
+from servicegym.world_state.travel import tools as travel_tools
 
 UID = "U000077"
 NOW = "2025-07-01 10:00:00"
@@ -771,7 +776,7 @@ class CrossWorld(LifeWorld):
 
 
 def test_tools_run_on_a_world_that_also_holds_delivery(delivery_task):
-    from envs.life import build_life_world
+    from servicegym.world_state.life.spec import build_life_world
 
     spec = travel_spec()
     dspec = delivery_task.world

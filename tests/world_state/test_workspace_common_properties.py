@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_workspace_tools import ALICE, BOB, KIT, make_world
 
-from world_state.core import History
-from world_state.tools import dependency_graph
-from world_state.workspace import COMMON_TOOLS, MAX_FILE_CHARS, PERSONAS, persona_tools
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import dependency_graph
+from servicegym.world_state.workspace import COMMON_TOOLS, MAX_FILE_CHARS, PERSONAS, persona_tools
 
 HUGE = "x" * (MAX_FILE_CHARS + 1)
 FILES = ["todo.txt", "reports/weekly.md", "data/expenses.csv", "data/config.json", "archive/2025/old.md",

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from world_state.core import History
-from world_state.tools import Toolkit
-from world_state.workspace import WorkspaceWorld
-from world_state.workspace.personas import analyst as fin
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import Toolkit
+from servicegym.world_state.workspace import WorkspaceWorld
+from servicegym.world_state.workspace.personas import analyst as fin
 
 BASE = dict(revenue=1000, cost_of_revenue=600, operating_expenses=200, operating_income=200, interest_expense=20,
             net_income=144, total_assets=2000, current_assets=500, inventory=100, cash=150, current_liabilities=250,

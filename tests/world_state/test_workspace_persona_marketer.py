@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from world_state.core import History
-from world_state.tools import Toolkit
-from world_state.workspace import WorkspaceWorld
-from world_state.workspace.personas import marketer as mkt
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import Toolkit
+from servicegym.world_state.workspace import WorkspaceWorld
+from servicegym.world_state.workspace.personas import marketer as mkt
 
 BRIEF = "Promote the trail shoe to runners who hike; key message: grip on wet rock; call to action: shop now."
 

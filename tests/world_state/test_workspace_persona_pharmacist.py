@@ -9,10 +9,10 @@ from datetime import datetime
 
 import pytest
 
-from world_state.core import History
-from world_state.tools import Toolkit
-from world_state.workspace import WorkspaceWorld
-from world_state.workspace.personas import pharmacist as rx
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import Toolkit
+from servicegym.world_state.workspace import WorkspaceWorld
+from servicegym.world_state.workspace.personas import pharmacist as rx
 
 
 def _catalogue() -> dict:

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from world_state.core import History
-from world_state.tools import Toolkit
-from world_state.workspace import WorkspaceWorld
-from world_state.workspace.personas import researcher as res
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import Toolkit
+from servicegym.world_state.workspace import WorkspaceWorld
+from servicegym.world_state.workspace.personas import researcher as res
 
 P1 = res.Paper(id="PAP001", title="Sparse Attention for Passage Ranking", authors=["Lena Maria Okafor", "Kofi Tanaka"],
                year=2021, venue="Conference on Learning Systems", keywords=["sparse attention", "passage ranking"],

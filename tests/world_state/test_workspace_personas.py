@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from world_state.core import Entity, History
-from world_state.tools import Toolkit, dependency_graph
-from world_state.workspace import COMMON_SCHEMA, WorkspaceWorld
-from world_state.workspace.personas import (
+from servicegym.world_state.core import Entity, History
+from servicegym.world_state.tools import Toolkit, dependency_graph
+from servicegym.world_state.workspace import COMMON_SCHEMA, WorkspaceWorld
+from servicegym.world_state.workspace.personas import (
     PERSONA_SCHEMA,
     PERSONAS,
     build_persona_tables,
@@ -100,7 +100,7 @@ def test_tool_schemas_are_typed_and_documented(persona):
 
 @pytest.mark.parametrize("persona", NAMES)
 def test_persona_tools_sit_beside_the_common_tools(persona):
-    from world_state import workspace
+    from servicegym.world_state import workspace
 
     common = list(getattr(workspace, "COMMON_TOOLS", []))
     kit = Toolkit(common + persona_tools(persona))  # a name clash raises

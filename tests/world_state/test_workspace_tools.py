@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from world_state.core import History
-from world_state.tools import Toolkit
-from world_state.workspace import (
+from servicegym.world_state.core import History
+from servicegym.world_state.tools import Toolkit
+from servicegym.world_state.workspace import (
     COMMON_TOOLS,
     MAX_FILE_CHARS,
     Contact,
@@ -652,7 +652,7 @@ def test_seeded_ids_skip_rows_already_there(agent):
 
 
 def test_the_whole_workspace_has_a_size_limit(agent):
-    from world_state.workspace import MAX_WORKSPACE_CHARS
+    from servicegym.world_state.workspace import MAX_WORKSPACE_CHARS
 
     chunk = "y" * MAX_FILE_CHARS
     used = agent.world.workspace_chars()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..core import Entity
-from ..life.entities import LifeWorld, Location, OpeningHours
-from ..life.tools import search_index
+from servicegym.world_state.core import Entity
+from servicegym.world_state.life.entities import LifeWorld, Location, OpeningHours
+from servicegym.world_state.life.tools import search_index
 
 
 class Store(OpeningHours, Entity):

@@ -10,10 +10,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Optional
 
-from ..core import History, haversine_m, parse_time
-from ..life.entities import Order, OrderLine, OrderStatus
-from ..life.tools import SHARED_TOOLS, geocode, rank, search_index
-from ..tools import (
+from servicegym.world_state.core import History, haversine_m, parse_time
+from servicegym.world_state.delivery.entities import DeliveryWorld, Product, product_search_text, store_search_text
+from servicegym.world_state.life.entities import Order, OrderLine, OrderStatus
+from servicegym.world_state.life.tools import SHARED_TOOLS, geocode, rank, search_index
+from servicegym.world_state.tools import (
     Postcondition,
     RawJson,
     ToolError,
@@ -26,7 +27,6 @@ from ..tools import (
     time_not_past,
     tool,
 )
-from .entities import DeliveryWorld, Product, product_search_text, store_search_text
 
 SEARCH_TOOLS = ("delivery_store_search_recommend", "delivery_product_search_recommend")
 ORDER_SOURCES = ("create_delivery_order", "search_delivery_orders", "get_user_all_orders")

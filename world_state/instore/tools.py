@@ -24,11 +24,19 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
-from ..core import TIME_FORMAT, History, parse_time
-from ..life.entities import LifeWorld, Order, OrderLine
-from ..life.tools import SHARED_TOOLS, rank
-from ..tools import Postcondition, Precondition, exists, field_in, rule, time_not_past, tool
-from .entities import Booking, Reservation, Shop, ShopProduct, product_index, product_key, shop_index
+from servicegym.world_state.core import TIME_FORMAT, History, parse_time
+from servicegym.world_state.instore.entities import (
+    Booking,
+    Reservation,
+    Shop,
+    ShopProduct,
+    product_index,
+    product_key,
+    shop_index,
+)
+from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
+from servicegym.world_state.life.tools import SHARED_TOOLS, rank
+from servicegym.world_state.tools import Postcondition, Precondition, exists, field_in, rule, time_not_past, tool
 
 ORDER_PREFIX, BOOK_PREFIX, RESERVATION_PREFIX = "I", "B", "R"
 SHOP_SOURCES = ("instore_shop_search_recommend", "instore_product_search_recommend", "get_nearby")

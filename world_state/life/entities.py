@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from ..core import Entity, World
-from ..tools import dumps
+from servicegym.world_state.core import Entity, World
+from servicegym.world_state.tools import dumps
 
 OrderStatus = Literal[
     "unpaid", "paid", "unconsumed", "consumed", "processed", "in-progress", "delivered", "cancelled"

@@ -17,9 +17,9 @@ import holidays
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
-from ..core import DATE_FORMAT, haversine_m
-from ..tools import ToolError, tool
-from .entities import LifeWorld, Location
+from servicegym.world_state.core import DATE_FORMAT, haversine_m
+from servicegym.world_state.life.entities import LifeWorld, Location
+from servicegym.world_state.tools import ToolError, tool
 
 SEARCH_THRESHOLD = 60.0
 GEOCODE_THRESHOLD = 85.0

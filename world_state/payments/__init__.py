@@ -9,11 +9,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from world_state.core import parse_time
-
-from .capabilities import CATALOGUE, Capability, search_catalogue
-from .tools import RESIDENT_TOOLS
-from .world import (
+from servicegym.world_state.core import parse_time
+from servicegym.world_state.payments.capabilities import CATALOGUE, Capability, search_catalogue
+from servicegym.world_state.payments.tools import RESIDENT_TOOLS
+from servicegym.world_state.payments.world import (
     APPROVAL_TERMS,
     CURRENCIES,
     DEFAULT_FX_RATES,

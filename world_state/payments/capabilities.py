@@ -19,10 +19,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from world_state.core import Entity
-from world_state.tools import ToolError, _clean_schema, _validation_message
-
-from .world import (
+from servicegym.world_state.core import Entity
+from servicegym.world_state.payments.world import (
     APPROVAL_TERMS,
     PAYMENTS_SCHEMA,
     Application,
@@ -38,6 +36,7 @@ from .world import (
     canonical_terms,
     money,
 )
+from servicegym.world_state.tools import ToolError, _clean_schema, _validation_message
 
 
 @dataclass

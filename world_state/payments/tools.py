@@ -6,11 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.core import History, World
-from world_state.tools import ToolError, rule, tool
-
-from .capabilities import CATALOGUE, search_catalogue
-from .world import PaymentsWorld, search_text
+from servicegym.world_state.core import History, World
+from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue
+from servicegym.world_state.payments.world import PaymentsWorld, search_text
+from servicegym.world_state.tools import ToolError, rule, tool
 
 QUERYABLE = tuple(n for n in ("merchants", "accounts", "bank_accounts", "ledger", "holds", "payments", "refunds", "payouts",
                               "receipts", "cases", "uploads", "approvals", "applications", "events", "fx_conversions"))

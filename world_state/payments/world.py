@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
-from world_state.core import Entity, World, parse_time
-from world_state.tools import ToolError
+from servicegym.world_state.core import Entity, World, parse_time
+from servicegym.world_state.tools import ToolError
 
 PRODUCTS = ("payouts", "refunds", "reserves", "reviews")
 REGIONS = ("US", "EU", "UK", "APAC")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
-from ..core import DATE_FORMAT, Entity, World
-from ..life.entities import LifeWorld, Location
+from servicegym.world_state.core import DATE_FORMAT, Entity, World
+from servicegym.world_state.life.entities import LifeWorld, Location
 
 TravelKind = Literal["hotel", "attraction", "flight", "train"]
 TRAVEL_KINDS: tuple[TravelKind, ...] = ("hotel", "attraction", "flight", "train")

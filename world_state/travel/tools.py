@@ -25,11 +25,11 @@ from typing import Any, Literal, Optional
 
 from rapidfuzz import fuzz, utils
 
-from ..core import DATE_FORMAT, History, World
-from ..life.entities import LifeWorld, Order, OrderLine
-from ..life.tools import SHARED_TOOLS, rank
-from ..tools import Postcondition, exists, field_in, requires_prior_call, rule, tool
-from .entities import (
+from servicegym.world_state.core import DATE_FORMAT, History, World
+from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
+from servicegym.world_state.life.tools import SHARED_TOOLS, rank
+from servicegym.world_state.tools import Postcondition, exists, field_in, requires_prior_call, rule, tool
+from servicegym.world_state.travel.entities import (
     KINDS,
     Kind,
     LedgerEntry,

@@ -3,7 +3,17 @@ persona's own records and tools."""
 
 from __future__ import annotations
 
-from .world import (
+from servicegym.world_state.workspace.agenda import CALENDAR_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.contacts import CONTACT_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.csvfiles import CSV_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.files import FILE_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.jsonfiles import JSON_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.mail import MAIL_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.notes import NOTE_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.overview import OVERVIEW_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.personas import PERSONA_SCHEMA, PERSONAS, persona_profile, persona_tools  # noqa: E402
+from servicegym.world_state.workspace.todos import TODO_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.world import (
     COMMON_SCHEMA,
     FILE_TYPES,
     MAX_FILE_CHARS,
@@ -15,24 +25,17 @@ from .world import (
     Note,
     Todo,
     WorkspaceWorld,
-    _install_schema,
     get_file,
     normalize_path,
     put_file,
 )
 
-_install_schema()
-
-from .agenda import CALENDAR_TOOLS  # noqa: E402
-from .contacts import CONTACT_TOOLS  # noqa: E402
-from .csvfiles import CSV_TOOLS  # noqa: E402
-from .files import FILE_TOOLS  # noqa: E402
-from .jsonfiles import JSON_TOOLS  # noqa: E402
-from .mail import MAIL_TOOLS  # noqa: E402
-from .notes import NOTE_TOOLS  # noqa: E402
-from .overview import OVERVIEW_TOOLS  # noqa: E402
-from .personas import PERSONAS, persona_profile, persona_tools  # noqa: E402
-from .todos import TODO_TOOLS  # noqa: E402
+_clash = set(COMMON_SCHEMA) & set(PERSONA_SCHEMA)
+if _clash:
+    raise RuntimeError(f"persona tables clash with common tables: {sorted(_clash)}")
+# the world's schema: the common tables and every persona's (the personas import the world, so
+# the world cannot import them; the package that holds both joins them)
+WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
 
 # the common tools every persona gets (files, CSV/JSON/Markdown, mail, calendar, notes, contacts, to-dos)
 COMMON_TOOLS = [*FILE_TOOLS, *CSV_TOOLS, *JSON_TOOLS, *MAIL_TOOLS, *CALENDAR_TOOLS, *NOTE_TOOLS, *CONTACT_TOOLS,

@@ -13,10 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.core import DATE_FORMAT, TIME_FORMAT, parse_date, parse_time
-from world_state.tools import ToolError, exists, time_not_past, tool
-
-from .world import Event, WorkspaceWorld, check_email, new_id
+from servicegym.world_state.core import DATE_FORMAT, TIME_FORMAT, parse_date, parse_time
+from servicegym.world_state.tools import ToolError, exists, time_not_past, tool
+from servicegym.world_state.workspace.world import Event, WorkspaceWorld, check_email, new_id
 
 EVENT_SOURCES = ("list_events", "create_event")
 EVENT = exists("calendar", "event_id", "event", produced_by=EVENT_SOURCES)

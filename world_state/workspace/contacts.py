@@ -7,9 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.tools import ToolError, exists, tool
-
-from .world import Contact, WorkspaceWorld, check_email, new_id
+from servicegym.world_state.tools import ToolError, exists, tool
+from servicegym.world_state.workspace.world import Contact, WorkspaceWorld, check_email, new_id
 
 CONTACT_SOURCES = ("search_contacts", "list_contact_group", "add_contact")
 CONTACT = exists("contacts", "contact_id", "contact", produced_by=CONTACT_SOURCES)

@@ -13,11 +13,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from world_state.tools import ToolError, tool
-
-from .files import file_exists
-from .structured import cell_number, parse_csv, plain_number, render_csv, to_cell
-from .world import WorkspaceWorld, file_extension, get_file, put_file
+from servicegym.world_state.tools import ToolError, tool
+from servicegym.world_state.workspace.files import file_exists
+from servicegym.world_state.workspace.structured import cell_number, parse_csv, plain_number, render_csv, to_cell
+from servicegym.world_state.workspace.world import WorkspaceWorld, file_extension, get_file, put_file
 
 Cell = str | int | float | bool | None
 Op = Literal["eq", "ne", "lt", "le", "gt", "ge", "contains", "in"]

@@ -14,11 +14,17 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.core import History, World
-from world_state.tools import Precondition, ToolError, rule, tool
-
-from .structured import markdown_headings, markdown_section
-from .world import FILE_TYPES, WorkspaceWorld, file_extension, get_file, normalize_path, put_file
+from servicegym.world_state.core import History, World
+from servicegym.world_state.tools import Precondition, ToolError, rule, tool
+from servicegym.world_state.workspace.structured import markdown_headings, markdown_section
+from servicegym.world_state.workspace.world import (
+    FILE_TYPES,
+    WorkspaceWorld,
+    file_extension,
+    get_file,
+    normalize_path,
+    put_file,
+)
 
 READ_CHARS = 20_000  # most characters one read_file returns; the rest is read by line range
 FILE_SOURCES = ("list_files", "search_files", "write_file")

@@ -11,11 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.tools import ToolError, tool
-
-from .files import file_exists
-from .structured import parse_json, render_json
-from .world import WorkspaceWorld, file_extension, get_file, put_file
+from servicegym.world_state.tools import ToolError, tool
+from servicegym.world_state.workspace.files import file_exists
+from servicegym.world_state.workspace.structured import parse_json, render_json
+from servicegym.world_state.workspace.world import WorkspaceWorld, file_extension, get_file, put_file
 
 JSON_SOURCES = ("list_files", "search_files", "write_file")
 SCHEMA_KEYS = {"type", "required", "properties", "items", "enum", "description", "title"}

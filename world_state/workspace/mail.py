@@ -12,11 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from world_state.core import History, World
-from world_state.tools import ToolError, exists, rule, tool
-
-from .files import FILE_SOURCES
-from .world import Mail, WorkspaceWorld, check_email, new_id, normalize_path
+from servicegym.world_state.core import History, World
+from servicegym.world_state.tools import ToolError, exists, rule, tool
+from servicegym.world_state.workspace.files import FILE_SOURCES
+from servicegym.world_state.workspace.world import Mail, WorkspaceWorld, check_email, new_id, normalize_path
 
 Folder = Literal["inbox", "drafts", "sent"]
 MAIL_SOURCES = ("list_mail", "search_mail")

@@ -6,9 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from world_state.tools import ToolError, exists, tool
-
-from .world import Note, WorkspaceWorld, new_id
+from servicegym.world_state.tools import ToolError, exists, tool
+from servicegym.world_state.workspace.world import Note, WorkspaceWorld, new_id
 
 NOTE_SOURCES = ("list_notes", "search_notes", "create_note")
 NOTE = exists("notes", "note_id", "note", produced_by=NOTE_SOURCES)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from world_state.core import TIME_FORMAT
-from world_state.tools import tool
-
-from .world import WorkspaceWorld
+from servicegym.world_state.core import TIME_FORMAT
+from servicegym.world_state.tools import tool
+from servicegym.world_state.workspace.world import WorkspaceWorld
 
 
 @tool("read")

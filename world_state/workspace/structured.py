@@ -15,7 +15,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from world_state.tools import ToolError
+from servicegym.world_state.tools import ToolError
 
 CELL_TYPES = (str, int, float, bool, type(None))
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

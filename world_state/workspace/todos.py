@@ -6,10 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from world_state.core import parse_date
-from world_state.tools import ToolError, exists, field_in, tool
-
-from .world import Todo, WorkspaceWorld, new_id
+from servicegym.world_state.core import parse_date
+from servicegym.world_state.tools import ToolError, exists, field_in, tool
+from servicegym.world_state.workspace.world import Todo, WorkspaceWorld, new_id
 
 TODO_SOURCES = ("list_todos", "add_todo")
 TODO = exists("todos", "todo_id", "to-do", produced_by=TODO_SOURCES)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from world_state.core import Entity, World
-from world_state.tools import ToolError
-
-from .structured import check_content
+from servicegym.world_state.core import Entity, World
+from servicegym.world_state.tools import ToolError
+from servicegym.world_state.workspace.structured import check_content
 
 MAX_FILE_CHARS = 200_000        # one file's content
 MAX_WORKSPACE_CHARS = 4_000_000  # all files together
@@ -145,7 +144,7 @@ class WorkspaceWorld(World):
     """A persona's workspace. ``extra``: ``persona`` (key in ``PERSONAS``), ``owner`` (name),
     ``owner_email``, ``session`` (index of the current session, set by the env)."""
 
-    schema: ClassVar[dict[str, type[Entity]]] = {}  # filled below with the persona tables
+    schema: ClassVar[dict[str, type[Entity]]] = {}  # common + persona tables, installed by the package __init__
 
     def workspace_chars(self) -> int:
         return sum(len(f.content) for f in self.table("files"))
@@ -153,15 +152,6 @@ class WorkspaceWorld(World):
     @property
     def persona(self) -> str:
         return self.extra.get("persona", "")
-
-
-def _install_schema() -> None:
-    from .personas import PERSONA_SCHEMA
-
-    clash = set(COMMON_SCHEMA) & set(PERSONA_SCHEMA)
-    if clash:
-        raise RuntimeError(f"persona tables clash with common tables: {sorted(clash)}")
-    WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
 
 
 def get_file(world: WorkspaceWorld, path: str) -> File:

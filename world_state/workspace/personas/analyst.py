@@ -22,11 +22,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from world_state.core import Entity, History, World
-from world_state.tools import ToolError, ToolSpec, exists, requires_prior_call, rule, tool
-
-from ..world import WorkspaceWorld, put_file
-from .formats import SEED_START_TIME, new_id, parse_day, ratio, render_table
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.tools import ToolError, ToolSpec, exists, requires_prior_call, rule, tool
+from servicegym.world_state.workspace.personas.formats import SEED_START_TIME, new_id, parse_day, ratio, render_table
+from servicegym.world_state.workspace.world import WorkspaceWorld, put_file
 
 RATIOS = ("gross_margin", "operating_margin", "net_margin", "current_ratio", "quick_ratio", "debt_to_equity", "roe",
           "roa", "asset_turnover", "interest_coverage", "equity_multiplier", "eps", "free_cash_flow")

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from world_state.core import DATE_FORMAT, History, Table
-from world_state.tools import ToolError
+from servicegym.world_state.core import DATE_FORMAT, History, Table
+from servicegym.world_state.tools import ToolError
 
 SEED_START = date(2026, 3, 2)
 SEED_START_TIME = "2026-03-02 09:00:00"

@@ -27,11 +27,19 @@ from typing import Any, Literal
 import holidays
 from pydantic import BaseModel, ConfigDict
 
-from world_state.core import Entity, History, World
-from world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
-
-from ..world import WorkspaceWorld, put_file
-from .formats import SEED_START, SEED_START_TIME, day, last_call_index, new_id, parse_day, person_names, render_table
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
+from servicegym.world_state.workspace.personas.formats import (
+    SEED_START,
+    SEED_START_TIME,
+    day,
+    last_call_index,
+    new_id,
+    parse_day,
+    person_names,
+    render_table,
+)
+from servicegym.world_state.workspace.world import WorkspaceWorld, put_file
 
 TermValue = bool | int | float | str
 ClauseType = Literal["limitation_of_liability", "term_and_renewal", "governing_law", "confidentiality", "payment",

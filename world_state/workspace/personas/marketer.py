@@ -16,11 +16,27 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from world_state.core import Entity, History, World
-from world_state.tools import ToolError, ToolSpec, exists, field_in, requires_prior_call, rule, time_not_past, tool
-
-from ..world import WorkspaceWorld, put_file
-from .formats import SEED_START, SEED_START_TIME, day, new_id, parse_day, ratio, render_table
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.tools import (
+    ToolError,
+    ToolSpec,
+    exists,
+    field_in,
+    requires_prior_call,
+    rule,
+    time_not_past,
+    tool,
+)
+from servicegym.world_state.workspace.personas.formats import (
+    SEED_START,
+    SEED_START_TIME,
+    day,
+    new_id,
+    parse_day,
+    ratio,
+    render_table,
+)
+from servicegym.world_state.workspace.world import WorkspaceWorld, put_file
 
 Channel = Literal["search", "social", "email", "display", "video"]
 CHANNELS = ("search", "social", "email", "display", "video")

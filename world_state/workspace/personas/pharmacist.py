@@ -24,11 +24,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from world_state.core import Entity, History, World
-from world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
-
-from ..world import WorkspaceWorld, put_file
-from .formats import SEED_START_TIME, day, last_call_index, new_id, person_names
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
+from servicegym.world_state.workspace.personas.formats import (
+    SEED_START_TIME,
+    day,
+    last_call_index,
+    new_id,
+    person_names,
+)
+from servicegym.world_state.workspace.world import WorkspaceWorld, put_file
 
 Severity = Literal["minor", "moderate", "major", "contraindicated"]
 SEVERITY_RANK = {"minor": 1, "moderate": 2, "major": 3, "contraindicated": 4}

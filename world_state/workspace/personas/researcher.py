@@ -12,11 +12,17 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from world_state.core import Entity, History, World
-from world_state.tools import ToolError, ToolSpec, exists, rule, tool
-
-from ..world import WorkspaceWorld, put_file
-from .formats import SEED_START_TIME, clamp_limit, day, new_id, person_names, render_table
+from servicegym.world_state.core import Entity, History, World
+from servicegym.world_state.tools import ToolError, ToolSpec, exists, rule, tool
+from servicegym.world_state.workspace.personas.formats import (
+    SEED_START_TIME,
+    clamp_limit,
+    day,
+    new_id,
+    person_names,
+    render_table,
+)
+from servicegym.world_state.workspace.world import WorkspaceWorld, put_file
 
 CitationStyle = Literal["apa", "ieee", "bibtex"]
 ConfigValue = float | int | str

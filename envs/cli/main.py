@@ -1,0 +1,533 @@
+"""The ``servicegym`` command line.
+
+Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), ``rollout``
+(collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
+rollouts), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
+``rollout`` and ``evaluate`` both run ``servicegym.envs.running.rollouts.collect``; ``evaluate`` and ``report`` both
+write through ``servicegym.envs.cli.report``.
+
+A user error (an unknown env id, policy or task id, a missing file, a bad option value, an
+endpoint that is not configured) prints one line ``servicegym: error: ...`` on stderr and exits
+with status 2; argparse's own errors exit 2 as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from servicegym.envs.environments.registration import ENV_IDS
+from servicegym.envs.running.rollouts import BACKENDS, collect
+from servicegym.envs.tasks.model import TaskFileError
+
+BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+# ----- shared checks ---------------------------------------------------------------------------
+def _check_env(env_id: str) -> None:
+    if env_id not in ENV_IDS:
+        raise CliError(f"unknown env {env_id!r}; known: {', '.join(ENV_IDS)}")
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    tasks = getattr(args, "tasks", None)
+    if tasks:
+        if not Path(tasks).is_file():
+            raise CliError(f"task file not found: {tasks}")
+        kwargs["tasks"] = tasks
+    return kwargs
+
+
+def _make_env(env_id: str, split: str = "test", **kwargs: Any) -> gym.Env:
+    _check_env(env_id)
+    try:
+        return gym.make(env_id, split=split, **kwargs)
+    except TaskFileError as err:
+        raise CliError(_one_line(err)) from None
+
+
+def _positive(name: str, value: int, minimum: int = 1) -> None:
+    if value < minimum:
+        raise CliError(f"{name} must be at least {minimum}, got {value}")
+
+
+def _policies() -> list[str]:
+    from servicegym.envs.running.policies import POLICIES
+
+    names = list(POLICIES)
+    if "llm" not in names:
+        names.append("llm")
+    return names
+
+
+def _llm_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``llm=`` dict of ``--policy llm``: flags first, then SERVICEGYM_BASE_URL / SERVICEGYM_MODEL."""
+    from servicegym.simulators.llm import LLMConfig
+
+    given = {"base_url": args.base_url, "model": args.model}
+    try:
+        cfg = LLMConfig.resolve({k: v for k, v in given.items() if v})
+    except ValueError as err:
+        raise CliError(f"--policy llm: {_one_line(err)} (use --base-url/--model or SERVICEGYM_BASE_URL/SERVICEGYM_MODEL)") from None
+    return cfg.model_dump(exclude_defaults=True) | {"base_url": cfg.base_url, "model": cfg.model}
+
+
+def _policy_spec(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The policy name and the keyword arguments ``make_policy`` gets (the endpoint for ``llm``)."""
+    if args.policy not in _policies():
+        raise CliError(f"unknown policy {args.policy!r}; choose from {', '.join(_policies())}")
+    max_prompt = getattr(args, "max_prompt_tokens", None)
+    if args.policy == "llm":
+        kwargs: dict[str, Any] = {"llm": _llm_config(args)}
+        if max_prompt is not None:
+            _positive("--max-prompt-tokens", max_prompt)
+            kwargs["max_prompt_tokens"] = max_prompt
+        return "llm", kwargs
+    if max_prompt is not None:
+        raise CliError("--max-prompt-tokens applies to --policy llm only")
+    return args.policy, {}
+
+
+def _task_ids(args: argparse.Namespace) -> list[str] | None:
+    if not getattr(args, "task_ids", None):
+        return None
+    ids = [t for t in args.task_ids.split(",") if t]
+    if not ids:
+        raise CliError("--task-ids is empty")
+    return ids
+
+
+def _check_task_ids(env_id: str, split: str, env_kwargs: dict[str, Any], ids: list[str] | None, limit: int) -> list[str]:
+    """The task ids a run covers; an error naming the first unknown id."""
+    env = _make_env(env_id, split, **env_kwargs)
+    try:
+        known = env.unwrapped.task_ids(split)
+        if ids is None:
+            chosen = known[:limit] if limit else known
+        else:
+            src = env.unwrapped.source
+            for t in ids:
+                try:
+                    src.get(t)
+                except (KeyError, ValueError) as err:
+                    raise CliError(f"unknown task id {t!r} for {env_id}: {_one_line(err.args[0] if err.args else err)}") from None
+            chosen = ids[:limit] if limit else ids
+    finally:
+        env.close()
+    if not chosen:
+        raise CliError(f"no tasks in split {split!r} of {env_id}")
+    return chosen
+
+
+def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, list[str], str]:
+    """Validate the options of ``rollout``/``evaluate`` and run ``servicegym.envs.running.rollouts.collect``."""
+    _check_env(args.env)
+    _positive("--trials", args.trials)
+    _positive("--concurrency", args.concurrency)
+    _positive("--limit", args.limit, 0)
+    if args.backend not in BACKENDS:
+        raise CliError(f"unknown backend {args.backend!r}; choose from {', '.join(BACKENDS)}")
+    policy, policy_kwargs = _policy_spec(args)
+    env_kwargs = _env_kwargs(args)
+    ids = _check_task_ids(args.env, args.split, env_kwargs, _task_ids(args), args.limit)
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise CliError("--backend ray needs Ray: pip install 'servicegym[ray]' (or ray)")
+    if args.backend != "ray" and (args.ray_address or args.ray_episodes_per_actor):
+        raise CliError("--ray-address and --ray-episodes-per-actor go with --backend ray")
+    if args.ray_episodes_per_actor is not None:
+        _positive("--ray-episodes-per-actor", args.ray_episodes_per_actor)
+
+    try:
+        summary = collect(args.env, policy, out=out, task_ids=ids, split=args.split, trials=args.trials,
+                          concurrency=args.concurrency, backend=args.backend, env_kwargs=env_kwargs or None,
+                          seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None,
+                          ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor,
+                          inline_tools=not args.tools_once)
+    except OSError as err:
+        raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
+    except ValueError as err:  # e.g. a resumed file made with another --seed
+        raise CliError(_one_line(err)) from None
+    return summary, ids, policy
+
+
+def _summary_line(summary: Any) -> str:
+    return (f"episodes={summary.episodes} (run now {summary.collected}, resumed {summary.skipped}) "
+            f"successes={summary.successes} errors={summary.errors} episodes/s={summary.episodes_per_s:.1f}")
+
+
+# ----- list ------------------------------------------------------------------------------------
+def cmd_list(args: argparse.Namespace) -> int:
+    if args.suites:
+        from servicegym.envs.tasks.suites import SUITE_SIZE, SUITE_SIZES, SUITES
+
+        print(f"{'suite':12s} {'env':32s} {'tasks':>5s}  file")
+        for env_id in ENV_IDS:
+            env = gym.make(env_id)
+            u = env.unwrapped
+            domain = u.domain
+            path = getattr(u.source, "suite_path", None)
+            size = len(u.task_ids("test"))
+            if domain in SUITES:
+                size = size or SUITE_SIZES.get(domain, SUITE_SIZE)
+            print(f"{domain:12s} {env_id:32s} {size:5d}  {path.name if path else '-'}")
+            env.close()
+        return 0
+    print(f"{'env':32s} {'domain':10s} {'tools':>5s} {'test suite':>10s}  train")
+    for env_id in ENV_IDS:
+        env = gym.make(env_id)
+        u = env.unwrapped
+        print(f"{env_id:32s} {u.domain:10s} {len(u.toolkit):5d} {len(u.task_ids('test')):10d}  generated (seeded, unlimited)")
+        env.close()
+    return 0
+
+
+# ----- play ------------------------------------------------------------------------------------
+PLAY_HELP = """\
+Type one agent action per line:
+  a tool call as JSON     {"name": "get_user_all_orders", "arguments": {}}
+  or as a block           <tool_call>{"name": ..., "arguments": {...}}</tool_call>
+  anything else           a message to the user; ###STOP### in a message ends the conversation
+  end a line with \\       to continue the action on the next line (the newline is kept)
+Commands: /tools (names), /tools NAME (its schema), /system (the system prompt), /help, /quit"""
+
+
+def _read_action(stream: Any, prompt: bool) -> str | None:
+    """One action from ``stream``: lines ending in a backslash continue; None at end of input."""
+    parts: list[str] = []
+    while True:
+        if prompt:
+            print("agent> " if not parts else "  ...> ", end="", flush=True)
+        line = stream.readline()
+        if not line:
+            return "\n".join(parts) if parts else None
+        line = line.rstrip("\r\n")
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            parts.append(line[:-1])
+            continue
+        parts.append(line)
+        return "\n".join(parts)
+
+
+def _summarize_prompt(text: str, lines: int = 4, width: int = 160) -> str:
+    body = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    out = [ln if len(ln) <= width else ln[: width - 3] + "..." for ln in body[:lines]]
+    more = len(body) - len(out)
+    return "\n".join("  " + ln for ln in out) + (f"\n  ... ({more} more lines; /system shows all)" if more > 0 else "")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines()) if text else "  (nothing)"
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    env = _make_env(args.env, args.split, **_env_kwargs(args))
+    options = {"task_id": args.task_id} if args.task_id else None
+    try:
+        obs, info = env.reset(seed=args.seed, options=options)
+    except (KeyError, ValueError) as err:
+        raise CliError(f"unknown task id {args.task_id!r} for {args.env}: {_one_line(err.args[0] if err.args else err)}") from None
+    tools = {t["function"]["name"]: t["function"] for t in info["tools"]}
+    interactive = sys.stdin.isatty()
+    print(f"servicegym play: {args.env} task {info['task_id']} (domain {info['domain']}, {len(tools)} tools, seed {args.seed})")
+    print("system prompt:")
+    print(_summarize_prompt(info["system_prompt"]))
+    print("Type /help for the action forms and commands.\n")
+    print("[user]")
+    print(_indent(obs))
+    total, steps = 0.0, 0
+    while True:
+        action = _read_action(sys.stdin, interactive)
+        if action is None:
+            print("input ended before the episode did (no score)")
+            return 0
+        cmd = action.strip()
+        if not cmd:
+            continue
+        if cmd in ("/quit", "/exit"):
+            print("quit before the episode ended (no score)")
+            return 0
+        if cmd == "/help":
+            print(PLAY_HELP)
+            continue
+        if cmd == "/system":
+            print(info["system_prompt"])
+            continue
+        if cmd == "/tools":
+            for name, fn in tools.items():
+                print(f"  {name}: {_one_line(fn.get('description', ''))[:110]}")
+            continue
+        if cmd.startswith("/tools "):
+            name = cmd.split(None, 1)[1].strip()
+            if name not in tools:
+                print(f"  no tool {name!r}; /tools lists them")
+            else:
+                print(json.dumps(tools[name], indent=2, ensure_ascii=False))
+            continue
+        if cmd.startswith("/") and not cmd.startswith("//") and " " not in cmd:
+            print(f"  unknown command {cmd!r}; /help lists them (start a message with // to send a leading slash)")
+            continue
+        if cmd.startswith("//"):
+            action = action.replace("//", "/", 1)
+        obs, reward, terminated, truncated, step_info = env.step(action)
+        total += float(reward)
+        steps += 1
+        print(_indent(obs))
+        if terminated or truncated:
+            score = step_info.get("score", {})
+            print(f"\nepisode {'terminated' if terminated else 'truncated'}: {step_info.get('termination_reason', '')}")
+            print(f"reward={float(reward):g} return={total:g} success={bool(step_info.get('success'))} "
+                  f"steps={steps} tool_errors={step_info.get('tool_errors', 0)}")
+            shown = {k: v for k, v in score.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            top = {k: v for k, v in shown.items() if "/" not in k}
+            failed = sorted(k.removeprefix("rubric/") for k, v in shown.items() if "/" in k and v < 1)
+            print("score: " + " ".join(f"{k}={v:.3g}" for k, v in top.items()))
+            if failed:
+                print("failed checks: " + ", ".join(failed))
+            return 0
+        if reward:
+            print(f"  reward={float(reward):g}")
+
+
+# ----- rollout / evaluate / report -------------------------------------------------------------
+def cmd_rollout(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and out.is_dir():
+        raise CliError(f"--out must be a file (FILE.jsonl), {out} is a directory")
+    if out.suffix == "":
+        raise CliError(f"--out must name a file such as {out}.jsonl")
+    t0 = time.perf_counter()
+    summary, ids, policy = _collect(args, out, resume=not args.no_resume)
+    print(f"{args.env} policy={policy} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
+          f"({time.perf_counter() - t0:.2f} s) -> {out}")
+    return 0
+
+
+def _selected(records: list[dict[str, Any]], env_id: str, policy: str, ids: list[str], trials: int) -> list[dict[str, Any]]:
+    """The records of this evaluation (a resumed file may hold others: more trials, other tasks)."""
+    wanted = set(ids)
+    return [r for r in records
+            if r.get("env_id", env_id) == env_id and r.get("policy", policy) == policy
+            and r.get("task_id") in wanted and int(r.get("trial", 0)) < trials]
+
+
+def _report(records: list[dict[str, Any]], out: Path, title: str) -> None:
+    from servicegym.envs.cli.report import print_table, write_report
+
+    summaries, md, png = write_report(records, out, title=title)
+    print_table(summaries, title=title)
+    print(f"wrote {md} and {png}")
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from servicegym.envs.cli.report import ReportError, load_rollouts
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out must be a directory, {out} is a file")
+    t0 = time.perf_counter()
+    summary, ids, policy = _collect(args, out / "rollouts.jsonl", resume=not args.no_resume)
+    source = f"file={args.tasks}" if args.tasks else f"split={args.split}"
+    print(f"{args.env} policy={policy} {source} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
+          f"({time.perf_counter() - t0:.2f} s)")
+    try:
+        records = _selected(load_rollouts(out / "rollouts.jsonl"), args.env, policy, ids, args.trials)
+    except ReportError as err:
+        raise CliError(_one_line(err)) from None
+    _report(records, out, f"servicegym evaluation: {args.env}, policy {policy}")
+    print(f"rollouts in {out / 'rollouts.jsonl'}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from servicegym.envs.cli.report import ReportError, load_rollouts
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out must be a directory, {out} is a file")
+    try:
+        records = load_rollouts(args.inp)
+        out.mkdir(parents=True, exist_ok=True)
+        _report(records, out, args.title or f"servicegym report: {Path(args.inp).name}")
+    except ReportError as err:
+        raise CliError(_one_line(err)) from None
+    except OSError as err:
+        raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
+    return 0
+
+
+# ----- train -----------------------------------------------------------------------------------
+RL_HINT = "pip install torch==2.13.0 (a CPU build) and then pip install 'servicegym[rl]'"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    _check_env(args.env)
+    _positive("--timesteps", args.timesteps)
+    _positive("--difficulty", args.difficulty, 0)
+    _positive("--eval-tasks", args.eval_tasks)
+    _positive("--n-envs", args.n_envs)
+    from servicegym.envs.integrations import sb3
+
+    try:
+        sb3._require_sb3()
+    except ImportError as err:
+        missing = _one_line(err).split(":")[0].removeprefix("train() needs ").strip()
+        raise CliError(f"train needs the rl extra ({missing} not installed): {RL_HINT}") from None
+    try:
+        result = sb3.train(env_id=args.env, difficulty=args.difficulty, total_timesteps=args.timesteps,
+                           seed=args.seed, out_dir=args.out, algo=args.algo, eval_tasks=args.eval_tasks,
+                           n_envs=args.n_envs, progress=not args.quiet)
+    except (ValueError, TypeError) as err:  # e.g. an env the adapter does not cover
+        raise CliError(_one_line(err)) from None
+    for k, v in (result or {}).items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            print(f"  {k}: {v}")
+    return 0
+
+
+# ----- bench -----------------------------------------------------------------------------------
+def scripts_dir() -> Path:
+    """``scripts/`` of the source checkout this package runs from (envs/cli/ -> the repository)."""
+    return Path(__file__).resolve().parents[2] / "scripts"
+
+
+def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.which not in BENCHES:
+        raise CliError(f"unknown benchmark {args.which!r}; choose from {', '.join(BENCHES)}")
+    script = scripts_dir() / f"bench_{args.which}.py"
+    if not script.is_file():
+        raise CliError(f"benchmark script not found: {script} (the benchmarks run from a source checkout)")
+    cmd = [sys.executable, str(script), *extra]
+    sys.stdout.flush()
+    proc = subprocess.run(cmd, stdout=sys.stdout if _has_fileno(sys.stdout) else subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
+    if proc.stdout:  # captured (e.g. under pytest's capsys): pass it on
+        print(proc.stdout, end="")
+    if proc.returncode == 2:
+        raise CliError(f"bench_{args.which}.py rejected its options: {' '.join(extra) or '(none)'}")
+    return proc.returncode
+
+
+def _has_fileno(stream: Any) -> bool:
+    try:
+        stream.fileno()
+        return True
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+# ----- parser ----------------------------------------------------------------------------------
+def _collect_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--env", default="servicegym/Delivery-v0", help="env id (servicegym list)")
+    p.add_argument("--policy", default="oracle", help="oracle, random or llm")
+    p.add_argument("--trials", type=int, default=1, help="trials per task (the k of pass@k, pass^k)")
+    p.add_argument("--split", default="test", choices=["train", "test"], help="task split (test: the frozen suite)")
+    p.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) instead of the split")
+    p.add_argument("--task-ids", default=None, help="comma-separated task ids (default: all of the split or file)")
+    p.add_argument("--limit", type=int, default=0, help="only the first N tasks (0: all)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (episode seeds derive from it, task and trial)")
+    p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
+    p.add_argument("--backend", default="auto",
+                   help="auto (async for --policy llm, else thread), thread, async, process or ray")
+    p.add_argument("--ray-address", default=None,
+                   help="--backend ray: a running cluster ('auto', or ray://HOST:10001); default: a local instance")
+    p.add_argument("--ray-episodes-per-actor", type=int, default=None,
+                   help="--backend ray: episodes each actor runs at once (default 32 for --policy llm, else 1)")
+    p.add_argument("--tools-once", action="store_true",
+                   help="store each distinct tool list once, in ROLLOUTS.tools.jsonl, and refer to it from the records")
+    p.add_argument("--no-resume", action="store_true", help="start over instead of skipping episodes already in the file")
+    p.add_argument("--base-url", default=None, help="--policy llm: the chat-completions endpoint (or SERVICEGYM_BASE_URL)")
+    p.add_argument("--model", default=None, help="--policy llm: the model name (or SERVICEGYM_MODEL)")
+    p.add_argument("--max-prompt-tokens", type=int, default=None,
+                   help="--policy llm: leave the oldest turns out of a request that would exceed this many tokens")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="servicegym", description="servicegym: tool-use environments for LLM agents")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    li = sub.add_parser("list", help="list environments (or --suites)")
+    li.add_argument("--suites", action="store_true", help="list the frozen test suites")
+    li.set_defaults(fn=cmd_list)
+
+    pl = sub.add_parser("play", help="play an env as the agent, one action per line from stdin",
+                        description=PLAY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pl.add_argument("--env", default="servicegym/Delivery-v0")
+    pl.add_argument("--task-id", default=None, help="a task id (default: one drawn from --split with --seed)")
+    pl.add_argument("--split", default="test", choices=["train", "test"])
+    pl.add_argument("--tasks", default=None, help="a task file instead of the split")
+    pl.add_argument("--seed", type=int, default=0)
+    pl.set_defaults(fn=cmd_play)
+
+    ro = sub.add_parser("rollout", help="collect episodes of a policy into a JSONL file (resumable)")
+    _collect_options(ro)
+    ro.add_argument("--out", required=True, help="the JSONL file to write (one episode a line)")
+    ro.set_defaults(fn=cmd_rollout)
+
+    ev = sub.add_parser("evaluate", help="collect episodes, then write rollouts.jsonl, report.md and pass_k.png")
+    _collect_options(ev)
+    ev.add_argument("--out", default="runs/eval", help="output directory")
+    ev.set_defaults(fn=cmd_evaluate)
+
+    rp = sub.add_parser("report", help="rebuild report.md and pass_k.png from a rollouts file")
+    rp.add_argument("--in", dest="inp", required=True, help="a rollouts JSONL file")
+    rp.add_argument("--out", required=True, help="output directory")
+    rp.add_argument("--title", default=None)
+    rp.set_defaults(fn=cmd_report)
+
+    tr = sub.add_parser("train", help="train a stable-baselines3 agent on a discrete-action adapter (servicegym[rl])")
+    tr.add_argument("--env", default="servicegym/Delivery-v0")
+    tr.add_argument("--difficulty", type=int, default=0)
+    tr.add_argument("--timesteps", type=int, default=60_000, help="total environment steps")
+    tr.add_argument("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo"])
+    tr.add_argument("--eval-tasks", type=int, default=50, help="held-out tasks the trained and random policies are scored on")
+    tr.add_argument("--n-envs", type=int, default=4, help="parallel training envs")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--out", default="runs/train", help="output directory (model, learning_curve.png, curve.json)")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(fn=cmd_train)
+
+    be = sub.add_parser("bench", help="run a benchmark script; options after the name go to the script (e.g. --quick)")
+    be.add_argument("--which", default="rollouts", help=", ".join(BENCHES))
+    be.set_defaults(fn=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.fn(args, extra) if args.command == "bench" else args.fn(args)
+    except CliError as err:
+        print(f"servicegym: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into e.g. `head`
+        return 0
+    except KeyboardInterrupt:
+        print("servicegym: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""Evaluation reports from rollout records: metrics per domain, a markdown report, a table, a plot.
+
+Input: the JSONL records that ``servicegym.envs.running.rollouts.collect`` writes (one episode a line, with
+``env_id``, ``task_id``, ``trial``, ``success``, ``score``, ``steps``, ``termination_reason``,
+``tool_errors`` and ``error``). Output, per domain (one env id is one domain):
+
+* Avg@k, Pass@k and Pass^k for k = 1..K (the unbiased estimators of ``rewards.metrics``, K the
+  smallest number of trials any task has), with its bootstrap confidence intervals over tasks;
+* the mean over tasks of every score component the episodes carry (``rubric_fraction``; payments ``goal``,
+  ``process``, ``protection`` as G/P/F; workspace ``proc``, ``comp``), and each rubric item's pass
+  rate, worst first;
+* how episodes ended, mean steps and tool errors.
+
+Episodes whose ``error`` is set (the policy or its endpoint failed, not the agent) are left out of
+the metrics and counted separately. ``write_report`` writes ``report.md`` and ``pass_k.png``
+(matplotlib, Agg backend); ``print_table`` prints the headline table with rich.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from servicegym.rewards import metrics as _metrics
+
+# score components shown under their papers' names; any other top-level numeric component is shown as is
+COMPONENT_LABELS = {
+    "rubric_fraction": "rubric fraction",
+    "goal": "G (goal)",
+    "process": "P (process)",
+    "protection": "F (protection)",
+    "strict": "G and P and F",
+    "proc": "PROC",
+    "comp": "COMP",
+}
+COMPONENT_SHORT = {"rubric_fraction": "rubric", "goal": "G", "process": "P", "protection": "F", "strict": "GPF",
+                   "proc": "PROC", "comp": "COMP"}
+BOOTSTRAP_SAMPLES = 1000
+CI_LEVEL = 0.95
+
+
+class ReportError(ValueError):
+    """Records that cannot make a report (none, or not rollout records); the message is one line."""
+
+
+@dataclass
+class DomainSummary:
+    domain: str
+    env_ids: list[str]
+    policies: list[str]
+    tasks: int
+    trials: int  # K: the smallest number of valid trials of any task
+    episodes: int
+    errors: int  # episodes left out because their ``error`` is set
+    uneven: bool  # tasks have different numbers of trials
+    metrics: dict[str, float]  # avg@K, pass@k, pass^k
+    ci: dict[str, tuple[float, float]]  # same keys, bootstrap interval over tasks
+    components: dict[str, float]
+    items: dict[str, float]
+    reasons: dict[str, int]
+    mean_steps: float
+    mean_tool_errors: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def pass_hat(self) -> list[float]:
+        return [self.metrics[f"pass^{k}"] for k in range(1, self.trials + 1)]
+
+    def pass_at(self) -> list[float]:
+        return [self.metrics[f"pass@{k}"] for k in range(1, self.trials + 1)]
+
+
+# ----- reading --------------------------------------------------------------------------------
+def load_rollouts(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a rollouts JSONL file; a ``ReportError`` naming the line if one is not a record."""
+    p = Path(path)
+    if not p.is_file():
+        raise ReportError(f"rollouts file not found: {p}")
+    out = []
+    with open(p, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ReportError(f"{p}:{n}: not JSON ({err.msg})") from None
+            if not isinstance(rec, dict) or "task_id" not in rec or "success" not in rec:
+                raise ReportError(f"{p}:{n}: not a rollout record (needs task_id and success)")
+            out.append(rec)
+    if not out:
+        raise ReportError(f"no episodes in {p}")
+    return out
+
+
+def domain_of(rec: dict[str, Any]) -> str:
+    """The record's domain: its ``domain`` field, else the domain of its env class, else the env id."""
+    if rec.get("domain"):
+        return str(rec["domain"])
+    env_id = str(rec.get("env_id", ""))
+    return _env_domain(env_id) if env_id else "unknown"
+
+
+def _env_domain(env_id: str) -> str:
+    import gymnasium as gym
+
+    import servicegym.envs.environments.registration  # noqa: F401  registers the ids
+
+    try:
+        entry = gym.spec(env_id).entry_point
+        if isinstance(entry, str):
+            module, _, name = entry.partition(":")
+            return getattr(importlib.import_module(module), name).domain or env_id
+    except Exception:  # an id of another package, or no longer registered: group by the id itself
+        pass
+    return env_id
+
+
+# ----- metrics --------------------------------------------------------------------------------
+def _numeric(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = BOOTSTRAP_SAMPLES) -> DomainSummary:
+    """The metrics of one domain's records, through ``rewards.metrics.report`` (one mechanism for
+    the estimators and their bootstrap intervals)."""
+    valid = [r for r in recs if not r.get("error")]
+    counts = Counter(str(r["task_id"]) for r in valid)
+    metrics: dict[str, float] = {}
+    ci: dict[str, tuple[float, float]] = {}
+    components: dict[str, float] = {}
+    items: dict[str, float] = {}
+    k_max = min(counts.values()) if counts else 0
+    if valid:
+        rep = _metrics.report(valid, group_by=lambda r: domain, n_boot=max(1, bootstrap), confidence=CI_LEVEL)
+        for name, entry in rep["overall"].items():
+            if name in ("tasks", "trials"):
+                continue
+            metrics[name] = entry["value"]
+            if bootstrap:
+                ci[name] = tuple(entry["ci"])
+        for name, entry in rep["components"].items():
+            if name == "rubric_items":
+                continue
+            if name.startswith("rubric/"):
+                items[name.removeprefix("rubric/")] = entry["value"]
+            else:
+                components[name] = entry["value"]
+    return DomainSummary(
+        domain=domain,
+        env_ids=sorted({str(r.get("env_id", "")) for r in recs if r.get("env_id")}),
+        policies=sorted({str(r.get("policy", "")) for r in recs if r.get("policy")}),
+        tasks=len(counts),
+        trials=k_max,
+        episodes=len(valid),
+        errors=len(recs) - len(valid),
+        uneven=len(set(counts.values())) > 1,
+        metrics=metrics,
+        ci=ci,
+        components=components,
+        items=dict(sorted(items.items(), key=lambda kv: (kv[1], kv[0]))),
+        reasons=dict(Counter(str(r.get("termination_reason") or ("error" if r.get("error") else "")) for r in recs)),
+        mean_steps=float(np.mean([r.get("steps", 0) for r in valid])) if valid else 0.0,
+        mean_tool_errors=float(np.mean([r.get("tool_errors", 0) for r in valid])) if valid else 0.0,
+    )
+
+
+def summarize_records(records: Iterable[dict[str, Any]], bootstrap: int = BOOTSTRAP_SAMPLES) -> list[DomainSummary]:
+    """One summary per domain, in order of first appearance."""
+    by_domain: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_domain.setdefault(domain_of(r), []).append(r)
+    if not by_domain:
+        raise ReportError("no episodes to report")
+    return [summarize_domain(d, recs, bootstrap) for d, recs in by_domain.items()]
+
+
+# ----- rendering ------------------------------------------------------------------------------
+def _fmt(s: DomainSummary, key: str) -> str:
+    v = s.metrics[key]
+    if key in s.ci:
+        lo, hi = s.ci[key]
+        return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{v:.3f}"
+
+
+def markdown(summaries: list[DomainSummary], title: str = "servicegym evaluation", plot: str | None = "pass_k.png") -> str:
+    lines = [f"# {title}", ""]
+    total = sum(s.episodes for s in summaries)
+    lines.append(f"{total} episodes over {len(summaries)} domain(s). Metrics are the unbiased estimators over the "
+                 f"tasks' trials; intervals are {int(CI_LEVEL * 100)}% percentile bootstrap over tasks "
+                 f"({BOOTSTRAP_SAMPLES} resamples).")
+    lines += ["", "## Summary", "", "| domain | env | policy | tasks | k | avg@k | pass@k | pass^k | errors |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        if not s.tasks:
+            lines.append(f"| {s.domain} | {', '.join(s.env_ids)} | {', '.join(s.policies)} | 0 | 0 | - | - | - | {s.errors} |")
+            continue
+        k = s.trials
+        lines.append(f"| {s.domain} | {', '.join(s.env_ids)} | {', '.join(s.policies)} | {s.tasks} | {k} | "
+                     f"{_fmt(s, f'avg@{k}')} | {_fmt(s, f'pass@{k}')} | {_fmt(s, f'pass^{k}')} | {s.errors} |")
+    if plot:
+        lines += ["", f"![Pass^k versus k]({plot})"]
+    for s in summaries:
+        lines += ["", f"## {s.domain}", ""]
+        lines.append(f"{s.tasks} tasks, {s.episodes} episodes"
+                     + (f", {s.errors} left out for errors" if s.errors else "")
+                     + (f"; tasks have different numbers of trials, k runs to the smallest ({s.trials})" if s.uneven else "")
+                     + f"; mean {s.mean_steps:.1f} steps and {s.mean_tool_errors:.2f} tool errors per episode.")
+        if s.tasks:
+            lines += ["", "| k | pass@k | pass^k |", "|---|---|---|"]
+            lines += [f"| {k} | {_fmt(s, f'pass@{k}')} | {_fmt(s, f'pass^{k}')} |" for k in range(1, s.trials + 1)]
+            lines += ["", f"Avg@{s.trials}: {_fmt(s, f'avg@{s.trials}')}"]
+        if s.components:
+            lines += ["", "### Score components (mean over tasks)", "", "| component | mean |", "|---|---|"]
+            lines += [f"| {COMPONENT_LABELS.get(k, k)} | {v:.3f} |" for k, v in s.components.items()]
+        if s.items:
+            lines += ["", "### Rubric items (pass rate, worst first)", "", "| item | pass rate |", "|---|---|"]
+            lines += [f"| {k} | {v:.3f} |" for k, v in s.items.items()]
+        lines += ["", "### How episodes ended", "", "| reason | episodes |", "|---|---|"]
+        lines += [f"| {k or '(none)'} | {v} |" for k, v in sorted(s.reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return "\n".join(lines) + "\n"
+
+
+def plot_pass_k(summaries: list[DomainSummary], path: str | Path) -> Path:
+    """Pass^k (solid, with its bootstrap band) and Pass@k (dashed) against k, one colour per domain."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    try:
+        for i, s in enumerate(x for x in summaries if x.tasks):
+            ks = list(range(1, s.trials + 1))
+            color = f"C{i % 10}"
+            ax.plot(ks, s.pass_hat(), marker="o", color=color, label=f"{s.domain} pass^k")
+            ax.plot(ks, s.pass_at(), linestyle="--", marker=".", color=color, alpha=0.7, label=f"{s.domain} pass@k")
+            if all(f"pass^{k}" in s.ci for k in ks):
+                ax.fill_between(ks, [s.ci[f"pass^{k}"][0] for k in ks], [s.ci[f"pass^{k}"][1] for k in ks],
+                                color=color, alpha=0.15, linewidth=0)
+        ax.set_xlabel("k (trials)")
+        ax.set_ylabel("rate")
+        ax.set_ylim(-0.02, 1.02)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_title("Pass^k (solid) and Pass@k (dashed) versus k")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+        fig.tight_layout()
+        out = Path(path)
+        fig.savefig(out, format="png")
+    finally:
+        plt.close(fig)
+    return out
+
+
+def table_rows(summaries: list[DomainSummary]) -> tuple[list[str], list[list[str]]]:
+    head = ["domain", "tasks", "k", "avg@k", "pass@1", "pass@k", "pass^k", "components", "errors"]
+    rows = []
+    for s in summaries:
+        if not s.tasks:
+            rows.append([s.domain, "0", "0", "-", "-", "-", "-", "", str(s.errors)])
+            continue
+        k = s.trials
+        comps = " ".join(f"{COMPONENT_SHORT.get(c, c)}={v:.2f}" for c, v in s.components.items())
+        rows.append([s.domain, str(s.tasks), str(k), _fmt(s, f"avg@{k}"), f"{s.metrics['pass@1']:.3f}",
+                     _fmt(s, f"pass@{k}"), _fmt(s, f"pass^{k}"), comps, str(s.errors)])
+    return head, rows
+
+
+def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "servicegym evaluation") -> None:
+    """The headline table, with rich (plain text when the output is not a terminal)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    head, rows = table_rows(summaries)
+    table = Table(title=title, show_lines=False)
+    for h in head:
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    Console(file=file, width=160).print(table)
+
+
+def write_report(records: list[dict[str, Any]], out_dir: str | Path, title: str = "servicegym evaluation",
+                 bootstrap: int = BOOTSTRAP_SAMPLES) -> tuple[list[DomainSummary], Path, Path]:
+    """Summarise ``records``; write ``out_dir/report.md`` and ``out_dir/pass_k.png``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = summarize_records(records, bootstrap)
+    png = plot_pass_k(summaries, out / "pass_k.png")
+    md = out / "report.md"
+    md.write_text(markdown(summaries, title, plot=png.name), encoding="utf-8")
+    return summaries, md, png

@@ -1,0 +1,353 @@
+"""``ToolUseEnv``: the Gymnasium surface every servicegym domain shares.
+
+A domain subclass supplies its tools, how to build a world from a task, its task source and its
+system prompt; the control flow (parsing, tool execution, the user turn, limits, scoring, the
+OpenAI-format transcript) lives here once.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from os import PathLike
+from typing import Any, ClassVar
+
+import gymnasium as gym
+from pydantic import ValidationError
+
+from servicegym.envs.environments.parsing import TOOL_CALL_FORM, parse_action
+from servicegym.envs.environments.spaces import UnicodeText
+from servicegym.envs.tasks.files import load_task_file
+from servicegym.envs.tasks.model import Task, TaskFileError, field_path
+from servicegym.envs.tasks.sources import ListSource, TaskSource
+from servicegym.rewards.rubric import EpisodeView, score_rubric
+from servicegym.simulators.llm import LLMConfig, LLMError
+from servicegym.simulators.scripted_user import STOP, ScriptedUser
+from servicegym.world_state.core import History, World
+from servicegym.world_state.tools import Toolkit, ToolSpec
+
+MAX_TEXT = 1 << 20
+_resolve_llm = LLMConfig.resolve  # a module name: __init__ may import LLMConfig locally
+
+
+def _attr(value: str) -> str:
+    # tool names and call ids can come from the agent: keep them from forging tags
+    return html.escape(value) if any(c in value for c in '"<>&') else value
+
+
+def _block(tag: str, body: str, name: str | None = None, call_id: str | None = None) -> str:
+    if name is None:
+        return f"<{tag}>{body}</{tag}>"
+    return f'<{tag} name="{_attr(name)}" call_id="{_attr(call_id or "")}">{body}</{tag}>'
+
+
+class ToolUseEnv(gym.Env[str, str]):
+    """Base class; see a domain env (e.g. ``DeliveryEnv``) for the documented contract."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    domain: ClassVar[str] = ""
+    tool_specs: ClassVar[list[ToolSpec]] = []
+
+    def __init__(
+        self,
+        tasks: str | PathLike[str] | list[Task] | None = None,
+        split: str = "train",
+        difficulty: int | None = None,
+        user: str = "scripted",
+        judge: str = "code",
+        llm: dict[str, Any] | None = None,
+        max_steps: int = 50,
+        max_errors: int = 10,
+        render_mode: str | None = None,
+        check_postconditions: bool = False,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if user not in ("scripted", "llm"):
+            raise ValueError(f"user={user!r} is not a user simulator; use user='scripted' or user='llm'")
+        # user="llm": the task's script played by a model (simulators/llm_user.py); the endpoint is
+        # resolved now, so a missing or bad one fails at make time rather than mid-episode
+        self.user = user
+        self._llm_user = user == "llm"
+        self._llm_client: Any = None
+        if self._llm_user:
+            _resolve_llm(llm)
+        if judge not in ("code", "llm"):
+            raise ValueError(f"judge={judge!r} is not a judge; use judge='code' or judge='llm'")
+        # judge="llm": the sliding-window judge (rewards/judge.py) decides success on the final step;
+        # built on first use from LLMConfig.resolve(llm), or set ``llm_judge`` to any SlidingWindowJudge
+        self.judge = judge
+        self.llm_judge: Any = None
+        if judge == "llm":
+            _resolve_llm(llm)  # a missing or bad endpoint fails here, not at an episode's end
+        if split not in ("train", "test"):
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if max_steps < 1 or max_errors < 1:
+            raise ValueError("max_steps and max_errors must be positive")
+        self.render_mode = render_mode
+        self.split = split
+        self.max_steps = max_steps
+        self.max_errors = max_errors
+        self.llm = llm
+        self.observation_space = UnicodeText(MAX_TEXT)
+        self.action_space = UnicodeText(MAX_TEXT)
+        self.toolkit = Toolkit(self.tool_specs, check_postconditions=check_postconditions)
+        if tasks is None:
+            self.source: TaskSource = self.default_source(difficulty)
+        elif isinstance(tasks, list):
+            self.source = ListSource(tasks)
+        else:
+            loaded = load_task_file(tasks, self.domain)
+            for i, task in enumerate(loaded):
+                # build every world now, so a bad file fails here rather than mid-training
+                try:
+                    task.cached_world(self.build_world)
+                except (ValidationError, KeyError, ValueError, TypeError) as err:
+                    where = field_path(err) if isinstance(err, ValidationError) else str(err)
+                    raise TaskFileError(f"{tasks}: task {task.task_id} (index {i}): {where}") from None
+            self.source = ListSource(loaded)
+        self.task: Task | None = None
+        self.world: World | None = None
+        self.history = History()
+        # the conversation as compact records; ``messages`` turns them into OpenAI format on demand,
+        # so a step pays for no dict building or argument re-encoding it may never need
+        self._log: list[tuple[Any, ...]] = []
+        self._messages: list[dict[str, Any]] = []
+        self._materialized = 0
+        self._initial: World | None = None
+        self._user: ScriptedUser | None = None
+        self._steps = 0
+        self._tool_errors = 0
+        self._call_counter = 0
+        self._call_ids: set[str] = set()
+        self._done = True
+        self._system_prompt = ""
+        self._transcript: list[str] = []
+
+    # ----- domain hooks -------------------------------------------------------------------
+    def default_source(self, difficulty: int | None) -> TaskSource:
+        raise NotImplementedError
+
+    def build_world(self, task: Task) -> World:
+        raise NotImplementedError
+
+    def system_prompt(self, task: Task, world: World) -> str:
+        raise NotImplementedError
+
+    def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
+        return score_rubric(task.rubric, view)
+
+    def make_llm_user(self, task: Task, seed: int) -> Any:
+        """The LLM user of ``user="llm"`` (a domain with its own customer overrides this)."""
+        from servicegym.simulators.llm_user import LLMUser
+
+        return LLMUser(task.user, self.llm_client(), seed=seed)
+
+    def llm_client(self) -> Any:
+        """The env's ``LLMClient`` (from ``llm=`` / the environment), built on first use and kept."""
+        if self._llm_client is None:
+            from servicegym.simulators.llm import LLMClient
+
+            self._llm_client = LLMClient.shared(self.llm)
+        return self._llm_client
+
+    # ----- public API ---------------------------------------------------------------------
+    def task_ids(self, split: str | None = None) -> list[str]:
+        """Ids of the task source: ``"test"`` = the frozen suite, ``"train"`` = generated training ids."""
+        return self.source.ids(split)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"task_id", "task", "split", "difficulty"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; use task_id, task, split or difficulty")
+        task = self._choose_task(options)
+        self.task = task
+        initial = task.cached_world(self.build_world)
+        self._initial = initial
+        self.world = initial.copy()
+        self.history = History()
+        self._steps = 0
+        self._tool_errors = 0
+        self._call_counter = 0
+        self._call_ids = set()
+        self._done = False
+        user_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self._user = self.make_llm_user(task, user_seed) if self._llm_user else ScriptedUser(task.user, seed=user_seed)
+        opening = self._user.opening()
+        self._system_prompt = self.system_prompt(task, self.world)
+        self._log = [("system", self._system_prompt), ("user", opening)]
+        self._messages = []
+        self._materialized = 0
+        self.history.append(step=0, time=self.world.clock.text(), kind="message", role="user", content=opening)
+        self._transcript = [f"[system] {self._system_prompt}", f"[user] {opening}"]
+        info = {
+            "task_id": task.task_id,
+            "domain": self.domain,
+            "system_prompt": self._system_prompt,
+            "tools": self.toolkit.schemas(),
+        }
+        return opening, info
+
+    def _choose_task(self, options: dict[str, Any]) -> Task:
+        if options.get("task") is not None:
+            task = options["task"]
+            if isinstance(task, dict):
+                task = Task.model_validate(task)
+            if not isinstance(task, Task):
+                raise TypeError("options['task'] must be a Task or a dict in the task format")
+            return task
+        if options.get("task_id") is not None:
+            return self.source.get(str(options["task_id"]))
+        split = options.get("split", self.split)
+        if options.get("difficulty") is not None:
+            diff = int(options["difficulty"])
+            make_id = getattr(self.source, "make_id", None)
+            if make_id is None:
+                raise ValueError("difficulty applies to generated tasks only")
+            seed = int(self.np_random.integers(0, 1_000_000))
+            return self.source.get(make_id(split if split != "test" else "dev", seed, diff))
+        return self.source.sample(self.np_random, split)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._done or self.task is None:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        self._steps += 1
+        parsed = parse_action(action)
+        blocks: list[str] = []
+        terminated = False
+        reason = ""
+        user_error = ""
+        raw = action if isinstance(action, str) else repr(action)
+
+        if parsed.tool_calls:
+            calls = []
+            for call in parsed.tool_calls:
+                self._call_counter += 1
+                cid = call.call_id
+                if not cid or cid in self._call_ids:
+                    # each tool message must answer exactly one call: a missing or reused id is replaced
+                    cid = f"call_{self._call_counter}"
+                    while cid in self._call_ids:
+                        self._call_counter += 1
+                        cid = f"call_{self._call_counter}"
+                self._call_ids.add(cid)
+                calls.append((cid, call.name, call.arguments))
+            self._log.append(("calls", parsed.message or None, calls))
+            self._transcript.append(f"[assistant] {raw}")
+            for call, (cid, _, _) in zip(parsed.tool_calls, calls):
+                result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, cid)
+                if not result.ok:
+                    self._tool_errors += 1
+                    blocks.append(_block("tool_error", result.content, name=result.name, call_id=cid))
+                else:
+                    blocks.append(_block("tool_result", result.content, name=result.name, call_id=cid))
+                self._log.append(("tool", cid, result.content))
+        elif parsed.errors:
+            self._log.append(("assistant", raw))
+            self._transcript.append(f"[assistant] {raw}")
+        else:
+            text = parsed.message
+            self._log.append(("assistant", text))
+            self._transcript.append(f"[assistant] {text}")
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="assistant", content=text)
+            if STOP in text:
+                terminated, reason = True, "agent_stop"
+            else:
+                try:
+                    reply = self._user.reply(text)
+                except LLMError as err:
+                    # the user model failed (after its retries): the episode ends truncated, and says why
+                    user_error = str(err)
+                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                        name="user_error", arguments=err.to_json(), content=user_error)
+                    blocks.append(_block("error", f"the user simulator could not reply: {user_error}"))
+                else:
+                    self._log.append(("user", reply))
+                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
+                    blocks.append(_block("user", reply))
+                    if STOP in reply:
+                        terminated, reason = True, "user_stop"
+
+        if parsed.errors:
+            # parse errors reach the model as an environment turn (OpenAI format has no better role)
+            self._tool_errors += len(parsed.errors)
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                name="parse_error", content="; ".join(parsed.errors))
+            errors = [_block("error", e) for e in parsed.errors]
+            blocks.extend(errors)
+            self._log.append(("user", "\n".join(errors)))
+        obs = "\n".join(blocks)
+        if obs:
+            self._transcript.append(obs)
+        truncated = False
+        if user_error:
+            truncated, reason = True, "user_error"
+        elif not terminated:
+            if self._tool_errors >= self.max_errors:
+                truncated, reason = True, "max_errors"
+            elif self._steps >= self.max_steps:
+                truncated, reason = True, "max_steps"
+        info: dict[str, Any] = {"step": self._steps, "tool_errors": self._tool_errors}
+        if self._llm_user:
+            info["llm_usage"] = {"user": dict(self._user.usage)}
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            success, score = self.score(self.task, self.episode_view())
+            if self.judge == "llm":
+                from servicegym.rewards.judge import score_with_llm_judge
+
+                success, score, judged = score_with_llm_judge(self, success, score)
+                info.update(judged)
+            reward = float(success)
+            info.update(termination_reason=reason, success=success, score=score)
+        return obs, reward, terminated, truncated, info
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far in OpenAI chat format (system, user, assistant with
+        ``tool_calls``, tool with ``tool_call_id``), extended incrementally from the step log."""
+        out, log = self._messages, self._log
+        for rec in log[self._materialized :]:
+            kind = rec[0]
+            if kind == "calls":
+                out.append({
+                    "role": "assistant",
+                    "content": rec[1],
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": name,
+                                "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                            },
+                        }
+                        for cid, name, args in rec[2]
+                    ],
+                })
+            elif kind == "tool":
+                out.append({"role": "tool", "tool_call_id": rec[1], "content": rec[2]})
+            else:
+                out.append({"role": kind, "content": rec[1]})
+        self._materialized = len(log)
+        return out
+
+    def episode_view(self) -> EpisodeView:
+        agent = [e.content for e in self.history.messages("assistant")]
+        return EpisodeView(world=self.world, initial=self._initial, history=self.history, agent_messages=agent)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return "\n".join(self._transcript) + "\n"
+        return None
+
+    def close(self) -> None:
+        self._done = True
+
+    # ----- helpers for policies and tests -------------------------------------------------
+    @property
+    def tool_call_form(self) -> str:
+        return TOOL_CALL_FORM

@@ -1,0 +1,116 @@
+"""The cross-scenario environment (VitaBench's headline setting): the 66 tools of delivery,
+in-store and online travel at once, one user, one clock and one address book across domains."""
+
+from __future__ import annotations
+
+from servicegym.envs.environments.life import LifeServiceEnv
+from servicegym.envs.tasks.generators.cross import DEFAULT_DIFFICULTY, generate_cross_task
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.world_state.cross import TOOLS, CrossWorld, build_cross_world
+from servicegym.world_state.life.spec import WorldSpecError
+
+__all__ = ["CrossScenarioEnv", "build_cross_world", "SUITE_PATH", "WorldSpecError"]
+
+SUITE_PATH = suite_path("cross")
+
+
+
+class CrossScenarioEnv(LifeServiceEnv):
+    """
+    ## Description
+    Cross-scenario life services after VitaBench (its headline setting, where the best model
+    reached 30% Avg@4): an agent serves one simulated user whose request spans food delivery,
+    in-store services and online travel, with all 66 tools of the three VitaBench domain agents
+    at once (8 shared + 12 delivery + 16 in-store + 30 travel, VitaBench's names and arguments;
+    the ``*_search_recommand`` spellings are accepted). One user, one clock and one address book
+    serve every domain: a hotel booked through the travel tools is an address the delivery tools
+    can deliver to, and ``get_nearby`` finds stores, shops, hotels and attractions alike. New
+    ids never collide across domains (delivery ``D``, in-store ``I``/``B``/``R``, travel
+    ``HT``/``AT``/``FL``/``TR``). Each task has its own database: the union of the three
+    domains' tables (stores and dishes; shops, packages, bookings and reservations; hotels,
+    attractions, flights and trains with dated stock and a payment ledger), the user's orders
+    of every type and habits, weather, a static "now". Generated tasks are one trip: a flight or
+    train arriving on a date (maybe a named holiday), a hotel near the event's venue from that
+    day, an evening visit at a shop near the hotel (package bought, table booked or service
+    reserved) at the user's time and after the transfer from the airport or station, and a
+    late-night delivery to the hotel on the check-in night; sometimes a mistaken booking to
+    cancel, or the visit moved once everything is booked. Tasks come from a seeded generator
+    (train split, on demand), a frozen test suite of 100 generated tasks, or a task file
+    (project format or a VitaBench cross-domain file).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion. A JSON call ``{"name": ..., "arguments": {...}}``
+    or a list of them, an OpenAI assistant message with ``tool_calls``, or ``<tool_call>{...}</tool_call>``
+    blocks (several allowed, prose around them kept as the assistant's content) call tools;
+    anything else is a message to the user. ``###STOP###`` in a message ends the episode.
+
+    ## Observation Space
+    ``UnicodeText``: everything new since the last action, each block tagged with its source:
+    ``<tool_result name=.. call_id=..>JSON</tool_result>``, ``<tool_error ..>why, and the right
+    usage</tool_error>``, ``<user>reply</user>``, ``<error>unreadable action</error>``.
+    The first observation is the user's opening request.
+
+    ## Starting State
+    The task's initial database and the scripted user's opening message (the destination, the
+    event and its venue, the evening out and the delivery wished for; the date, the stay, times,
+    distances, classes, budgets and preferences are revealed when asked). ``reset(seed=...)``
+    seeds task sampling and the user's phrasing.
+
+    ## Reward
+    0 on every step; on the final step 1 if every rubric item holds (strict, all or nothing),
+    else 0. Generated tasks' rubric items are code predicates over the final orders, bookings,
+    reservations, the ledger and the dialogue: per domain (route and date, seat class,
+    travellers, ticket budget, departure time, nights, hotel distance to the venue, rating and
+    amenity; package, shop rating, package budget, party; dish, portions, store distance, diet,
+    note; counts and payments) and across domains (check-in on the arrival day, the visit at the
+    user's time on the arrival day and at least the transfer margin after arriving, the shop
+    near the booked hotel, the delivery to the booked hotel on its check-in night), plus the
+    user's confirmation before booking, the totals and refunds reported, cancellations and
+    untouched orders. VitaBench tasks are scored by matching ``required_orders`` (orders of
+    every type, bookings and reservations) by content; see ``rewards/vitabench.py``.
+
+    ## Episode End
+    Terminated when the user says ``###STOP###`` (its goal reported done) or the agent does.
+    Truncated after ``max_steps`` actions or ``max_errors`` failed calls/unreadable actions.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain`` (``cross``), ``system_prompt``, ``tools`` (66 OpenAI function
+    schemas). Every step: ``step``, ``tool_errors``. Final step: ``termination_reason``
+    (``user_stop``, ``agent_stop``, ``max_steps``, ``max_errors``), ``success`` and ``score``
+    (``rubric_fraction``, ``rubric_items`` and ``rubric/<item>`` per item).
+
+    ## Arguments
+    ```python
+    import gymnasium as gym, servicegym
+    env = gym.make("servicegym/CrossScenario-v0")                           # generated train tasks
+    env = gym.make("servicegym/CrossScenario-v0", split="test")             # the frozen 100-task suite
+    env = gym.make("servicegym/CrossScenario-v0", difficulty=5)             # harder generated tasks
+    env = gym.make("servicegym/CrossScenario-v0", tasks="cross_tasks.json") # a VitaBench cross-domain file
+    ```
+    ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
+    default 3: 8 + difficulty reasoning points per task, so 11 by default, near VitaBench's
+    cross-scenario mean of 10.3), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps``
+    (50, VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``),
+    ``check_postconditions`` (verify every write tool's post-conditions).
+
+    ## References
+    VitaBench (arXiv 2509.26490), tau2-bench.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 100 tasks).
+    """
+
+    domain = "cross"
+    tool_specs = TOOLS
+    world_cls = CrossWorld
+    suite_file = SUITE_PATH.name
+    default_difficulty = DEFAULT_DIFFICULTY
+    role = {
+        "en": "a life-services assistant (travel, dining and in-store services, food delivery)",
+        "zh": "一名生活服务助手（出行、到店和外卖）",
+    }
+    checks = {
+        "en": "flights, trains, hotels, shops, stores, products, dates, times, distances and prices",
+        "zh": "航班、火车、酒店、商家、商品、日期、时间、距离和价格",
+    }
+    generator = staticmethod(generate_cross_task)

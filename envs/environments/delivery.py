@@ -1,0 +1,89 @@
+"""The food-delivery environment."""
+
+from __future__ import annotations
+
+from servicegym.envs.environments.life import LifeServiceEnv
+from servicegym.envs.tasks.generators.delivery import generate_delivery_task
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.world_state.delivery import TOOLS, DeliveryWorld, build_delivery_world
+from servicegym.world_state.life.spec import WorldSpecError
+
+__all__ = ["DeliveryEnv", "build_delivery_world", "SUITE_PATH", "WorldSpecError"]
+
+SUITE_PATH = suite_path("delivery")
+
+
+
+class DeliveryEnv(LifeServiceEnv):
+    """
+    ## Description
+    Food delivery after VitaBench: an agent serves one simulated user who wants food delivered,
+    using the 20 tools of a VitaBench delivery agent (8 shared + 12 delivery, VitaBench's names
+    and arguments; the older ``*_search_recommand`` spelling is accepted). Each task has its own
+    small database: stores with ratings, tags, locations and opening hours; products with
+    prices, tags, attributes and stock; the user's addresses, past orders and habits; weather;
+    a static "now". Tasks come from a seeded generator (train split, on demand), a frozen test
+    suite of 100 generated tasks, or a task file (project format or a VitaBench delivery file,
+    Chinese or English).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion. A JSON call ``{"name": ..., "arguments": {...}}``
+    or a list of them, an OpenAI assistant message with ``tool_calls``, or ``<tool_call>{...}</tool_call>``
+    blocks (several allowed, prose around them kept as the assistant's content) call tools;
+    anything else is a message to the user. ``###STOP###`` in a message ends the episode.
+
+    ## Observation Space
+    ``UnicodeText``: everything new since the last action, each block tagged with its source:
+    ``<tool_result name=.. call_id=..>JSON</tool_result>``, ``<tool_error ..>why, and the right
+    usage</tool_error>``, ``<user>reply</user>``, ``<error>unreadable action</error>``.
+    The first observation is the user's opening request.
+
+    ## Starting State
+    The task's initial database and the scripted user's opening message. ``reset(seed=...)``
+    seeds task sampling and the user's phrasing.
+
+    ## Reward
+    0 on every step; on the final step 1 if every rubric item holds (strict, all or nothing),
+    else 0. Generated tasks' rubric items are code predicates over the final orders (store,
+    dish, quantity, distance, deadline, budget, diet, rating, store tag, address, attribute,
+    note, payment, order count, cancellations, untouched orders). VitaBench tasks are scored by
+    matching ``required_orders`` by content (see README for the status equivalence).
+
+    ## Episode End
+    Terminated when the user says ``###STOP###`` (its goal reported done) or the agent does.
+    Truncated after ``max_steps`` actions or ``max_errors`` failed calls/unreadable actions.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools`` (OpenAI function schemas).
+    Every step: ``step``, ``tool_errors``. Final step: ``termination_reason``
+    (``user_stop``, ``agent_stop``, ``max_steps``, ``max_errors``), ``success`` and ``score``
+    (``rubric_fraction``, ``rubric_items`` and ``rubric/<item>`` per item).
+
+    ## Arguments
+    ```python
+    import gymnasium as gym, servicegym
+    env = gym.make("servicegym/Delivery-v0")                          # generated train tasks
+    env = gym.make("servicegym/Delivery-v0", split="test")            # the frozen 100-task suite
+    env = gym.make("servicegym/Delivery-v0", tasks="tasks_en.json")   # a VitaBench file
+    ```
+    ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
+    default 2: 2 + difficulty constraints per task), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge``
+    (``code``), ``max_steps`` (50, VitaBench's limit), ``max_errors`` (10), ``render_mode``
+    (``ansi``), ``check_postconditions`` (verify every write tool's post-conditions).
+
+    ## References
+    VitaBench (arXiv 2509.26490), tau2-bench.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 100 tasks). Before the first published
+      release the scripted user learned to answer a question about the order note (a hidden note,
+      in 26 of the 100 suite tasks, could not be revealed); tasks and suite are unchanged.
+    """
+
+    domain = "delivery"
+    tool_specs = TOOLS
+    world_cls = DeliveryWorld
+    suite_file = SUITE_PATH.name
+    role = {"en": "a food-delivery assistant", "zh": "一名外卖助手"}
+    checks = {"en": "stores, products, distances and delivery times", "zh": "商家、商品、距离和配送时间"}
+    generator = staticmethod(generate_delivery_task)

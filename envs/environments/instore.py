@@ -1,0 +1,99 @@
+"""The in-store environment: buying packages and vouchers at shops, booking seats, reserving services."""
+
+from __future__ import annotations
+
+from servicegym.envs.environments.life import LifeServiceEnv
+from servicegym.envs.tasks.generators.instore import generate_instore_task
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.world_state.instore import TOOLS, InStoreWorld, build_instore_world
+from servicegym.world_state.life.spec import WorldSpecError
+
+__all__ = ["InStoreEnv", "build_instore_world", "SUITE_PATH", "WorldSpecError"]
+
+SUITE_PATH = suite_path("instore")
+
+
+
+class InStoreEnv(LifeServiceEnv):
+    """
+    ## Description
+    In-store services after VitaBench ("in-store consumption"): an agent serves one simulated
+    user who wants to eat out or use a service at a shop (hot pot, restaurants, karaoke, spa,
+    fitness, hair salon, ...), using the 24 tools of a VitaBench in-store agent (8 shared + 16
+    in-store, VitaBench's names and arguments; the older ``*_search_recommand`` spelling is
+    accepted). The agent finds a shop and a package or voucher, buys it, and books a seat
+    (``instore_book``, at shops with ``enable_book``, possibly with a fee) or reserves a service
+    time (``instore_reservation``, at shops with ``enable_reservation``); it can also modify or
+    cancel reservations and cancel bookings and orders. Each task has its own small database:
+    shops with ratings, tags, locations, booking/reservation flags and opening hours; their
+    products with prices, tags and stock (per shop: buying takes stock, cancelling gives it
+    back); the user's addresses, orders, bookings, reservations and habits; weather; a static
+    "now". Tasks come from a seeded generator (train split, on demand), a frozen test suite of
+    100 generated tasks, or a task file (project format or a VitaBench in-store file).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion. A JSON call ``{"name": ..., "arguments": {...}}``
+    or a list of them, an OpenAI assistant message with ``tool_calls``, or ``<tool_call>{...}</tool_call>``
+    blocks (several allowed, prose around them kept as the assistant's content) call tools;
+    anything else is a message to the user. ``###STOP###`` in a message ends the episode.
+
+    ## Observation Space
+    ``UnicodeText``: everything new since the last action, each block tagged with its source:
+    ``<tool_result name=.. call_id=..>JSON</tool_result>``, ``<tool_error ..>why, and the right
+    usage</tool_error>``, ``<user>reply</user>``, ``<error>unreadable action</error>``.
+    The first observation is the user's opening request.
+
+    ## Starting State
+    The task's initial database and the scripted user's opening message. ``reset(seed=...)``
+    seeds task sampling and the user's phrasing.
+
+    ## Reward
+    0 on every step; on the final step 1 if every rubric item holds (strict, all or nothing),
+    else 0. Generated tasks' rubric items are code predicates over the final orders, bookings
+    and reservations (product, quantity, order count, payment, budget, diet, shop rating, shop
+    tag, shop distance, booking/reservation at the order's shop, its time, party size and
+    count, booking fee paid, cancelled and untouched records, confirmation before buying, total
+    reported). VitaBench tasks are scored by matching ``required_orders`` (orders, bookings and
+    reservations) by content; see ``rewards/vitabench.py`` for the tolerances and the status
+    equivalence.
+
+    ## Episode End
+    Terminated when the user says ``###STOP###`` (its goal reported done) or the agent does.
+    Truncated after ``max_steps`` actions or ``max_errors`` failed calls/unreadable actions.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools`` (OpenAI function schemas).
+    Every step: ``step``, ``tool_errors``. Final step: ``termination_reason``
+    (``user_stop``, ``agent_stop``, ``max_steps``, ``max_errors``), ``success`` and ``score``
+    (``rubric_fraction``, ``rubric_items`` and ``rubric/<item>`` per item).
+
+    ## Arguments
+    ```python
+    import gymnasium as gym, servicegym
+    env = gym.make("servicegym/InStore-v0")                          # generated train tasks
+    env = gym.make("servicegym/InStore-v0", split="test")            # the frozen 100-task suite
+    env = gym.make("servicegym/InStore-v0", tasks="tasks_en.json")   # a VitaBench in-store file
+    ```
+    ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
+    default 2: 3 + difficulty reasoning points per task, so 5 by default, near VitaBench's
+    in-store mean of 5.6), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps`` (50,
+    VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``), ``check_postconditions``
+    (verify every write tool's post-conditions).
+
+    ## References
+    VitaBench (arXiv 2509.26490), tau2-bench.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 100 tasks).
+    """
+
+    domain = "instore"
+    tool_specs = TOOLS
+    world_cls = InStoreWorld
+    suite_file = SUITE_PATH.name
+    role = {"en": "an in-store services assistant (dining, leisure and personal services)", "zh": "一名到店服务助手"}
+    checks = {
+        "en": "shops, packages, stock, distances, opening hours and whether a shop takes bookings or reservations",
+        "zh": "商家、套餐、库存、距离、营业时间以及商家是否支持订座或预约",
+    }
+    generator = staticmethod(generate_instore_task)

@@ -1,0 +1,176 @@
+"""The payments environment (BizBench: compliant long-horizon payment operations)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servicegym.envs.environments.base import ToolUseEnv
+from servicegym.envs.environments.parsing import parse_action
+from servicegym.envs.tasks.generators.payments import generate_payments_task
+from servicegym.envs.tasks.model import Task
+from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.rewards.payments import check_payments
+from servicegym.rewards.rubric import EpisodeView
+from servicegym.simulators.payments_customer import CustomerProfile, PaymentsCustomer
+from servicegym.simulators.scripted_user import STOP
+from servicegym.world_state.payments import RESIDENT_TOOLS, PaymentsWorld, build_payments_world
+from servicegym.world_state.payments.capabilities import CATALOGUE
+
+__all__ = ["PaymentsEnv", "SUITE_PATH"]
+
+SUITE_PATH = suite_path("payments")
+
+PROMPT = (
+    "You are a payment-operations agent acting for merchant {merchant} ({region}, {tier} tier, {currency}). "
+    "Current time: {time}.\n"
+    "Business rules live in the knowledge base: documents are scoped (product, region, tier, currency) and versioned; "
+    "the rule that governs an action is the highest version whose scope matches the merchant and whose effective_from is "
+    "not after the moment of the action. Read the governing document before any action that depends on it.\n"
+    "Business operations are capabilities: find them with search_capabilities or in the documents, read each one's "
+    "schema with describe_capability, then run it with call_capability. Writes that need the merchant's approval must "
+    "be approved for their exact terms before they run (approvals.request, then ask the merchant); agreement in "
+    "conversation is not an approval. Time passes only when you wait; scheduled events are reported when they fire.\n"
+    "Call a tool by replying with {form}; several such blocks may go in one reply. Any other reply is sent to the "
+    "merchant. Reply ###STOP### when you are finished."
+)
+
+
+def _conversation_call(action: str) -> str:
+    """A lone ``ask_customer(message)`` or ``finish(summary)`` call is that message (``finish``
+    adds ``###STOP###``); anything else is left for the ordinary path."""
+    parsed = parse_action(action)
+    if len(parsed.tool_calls) != 1 or parsed.errors:
+        return action
+    call = parsed.tool_calls[0]
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    key = {"ask_customer": "message", "finish": "summary"}.get(call.name)
+    if key is None or set(args) != {key} or not isinstance(args[key], str) or not args[key].strip():
+        return action
+    text = args[key]
+    if call.name == "finish" and STOP not in text:
+        text = f"{text} {STOP}"
+    return text
+
+
+class PaymentsEnv(ToolUseEnv):
+    """
+    ## Description
+    Compliant payment operations after BizBench: an agent serves a merchant's operator who asks
+    for several coupled workflows at once (refunds paid from a reserve that must stay above its
+    floor at every ledger entry, a review case whose hold blocks a payout, a payout that must be
+    split under a single-payout limit that changes while the agent waits). The world has
+    merchants, accounts whose balances derive from an append-only ledger, holds, payouts,
+    refunds, FX conversions, receipts, review cases, limit-increase applications, uploads,
+    approvals and scheduled events (settlements, rule versions, review and application
+    decisions, FX rate moves) on a simulated
+    clock that moves only when the agent waits. A knowledge base of several hundred versioned,
+    scoped documents (superseded and current guidance side by side) holds the rules. Ten
+    resident tools (``search_documents``, ``read_document``, ``query_records``,
+    ``search_capabilities``, ``describe_capability``, ``call_capability``, ``read_clock``,
+    ``wait``, and ``ask_customer``/``finish``, tool-call spellings of a message to the
+    merchant and of ``###STOP###``) stand in front of a catalogue of about 250 business capabilities; a
+    capability must be described before it is called. Messages go to the merchant (a scripted
+    customer with private facts and an approval policy; at most one customer-side write a turn).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion; JSON calls, OpenAI ``tool_calls`` or
+    ``<tool_call>`` blocks call tools, anything else is a message to the merchant.
+
+    ## Observation Space
+    ``UnicodeText``: ``<tool_result>``/``<tool_error>`` blocks (``wait`` reports fired events as
+    notifications), ``<user>`` for the merchant's reply, ``<error>`` for unreadable actions.
+
+    ## Starting State
+    The task's world and the merchant's opening request.
+
+    ## Reward
+    0 on every step; on the final step 1 if G and P and F all hold, else 0 (strict success).
+    G: requested outcomes in the final state. P: ordered obligations over the history (the
+    governing document read before each rule-dependent write; an approval of exactly the
+    executed terms granted before each payout and each refund above the threshold; a
+    limit-increase application carrying the document its governing policy requires, and a payout
+    that relies on it only after its decision; a conversion quoted at the rate in force when it
+    runs). F: the reserve floor after every ledger entry, the payout limit in force (governing
+    limit, raised by an approved application) and the refund window, no writes on objects
+    outside the task (a conversion the task does not ask for included). Rejected calls, approval requests (proposals) and
+    idempotent retries have no effect on the score.
+
+    ## Episode End
+    Terminated when the agent or the merchant says ``###STOP###``; truncated after
+    ``max_steps`` (200) actions or ``max_errors`` (20) failed calls.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools``. Final step: ``success`` and
+    ``score``: ``goal``, ``process``, ``protection``, ``strict``, ``rubric/<check>`` per check and
+    ``violations`` (each ``{"check", "step", "detail"}``, the step where it happened).
+
+    ## Arguments
+    ```python
+    env = gym.make("servicegym/Payments-v0")                # generated train tasks (difficulty 2)
+    env = gym.make("servicegym/Payments-v0", split="test")  # the frozen 50-task suite
+    ```
+    ``difficulty`` 0-4 (more refunds and payout parts, an out-of-window payment from 1; from 3 a
+    second-currency account and a converted payout while the rate moves; at 4 the payout is one
+    transfer above every policy limit, so a limit-increase application must be submitted early
+    and decided first),
+    ``max_steps``, ``max_errors``, ``render_mode`` (``ansi``), ``tasks`` (a task file or list),
+    ``user`` (``scripted``, or ``llm``: the merchant played by a model that acts through
+    customer-side tools, one write or wait a turn; endpoint ``llm={"base_url": ..., "model": ...}``
+    or ``SERVICEGYM_BASE_URL``/``SERVICEGYM_MODEL``).
+
+    ## References
+    BizBench (compliant long-horizon business execution), tau2-bench banking knowledge.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 50 tasks); generator v2 (suite rebuilt):
+      limit-increase applications at difficulty 4, FX conversions inside tasks from difficulty 3
+      (required FX legal, any other FX a forbidden side effect), checks ``process.application``,
+      ``process.fx_quote`` and ``goal.fx``.
+    """
+
+    domain = "payments"
+    tool_specs = RESIDENT_TOOLS
+    default_difficulty = 2
+
+    def __init__(self, *args: Any, max_steps: int = 200, max_errors: int = 20, **kwargs: Any) -> None:
+        if kwargs.get("judge", "code") == "llm":
+            # payments is scored by G/P/F over the history; there are no rubric items for a judge to read
+            raise ValueError("judge='llm' does not apply to Payments-v0 (scored by the G/P/F checker); use judge='code'")
+        super().__init__(*args, max_steps=max_steps, max_errors=max_errors, **kwargs)
+
+    def default_source(self, difficulty: int | None) -> TaskSource:
+        return GeneratedSource(self.domain, generate_payments_task, SUITE_PATH,
+                               self.default_difficulty if difficulty is None else int(difficulty))
+
+    def build_world(self, task: Task) -> PaymentsWorld:
+        return build_payments_world(task.world)
+
+    def system_prompt(self, task: Task, world: PaymentsWorld) -> str:
+        m = world.table("merchants").require(world.extra["merchant_id"])
+        return PROMPT.format(merchant=m.id, region=m.region, tier=m.tier, currency=m.currency, time=world.clock.text(),
+                             form=self.tool_call_form)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        obs, info = super().reset(seed=seed, options=options)
+        if not self._llm_user:  # user="llm": make_llm_user built the LLM customer already
+            self._user = PaymentsCustomer(self.task.user, CustomerProfile(**self.task.world["customer"]))
+        self._user.bind(self.world, self.history, 0)
+        info["capabilities"] = len(CATALOGUE)
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if isinstance(action, str) and ("ask_customer" in action or "finish" in action):
+            action = _conversation_call(action)
+        if not self._done and self.world is not None:
+            self.world.extra["_step"] = self._steps + 1
+            self._user.bind(self.world, self.history, self._steps + 1)
+        return super().step(action)
+
+    def make_llm_user(self, task: Task, seed: int) -> Any:
+        from servicegym.simulators.llm_user import LLMPaymentsCustomer
+
+        return LLMPaymentsCustomer(task.user, CustomerProfile(**task.world["customer"]), self.llm_client(), seed=seed)
+
+    def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, Any]]:
+        return check_payments(view.world, view.history, task.world["goal"])

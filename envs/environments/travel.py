@@ -1,0 +1,100 @@
+"""The online-travel environment (VitaBench "OTA")."""
+
+from __future__ import annotations
+
+from servicegym.envs.environments.life import LifeServiceEnv
+from servicegym.envs.tasks.generators.travel import DEFAULT_DIFFICULTY, generate_travel_task
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.world_state.life.spec import WorldSpecError
+from servicegym.world_state.travel import TOOLS, TravelWorld, build_travel_world
+
+__all__ = ["TravelEnv", "build_travel_world", "SUITE_PATH", "WorldSpecError"]
+
+SUITE_PATH = suite_path("travel")
+
+
+
+class TravelEnv(LifeServiceEnv):
+    """
+    ## Description
+    Online travel after VitaBench's OTA domain: an agent serves one simulated user who plans a
+    trip, using the 38 tools of a VitaBench OTA agent (8 shared + 30 travel, VitaBench's names
+    and arguments; the ``*_search_recommand`` spellings are accepted). Each task has its own
+    small database: hotels (rating, stars, tags, location) with room types priced and stocked per
+    night; attractions with ticket types per day (a day without tickets is a closed day);
+    flights and trains with seat classes per date; the user's past orders and habits; a payment
+    ledger of travel orders; weather; a static "now". Booking takes stock and cancelling gives it
+    back; moving a flight or train to another date settles the price difference (the order is
+    unpaid until a dearer date's difference is paid; a cheaper date is refunded). Tasks come from
+    a seeded generator (train split, on demand), a frozen test suite of 100 generated tasks, or a
+    task file (project format or a VitaBench OTA file).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion. A JSON call ``{"name": ..., "arguments": {...}}``
+    or a list of them, an OpenAI assistant message with ``tool_calls``, or ``<tool_call>{...}</tool_call>``
+    blocks (several allowed, prose around them kept as the assistant's content) call tools;
+    anything else is a message to the user. ``###STOP###`` in a message ends the episode.
+
+    ## Observation Space
+    ``UnicodeText``: everything new since the last action, each block tagged with its source:
+    ``<tool_result name=.. call_id=..>JSON</tool_result>``, ``<tool_error ..>why, and the right
+    usage</tool_error>``, ``<user>reply</user>``, ``<error>unreadable action</error>``.
+    The first observation is the user's opening request.
+
+    ## Starting State
+    The task's initial database and the scripted user's opening message (often vague: the
+    destination and the purpose; dates, times, classes, budgets and preferences are revealed
+    when asked). ``reset(seed=...)`` seeds task sampling and the user's phrasing.
+
+    ## Reward
+    0 on every step; on the final step 1 if every rubric item holds (strict, all or nothing),
+    else 0. Generated tasks' rubric items are code predicates over the final orders, the ledger
+    and the dialogue: route and date, arrival and departure times, seat class, ticket budget,
+    travellers, hotel check-in, nights, distance to a venue, rating, amenity, room type, nightly
+    price, attraction, visit date, ticket type, payment, order counts, cancellations, untouched
+    orders, confirmation before booking, totals and refunds reported. VitaBench tasks are scored
+    by matching ``required_orders`` by content (place, dates, room/seat/ticket type, quantity,
+    status class).
+
+    ## Episode End
+    Terminated when the user says ``###STOP###`` (its goal reported done) or the agent does.
+    Truncated after ``max_steps`` actions or ``max_errors`` failed calls/unreadable actions.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain`` (``travel``), ``system_prompt``, ``tools`` (OpenAI function
+    schemas). Every step: ``step``, ``tool_errors``. Final step: ``termination_reason``
+    (``user_stop``, ``agent_stop``, ``max_steps``, ``max_errors``), ``success`` and ``score``
+    (``rubric_fraction``, ``rubric_items`` and ``rubric/<item>`` per item).
+
+    ## Arguments
+    ```python
+    import gymnasium as gym, servicegym
+    env = gym.make("servicegym/Travel-v0")                           # generated train tasks
+    env = gym.make("servicegym/Travel-v0", split="test")             # the frozen 100-task suite
+    env = gym.make("servicegym/Travel-v0", difficulty=5)             # harder generated tasks
+    env = gym.make("servicegym/Travel-v0", tasks="ota_tasks.json")   # a VitaBench OTA file
+    ```
+    ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
+    default 3: 4 + 2 x difficulty reasoning points per task, so 10 by default, near VitaBench's
+    OTA mean of 9.7), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps`` (50,
+    VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``), ``check_postconditions``
+    (verify every write tool's post-conditions).
+
+    ## References
+    VitaBench (arXiv 2509.26490), tau2-bench.
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 100 tasks).
+    """
+
+    domain = "travel"
+    tool_specs = TOOLS
+    world_cls = TravelWorld
+    suite_file = SUITE_PATH.name
+    default_difficulty = DEFAULT_DIFFICULTY
+    role = {"en": "an online travel assistant", "zh": "一名在线旅行助手"}
+    checks = {
+        "en": "flights, trains, hotels, attractions, dates, times, distances and prices",
+        "zh": "航班、火车、酒店、景点、日期、时间、距离和价格",
+    }
+    generator = staticmethod(generate_travel_task)

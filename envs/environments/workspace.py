@@ -1,0 +1,374 @@
+"""The persona workspace environment (pi-Bench: proactive assistants over many sessions)."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from servicegym.envs.environments.base import ToolUseEnv
+from servicegym.envs.environments.parsing import parse_action
+from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
+from servicegym.envs.tasks.generators.workspace import generate_workspace_task
+from servicegym.envs.tasks.model import Task
+from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
+from servicegym.envs.tasks.suites import suite_path
+from servicegym.rewards import workspace as ws_rewards
+from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
+from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser
+from servicegym.world_state.core import History, World, parse_time
+from servicegym.world_state.tools import Toolkit, ToolSpec
+from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, WorkspaceWorld, persona_tools
+
+__all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world"]
+
+SUITE_PATH = suite_path("workspace")
+DOMAIN = "workspace"
+
+PROMPT = (
+    "You are the personal work assistant of {owner} ({title}, {organization}, {email}). You work in their persistent "
+    "workspace: files (text, Markdown, CSV, JSON; paths relative to the workspace root), mail, calendar, notes, contacts, "
+    "to-dos and the {title}'s own records and tools.\n"
+    "This is session {index} of {total}; it is {time}. The chat starts fresh each session, but everything done in earlier "
+    "sessions is still in the workspace: earlier reports, sent mail, events, notes and to-dos show how {first} likes "
+    "things done. Requests are short; work out what {first} would expect from the workspace where you can, ask a specific "
+    "question where you cannot, and say what you did when you are done.\n"
+    "Call a tool by replying with {form}; several such blocks may go in one reply. Any other reply is sent to {first}. "
+    "The session ends when {first} has nothing more to add."
+)
+
+
+def _all_tools() -> list[ToolSpec]:
+    """Common tools plus every persona's (the toolkit before a task picks its persona)."""
+    seen: dict[str, ToolSpec] = {}
+    for spec in [*COMMON_TOOLS, *(t for p in PERSONAS for t in persona_tools(p))]:
+        seen.setdefault(spec.name, spec)
+    return list(seen.values())
+
+
+_TOOLKITS: dict[tuple[str, bool], Toolkit] = {}
+
+
+def toolkit_for(persona: str, check_postconditions: bool = False) -> Toolkit:
+    """The tools of one persona's agent: the common tools and the persona's own (cached)."""
+    key = (persona, check_postconditions)
+    if key not in _TOOLKITS:
+        _TOOLKITS[key] = Toolkit([*COMMON_TOOLS, *persona_tools(persona)], check_postconditions=check_postconditions)
+    return _TOOLKITS[key]
+
+
+class WorkspaceSource(GeneratedSource):
+    """Generated persona episodes plus the frozen suite. Ids name the persona:
+    ``workspace-<persona>/<split>/<seed>/d<difficulty>``; ``make_id`` picks the persona ``seed % 5``."""
+
+    def generate_domain(self) -> str:
+        return DOMAIN
+
+    def make_id(self, split: str, seed: int, difficulty: int | None = None) -> str:
+        persona = PERSONA_ORDER[seed % len(PERSONA_ORDER)]
+        return f"{DOMAIN}-{persona}/{split}/{seed}/d{self.difficulty if difficulty is None else difficulty}"
+
+    def parse_id(self, task_id: str) -> tuple[int, int, str, dict[str, Any]]:
+        parts = task_id.split("/") if isinstance(task_id, str) else []
+        head = parts[0].split("-", 1) if parts else []
+        if (len(parts) != 4 or len(head) != 2 or head[0] != DOMAIN or head[1] not in PERSONA_ORDER
+                or parts[1] not in ("train", "test", "dev") or not parts[2].isdigit() or not parts[3][1:].isdigit()
+                or not parts[3].startswith("d")):
+            raise KeyError(f"unknown task_id {task_id!r}; generated ids look like {self.make_id('train', 7)} "
+                           f"(personas: {', '.join(PERSONA_ORDER)})")
+        return int(parts[2]), int(parts[3][1:]), parts[1], {"persona": head[1]}
+
+
+# ----- per-task caches: parsed sessions and golden-history worlds ------------------------------
+@dataclass
+class SessionData:
+    spec: dict[str, Any]
+    script: SessionScript
+    intent_checks: dict[str, RubricItem]
+    checklist: list[RubricItem]
+
+
+@dataclass
+class TaskCache:
+    sessions: list[SessionData]
+    golden: dict[int, WorkspaceWorld] = field(default_factory=dict)  # session k -> world at its start
+
+
+# keyed by a task's built initial world, which lives exactly as long as the task object
+_CACHE: weakref.WeakKeyDictionary[World, TaskCache] = weakref.WeakKeyDictionary()
+
+
+def _task_cache(task: Task, initial: World) -> TaskCache:
+    hit = _CACHE.get(initial)
+    if hit is None:
+        sessions = []
+        for s in task.world["sessions"]:
+            script = SessionScript(index=s["index"], opening=s["opening"],
+                                   intents=[IntentScript(id=i["id"], reveal=i["reveal"], answer=i["answer"], cues=i["cues"])
+                                            for i in s["intents"]])
+            sessions.append(SessionData(s, script, {i["id"]: RubricItem.model_validate(i["check"]) for i in s["intents"]},
+                                        [RubricItem.model_validate(c) for c in s["checklist"]]))
+        hit = TaskCache(sessions, {1: initial})
+        _CACHE[initial] = hit
+    return hit
+
+
+def _begin_session(world: WorkspaceWorld, spec: dict[str, Any]) -> None:
+    world.clock.now = parse_time(spec["start"])
+    world.extra["session"] = spec["index"]
+
+
+def golden_world(task: Task, k: int, build: Any, toolkit: Toolkit) -> WorkspaceWorld:
+    """The workspace at the start of session ``k`` after a golden run of sessions 1..k-1: their golden
+    tool calls replayed through ``toolkit`` (messages do not change the workspace). Cached per task,
+    each session's start built from the previous one's."""
+    initial = task.cached_world(build)
+    cache = _task_cache(task, initial)
+    j = max(i for i in cache.golden if i <= k)
+    world = cache.golden[j]
+    for s in range(j, k):
+        spec = cache.sessions[s - 1].spec
+        world = world.copy()
+        _begin_session(world, spec)
+        history = History()
+        for action in spec["golden"]:
+            for call in parse_action(action).tool_calls:
+                result = toolkit.call(world, history, call.name, call.arguments)
+                if not result.ok:
+                    raise RuntimeError(f"{task.task_id}: golden call {call.name} of session {s} failed: {result.content}")
+        cache.golden[s + 1] = world
+    return cache.golden[k]
+
+
+class WorkspaceEnv(ToolUseEnv):
+    """
+    ## Description
+    Proactive personal assistance after pi-Bench: the agent works for one persona (researcher,
+    marketer, legal intern, pharmacist or financial analyst) through an *episode* of 20 sessions
+    in one persistent workspace: a virtual file system (text, Markdown, CSV, JSON; paths confined
+    to the workspace, ``..`` and absolute paths are errors, writes are size-limited and CSV/JSON
+    must be well formed), mail, calendar, notes, contacts, to-dos and the persona's own records
+    and tools (about 150-200 tools in all; an episode's agent sees the common ones and its
+    persona's). Each session opens with a short request that leaves things unsaid: 1-3 hidden
+    intents. About six dependency groups of two or three sessions carry something over (a report
+    format, an exclusion rule, a recipient list, meeting conventions, a to-do label, note tags):
+    in later sessions of a group the workspace holds the evidence, so a proactive agent can apply
+    it unasked. The chat (``messages``) resets between sessions; the workspace does not.
+
+    The user (``simulators.workspace_user``) resolves intents in two stages at every agent message:
+    an intent already met by the workspace or the message is *Completed*; else intents a targeted
+    question asks about are *Inferred* and answered; else the user reveals one intent
+    (*Provided*). When every intent has a final state the user ends the session (``###STOP###``).
+    Satisfaction and targeted questions are decided by code (predicates over artifacts, cue
+    phrases in question sentences).
+
+    ## Action Space
+    ``UnicodeText``: the raw assistant completion; JSON calls, OpenAI ``tool_calls`` or
+    ``<tool_call>`` blocks call tools, anything else is a message to the user.
+
+    ## Observation Space
+    ``UnicodeText``: ``<tool_result>``/``<tool_error>`` blocks, ``<user>`` for the user's reply,
+    ``<error>`` for unreadable actions. When a session ends, the same observation carries the next
+    session's opening as ``<session index="k" of="20" start="YYYY-MM-DD HH:MM:SS">...</session>``.
+
+    ## Starting State
+    The persona's seeded workspace (data files, contacts, a few mails and to-dos, the persona's
+    records) and session 1's request; or, with ``reset(options={"session": k})``, the workspace a
+    golden run of sessions 1..k-1 leaves and session k's request (to measure the value of prior
+    history). Golden-history worlds are cached per task, so repeated resets to k are cheap.
+
+    ## Reward
+    At the end of each session: 1 if the session succeeded (COMP = 1 and each of its hidden
+    intents Completed or Inferred), else 0; 0 on every other step. COMP is the weighted checklist
+    over the session's final artifacts and decisions (file exists, exact strings, Markdown
+    headings, CSV header/rows/cells, JSON Schema validity and values, mail recipients and
+    attachments, events, to-dos, notes), checked by code. PROC = (Completed + Inferred) / hidden
+    intents, a dependent session pooling its precursors' intents.
+
+    ## Episode End
+    Terminated after the last session (session 20, or session k in single-session mode); the user
+    or the agent saying ``###STOP###`` ends a session. Truncated when a session exceeds
+    ``max_steps`` actions or ``max_errors`` failed calls (both per session); sessions not reached
+    score 0.
+
+    ## Information
+    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools``, ``persona``, ``session`` and
+    ``sessions`` (the range played). A session's last step: ``session_end`` = ``{"index", "success",
+    "proc", "own_proc", "comp", "intents": {id: state}, "checks": {item: bool}}``. Final step:
+    ``success`` (every session played succeeded) and ``score``: ``proc`` and ``comp`` (episode
+    aggregates, each dependency group's pooled PROC / mean COMP weighted by its size),
+    ``sessions_passed`` (fraction), ``sessions``, and per session ``sNN/proc``, ``sNN/own_proc``,
+    ``sNN/comp``, ``sNN/check/<item>``, ``sNN/intent/<key>`` and ``rubric/sNN`` (strict success).
+    In single-session mode PROC is over the session's own intents.
+
+    ## Arguments
+    ```python
+    env = gym.make("servicegym/Workspace-v0")                # generated episodes, persona = seed % 5
+    env = gym.make("servicegym/Workspace-v0", split="test")  # the frozen suite: one episode per persona
+    obs, info = env.reset(options={"task_id": "workspace-pharmacist/test/3/d1", "session": 12})
+    ```
+    ``difficulty`` 0-1 (0: at most two hidden intents a session), ``max_steps`` (60) and
+    ``max_errors`` (20) per session, ``render_mode`` (``ansi``), ``tasks`` (a task file or list).
+
+    ## References
+    pi-Bench (proactive personal assistants over many sessions).
+
+    ## Version History
+    * v0: initial release (generator v1, frozen suite of 5 episodes x 20 sessions).
+    """
+
+    domain = DOMAIN
+    tool_specs = _all_tools()
+    default_difficulty = 1
+
+    def __init__(self, *args: Any, max_steps: int = 60, max_errors: int = 20, check_postconditions: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, max_steps=max_steps, max_errors=max_errors, check_postconditions=check_postconditions, **kwargs)
+        self.session_max_steps = max_steps
+        self.session_max_errors = max_errors
+        self._check_post = check_postconditions
+        self._cache: TaskCache | None = None
+        self._session = 0
+        self._first = 1
+        self._last = 0
+        self._single = False
+        self._results: dict[int, ws_rewards.SessionResult] = {}
+        self._wsuser: WorkspaceUser | None = None
+        self._session_initial: WorkspaceWorld | None = None
+        self._hist0 = 0
+        self._user_seed = 0
+
+    def default_source(self, difficulty: int | None) -> TaskSource:
+        return WorkspaceSource(DOMAIN, generate_workspace_task, SUITE_PATH,
+                               self.default_difficulty if difficulty is None else int(difficulty))
+
+    def build_world(self, task: Task) -> WorkspaceWorld:
+        spec = task.world
+        if spec.get("persona") not in PERSONAS:
+            raise ValueError(f"world.persona must be one of {', '.join(PERSONAS)}")
+        tables: dict[str, dict[str, Any]] = {}
+        for name, rows in spec.get("tables", {}).items():
+            model = WorkspaceWorld.schema.get(name)
+            if model is None:
+                raise ValueError(f"world.tables.{name}: unknown table")
+            table: dict[str, Any] = {}
+            for raw in rows:
+                row = model.model_validate(raw)
+                table[row.key] = row
+            tables[name] = table
+        extra = {k: spec[k] for k in ("persona", "owner", "owner_email", "organization")}
+        extra["session"] = 0
+        return WorkspaceWorld(parse_time(spec["now"]), tables=tables, extra=extra)
+
+    def system_prompt(self, task: Task, world: WorkspaceWorld) -> str:
+        w = task.world
+        first = w["owner"].split()[1] if w["owner"].startswith("Dr.") else w["owner"].split()[0]
+        return PROMPT.format(owner=w["owner"], title=w["persona"] if w["persona"] != "legal" else "legal intern",
+                             organization=w["organization"], email=w["owner_email"], index=self._session,
+                             total=len(w["sessions"]), time=world.clock.text(), first=first, form=self.tool_call_form)
+
+    # ----- episodes and sessions -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        options = dict(options or {})
+        session = options.pop("session", None)
+        super().reset(seed=seed, options=options)
+        task = self.task
+        persona = task.world["persona"]
+        self.toolkit = toolkit_for(persona, self._check_post)
+        initial = task.cached_world(self.build_world)
+        self._cache = _task_cache(task, initial)
+        n = len(self._cache.sessions)
+        if session is None:
+            self._first, self._last, self._single = 1, n, False
+        else:
+            if isinstance(session, bool) or not isinstance(session, int) or not 1 <= session <= n:
+                raise ValueError(f"options['session'] must be a session number 1..{n}, got {session!r}")
+            self._first, self._last, self._single = session, session, True
+            self.world = golden_world(task, session, self.build_world, self.toolkit).copy()
+        self._results = {}
+        self._user_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self.history = History()
+        self._transcript = []
+        opening = self._start_session(self._first)
+        info = {
+            "task_id": task.task_id, "domain": self.domain, "system_prompt": self._system_prompt,
+            "tools": self.toolkit.schemas(), "persona": persona, "session": self._first, "sessions": [self._first, self._last],
+        }
+        return opening, info
+
+    def _start_session(self, k: int) -> str:
+        data = self._cache.sessions[k - 1]
+        self._session = k
+        _begin_session(self.world, data.spec)
+        self._session_initial = self.world.copy()
+        self._initial = self._session_initial
+        self._hist0 = len(self.history)
+        self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env", name="session_start",
+                            content=str(k))
+        checks = data.intent_checks
+        def satisfied(iid: str) -> bool:
+            return bool(CHECKS[checks[iid].kind](self.episode_view(), checks[iid].params))
+
+        if self._llm_user:  # user="llm": the two-stage decisions by the model, the code check as its fallback
+            from servicegym.simulators.llm_workspace_user import LLMWorkspaceUser
+
+            self._wsuser = LLMWorkspaceUser(data.script, satisfied, self.llm_client(), seed=self._user_seed * 100 + k)
+        else:
+            self._wsuser = WorkspaceUser(data.script, satisfied, seed=self._user_seed * 100 + k)
+        self._user = self._wsuser
+        opening = self._wsuser.opening()
+        self._system_prompt = self.system_prompt(self.task, self.world)
+        self._log = [("system", self._system_prompt), ("user", opening)]
+        self._messages = []
+        self._materialized = 0
+        self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=opening)
+        self._transcript += [f"[session {k}]", f"[system] {self._system_prompt}", f"[user] {opening}"]
+        self.max_steps = self._steps + self.session_max_steps
+        self.max_errors = self._tool_errors + self.session_max_errors
+        self._done = False
+        return opening
+
+    def episode_view(self) -> EpisodeView:
+        agent = [e.content for e in self.history.entries[self._hist0:] if e.kind == "message" and e.role == "assistant"]
+        return EpisodeView(world=self.world, initial=self._session_initial, history=self.history, agent_messages=agent)
+
+    def _close_session(self, view: EpisodeView | None, k: int, states: dict[str, str]) -> ws_rewards.SessionResult:
+        spec = self._cache.sessions[k - 1].spec
+        precursors = [] if self._single else spec["precursors"]
+        return ws_rewards.session_result(k, spec["group"], precursors, states, self._cache.sessions[k - 1].checklist, view)
+
+    def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, Any]]:
+        """Closes the current session (``step`` turns it into the session's or episode's outcome)."""
+        res = self._close_session(view, self._session, dict(self._wsuser.states))
+        self._results[self._session] = res
+        return res.success, {}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, _, terminated, truncated, info = super().step(action)
+        if not (terminated or truncated):
+            return obs, 0.0, False, False, info
+        k = self._session
+        res = self._results[k]
+        reward = float(res.success)
+        ws_rewards.pool(self._results)
+        info["session_end"] = {"index": k, "success": res.success, "proc": res.proc, "own_proc": res.own_proc, "comp": res.comp,
+                               "intents": dict(res.states), "checks": dict(res.checks)}
+        if terminated and k < self._last:
+            for key in ("termination_reason", "success", "score"):
+                info.pop(key, None)
+            opening = self._start_session(k + 1)
+            spec = self._cache.sessions[k].spec
+            block = (f'<session index="{k + 1}" of="{len(self._cache.sessions)}" start="{spec["start"]}">'
+                     f"{opening}</session>")
+            self._transcript.append(block)
+            return f"{obs}\n{block}" if obs else block, reward, False, False, info
+        for j in range(k + 1, self._last + 1):  # truncated: the sessions never reached score 0
+            data = self._cache.sessions[j - 1]
+            self._results[j] = self._close_session(None, j, {i.id: "pending" for i in data.script.intents})
+        agg = ws_rewards.aggregate(self._results)
+        score: dict[str, Any] = {**agg, "sessions": float(len(self._results))}
+        for j in sorted(self._results):
+            score.update(ws_rewards.session_components(self._results[j]))
+        info["success"] = all(r.success for r in self._results.values())
+        info["score"] = score
+        return obs, reward, terminated, truncated, info

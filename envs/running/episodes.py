@@ -1,0 +1,326 @@
+"""Running one episode: the worker every rollout backend uses, and what it hands back.
+
+``EpisodeWorker`` owns one env and runs episodes on it as one generator (``_episode``) that two
+drivers step: ``run`` (threads, processes, Ray) and ``arun`` (an asyncio loop). Every backend of
+``servicegym.envs.running.rollouts.collect`` and ``ray_backend`` goes through it, so they all
+write the same records. ``PolicyMaker`` builds each episode's policy from a name, a factory, a
+callable or an instance; ``episode_seed`` derives an episode's seed from the run's.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import inspect
+import json
+import re
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a fresh worker process)
+from servicegym.envs.running.policies import make_policy
+
+__all__ = ["RECORD_FIELDS", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
+
+RECORD_FIELDS = (
+    "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy",
+    "messages", "tools", "rewards", "return", "success", "score", "steps", "termination_reason",
+    "tool_errors", "error", "elapsed_s",
+)
+"""Fields of every record. ``env_version`` is the ``-vN`` of the id, ``servicegym_version`` the
+installed package's version; ``error`` is ``None`` or ``"ExceptionType: message"`` when the policy
+(or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
+``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
+TIMING_FIELDS = ("elapsed_s",)
+TOOLS_REF = "$ref"
+"""With ``collect(..., inline_tools=False)`` a record's ``tools`` is ``{"$ref": digest}`` and the
+list itself is a line ``{"digest": ..., "tools": [...]}`` of the sidecar ``tools_path(out)``,
+written once per distinct list before any record that refers to it; ``read_records`` puts the
+lists back (``resolve_tools=False`` leaves the references)."""
+
+
+def episode_seed(seed: int, task_id: str, trial: int) -> int:
+    """The seed of episode (task, trial) of a run with base ``seed``: a hash, in [0, 2**31)."""
+    digest = hashlib.sha256(f"{seed}\x1f{task_id}\x1f{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+@functools.cache
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("servicegym")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _env_version(env_id: str) -> str:
+    m = re.search(r"-(v\d+)$", env_id)
+    return m.group(1) if m else ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: task, trial and its derived seed."""
+
+    task_id: str
+    trial: int
+    seed: int
+
+
+@dataclass
+class EpisodeResult:
+    """What a worker hands back: the record's JSON line and what the progress bar needs."""
+
+    task_id: str
+    trial: int
+    success: bool
+    error: str | None
+    line: str
+    tools: tuple[str, str] | None = None  # (digest, JSON) of a tool list the record refers to, first time only
+
+
+class _CallablePolicy:
+    """Adapts ``fn(obs, info) -> action`` to the policy protocol; ``info`` is the latest info."""
+
+    def __init__(self, fn: Callable[[str, dict[str, Any]], str]) -> None:
+        self.fn = fn
+        self.info: dict[str, Any] = {}
+
+    def reset(self, env: gym.Env, obs: str, info: dict[str, Any]) -> None:
+        self.info = info
+
+    def act(self, obs: str) -> str:
+        return self.fn(obs, self.info)
+
+
+def _required_positional(fn: Callable) -> int | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    return sum(1 for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+
+
+def _has_aact(policy: Any) -> bool:
+    """Whether a policy (or policy class) has an ``aact`` coroutine the async backends await."""
+    return inspect.iscoroutinefunction(getattr(policy, "aact", None))
+
+
+def _accepts_seed(fn: Callable) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seed" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+@dataclass
+class PolicyMaker:
+    """Builds the policy of one episode from what ``collect`` was given (picklable when that is).
+
+    ``kind`` is ``"name"`` (``make_policy(name, seed=episode seed, **kwargs)``), ``"factory"`` (a
+    zero-argument callable returning an object with ``reset``/``act``; given ``seed=`` when it
+    accepts one), ``"callable"`` (``fn(obs, info) -> action``) or ``"instance"`` (an object with
+    ``reset``/``act``, reused for every episode: one worker only).
+    """
+
+    kind: str
+    target: Any
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    asynchronous: bool = False
+    """Whether the policies made have an ``aact`` coroutine (the ``"auto"`` backend is then
+    ``"async"``): known for names (from the policy built to check the name) and classes, not
+    other factories."""
+
+    @classmethod
+    def from_policy(cls, policy: Any, name: str | None = None, kwargs: dict[str, Any] | None = None) -> PolicyMaker:
+        kwargs = dict(kwargs or {})
+        if isinstance(policy, str):
+            probe = make_policy(policy, seed=0, **kwargs)  # fails now, with make_policy's message, on a bad name
+            return cls("name", policy, name or policy, kwargs, _has_aact(probe))
+        if kwargs:
+            raise ValueError("policy_kwargs apply to policy names only")
+        if hasattr(policy, "reset") and hasattr(policy, "act") and not isinstance(policy, type):
+            return cls("instance", policy, name or getattr(policy, "name", None) or type(policy).__name__)
+        if not callable(policy):
+            raise TypeError("policy must be a name, a policy factory, a callable fn(obs, info) or a policy object")
+        label = name or getattr(policy, "name", None) or getattr(policy, "__qualname__", None) or repr(policy)
+        required = _required_positional(policy)
+        if required == 0:
+            return cls("factory", policy, str(label), asynchronous=isinstance(policy, type) and _has_aact(policy))
+        if required == 2:
+            return cls("callable", policy, str(label))
+        raise TypeError(f"a callable policy takes (obs, info) or nothing (a factory); {label} takes {required} arguments")
+
+    def make(self, seed: int) -> Any:
+        if self.kind == "name":
+            return make_policy(self.target, seed=seed, **self.kwargs)
+        if self.kind == "factory":
+            return self.target(seed=seed) if _accepts_seed(self.target) else self.target()
+        if self.kind == "callable":
+            return _CallablePolicy(self.target)
+        return self.target
+
+
+@dataclass(frozen=True)
+class _Act:
+    """One policy decision, as ``EpisodeWorker._episode`` asks for it: ``act(obs)``, or awaited
+    ``aact(obs)`` where the policy has that coroutine."""
+
+    act: Callable[[str], str]
+    aact: Callable[[str], Any] | None
+    obs: str
+
+    def __call__(self) -> str:
+        return self.act(self.obs)
+
+
+class EpisodeWorker:
+    """Owns one env and runs episodes on it; every backend runs episodes through this class
+    (the Ray backend hosts one per actor), so they all produce the same records."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None, maker: PolicyMaker,
+                 inline_tools: bool = True) -> None:
+        self.env_id = env_id
+        self.inline_tools = inline_tools
+        self._tools_sent: set[str] = set()  # digests of the tool lists this worker has handed over
+        self.env = gym.make(env_id, **(env_kwargs or {}))
+        self.maker = maker
+        self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
+        base = self.env.unwrapped
+        # an env whose user or judge calls a model blocks in step: the async backend steps it in a thread
+        self._blocking_env = getattr(base, "user", "") == "llm" or getattr(base, "judge", "") == "llm"
+
+    def run(self, job: Job) -> EpisodeResult:
+        """Runs one episode, calling the policy's ``act`` (threads, processes, Ray)."""
+        episode = self._episode(job)
+        try:
+            request = next(episode)
+            while True:
+                try:
+                    value = request[1]()
+                except Exception as err:  # recorded by the episode, which then ends
+                    request = episode.throw(err)
+                    continue
+                request = episode.send(value)
+        except StopIteration as stop:
+            return stop.value
+
+    async def arun(self, job: Job) -> EpisodeResult:
+        """Runs one episode on the running event loop (the ``"async"`` backend): a policy with an
+        ``aact`` coroutine (``LLMAgentPolicy``) is awaited, one without runs its ``act`` in a worker
+        thread; the env steps on the loop, or in a worker thread when its user or judge is an LLM
+        (their calls block)."""
+        import asyncio
+
+        episode = self._episode(job)
+        try:
+            request = next(episode)
+            while True:
+                kind, call = request
+                try:
+                    if isinstance(call, _Act) and call.aact is not None:
+                        value = await call.aact(call.obs)
+                    elif kind == "act" or self._blocking_env:
+                        value = await asyncio.to_thread(call)
+                    else:
+                        value = call()
+                except Exception as err:  # recorded by the episode, which then ends
+                    request = episode.throw(err)
+                    continue
+                request = episode.send(value)
+        except StopIteration as stop:
+            return stop.value
+
+    def _episode(self, job: Job):
+        """The episode as a generator: it yields ``(kind, call)`` for every call to the policy
+        (``"act"``, ``call`` an ``_Act``) or the env (``"env"``, a ``partial``), is sent the
+        call's value, and returns the ``EpisodeResult``. ``run`` and ``arun`` drive it: one episode
+        logic, two ways to wait."""
+        t0 = time.perf_counter()
+        env = self.env
+        rewards: list[float] = []
+        info: dict[str, Any] = {}
+        tools: list[dict[str, Any]] = []
+        domain = getattr(env.unwrapped, "domain", "")
+        error = None
+        steps, done, started = 0, False, False
+        phase = "policy"  # whose call raised, if one does: the policy's or the env's
+        try:
+            policy = self.maker.make(job.seed)
+            aact = policy.aact if _has_aact(policy) else None
+            phase = "env"
+            obs, info = yield ("env", functools.partial(env.reset, seed=job.seed, options={"task_id": job.task_id}))
+            started = True
+            tools = info.get("tools", [])
+            domain = info.get("domain", domain)
+            phase = "policy"
+            policy.reset(env, obs, info)
+            while not done:
+                phase = "policy"
+                action = yield ("act", _Act(policy.act, aact, obs))
+                phase = "env"
+                obs, reward, terminated, truncated, info = yield ("env", functools.partial(env.step, action))
+                if isinstance(policy, _CallablePolicy):
+                    policy.info = info
+                rewards.append(float(reward))
+                steps += 1
+                done = bool(terminated or truncated)
+        except Exception as err:  # the episode is recorded with the error; the run goes on
+            error = f"{type(err).__name__}: {err}"
+        success = bool(info.get("success", False)) if done and error is None else False
+        record = {
+            **self._static,
+            "domain": domain,
+            "task_id": job.task_id,
+            "trial": job.trial,
+            "seed": job.seed,
+            "policy": self.maker.name,
+            "messages": list(env.unwrapped.messages) if started else [],
+            "tools": tools,
+            "rewards": rewards,
+            "return": float(sum(rewards)),
+            "success": success,
+            "score": info.get("score", {}) if done else {},
+            "steps": steps,
+            "termination_reason": info.get("termination_reason", "") if error is None else f"{phase}_error",
+            "tool_errors": int(info.get("tool_errors", 0)),
+            "error": error,
+            "elapsed_s": round(time.perf_counter() - t0, 6),
+        }
+        handed = None
+        if not self.inline_tools:
+            record["tools"], handed = self._tools_ref(tools)
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        return EpisodeResult(job.task_id, job.trial, success, error, line, handed)
+
+    def _tools_ref(self, tools: list[dict[str, Any]]) -> tuple[dict[str, str], tuple[str, str] | None]:
+        """``{"$ref": digest}`` for a record, and ``(digest, JSON)`` the first time this worker
+        hands that tool list over (the writer stores each list once, whichever worker sent it)."""
+        text = json.dumps(tools, ensure_ascii=False, default=str)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+        if digest in self._tools_sent:
+            return {TOOLS_REF: digest}, None
+        self._tools_sent.add(digest)
+        return {TOOLS_REF: digest}, (digest, text)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def thread_per_episode(episodes: int) -> None:
+    """Give the running loop a thread for each of its ``episodes``: what ``EpisodeWorker.arun``
+    runs in threads (a policy without ``aact``, an env whose LLM user or judge blocks) would
+    otherwise queue for the default executor's few. The loop shuts it down when it closes."""
+    import asyncio
+
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=episodes, thread_name_prefix="servicegym-async"))

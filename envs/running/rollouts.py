@@ -1,0 +1,487 @@
+"""Rollout collection: run a policy over tasks x trials with bounded concurrency into a JSONL file.
+
+    from servicegym.envs.running.rollouts import collect
+    summary = collect("servicegym/Delivery-v0", "oracle", out="runs/oracle", trials=4, concurrency=8)
+
+One line of the JSONL file is one finished episode (see ``RECORD_FIELDS``): the OpenAI-format
+conversation, the tool schemas, the reward of every step, the final ``info["score"]`` and where
+the episode came from (env id and version, task id, trial, seed, policy).
+
+Determinism: the seed of episode (task, trial) is derived from ``(seed, task_id, trial)`` alone
+(``episode_seed``), the env is reset with it and a named or seed-taking policy is built with it,
+so the transcript of an episode does not depend on the backend, the concurrency or the order in
+which episodes run.
+
+Resume: with ``resume=True`` (default) an existing file is read first, a truncated last line (a
+kill in the middle of a write) is dropped and the file rewritten cleanly, the (task, trial) pairs
+already present are skipped and the rest appended. Records are written by one writer (the calling
+thread), one ``write`` + ``flush`` each, so a killed run loses at most the episodes in flight and
+never duplicates a finished one.
+
+Backends:
+
+- ``"async"``: ``concurrency`` episodes on one asyncio event loop, each with its own env; a
+  policy's ``aact`` coroutine (``LLMAgentPolicy``: ``LLMClient.achat``) is awaited, so episodes
+  waiting on a model cost no thread each. The choice for LLM policies; a policy without ``aact``
+  runs its ``act`` in a worker thread.
+- ``"thread"``: a pool of ``concurrency`` threads, each with its own env (blocking policies,
+  ``act`` only; policies that release the GIL).
+- ``"process"``: ``concurrency`` worker processes, each with its own env: the choice for CPU-bound
+  policies; the policy must be picklable, i.e. a name, a module-level function or class.
+- ``"ray"``: ``servicegym.envs.running.ray_backend``, Ray actors each hosting an env, locally or on a cluster.
+- ``"auto"`` (the default): ``"async"`` for a policy with ``aact`` at ``concurrency > 1``,
+  else ``"thread"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import pickle
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from servicegym.envs.running.episodes import (
+    RECORD_FIELDS,
+    TIMING_FIELDS,
+    TOOLS_REF,
+    EpisodeResult,
+    EpisodeWorker,
+    Job,
+    PolicyMaker,
+    episode_seed,
+    thread_per_episode,
+)
+from servicegym.envs.running.vector import resolve_env_id
+
+__all__ = [
+    "RECORD_FIELDS",
+    "CollectSummary",
+    "EpisodeWorker",
+    "Job",
+    "PolicyMaker",
+    "collect",
+    "episode_seed",
+    "read_records",
+    "tools_path",
+]
+
+BACKENDS = ("auto", "thread", "async", "process", "ray")
+@dataclass
+class CollectSummary:
+    """What ``collect`` did: ``episodes`` = tasks x trials of this run; ``skipped`` were already in
+    the file (resume); ``collected`` were run now; ``successes``, ``errors`` and ``success_rate``
+    count every episode of the run, resumed or new; ``episodes_per_s`` = collected / elapsed."""
+
+    path: str
+    env_id: str
+    policy: str
+    backend: str
+    concurrency: int
+    tasks: int
+    trials: int
+    episodes: int
+    skipped: int
+    collected: int
+    successes: int
+    errors: int
+    success_rate: float
+    elapsed_s: float
+    episodes_per_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _out_path(out: str | os.PathLike[str]) -> Path:
+    path = Path(out)
+    if path.is_dir() or (not path.exists() and path.suffix == ""):
+        return path / "rollouts.jsonl"
+    return path
+
+
+def tools_path(out: str | os.PathLike[str]) -> Path:
+    """The sidecar of a rollouts file that holds its tool lists (``inline_tools=False``):
+    ``rollouts.jsonl`` -> ``rollouts.tools.jsonl``."""
+    path = _out_path(out)
+    return path.with_name(path.stem + ".tools.jsonl")
+
+
+def _read_jsonl(path: Path, repair: bool) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    parts = raw.split(b"\n")
+    last = max((n for n, p in enumerate(parts) if p.strip()), default=-1)
+    records, good = [], []
+    for n, line in enumerate(parts):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if n == last:
+                break  # cut short by a kill: dropped
+            raise ValueError(f"{path}: line {n + 1} is not a JSON record (not something a kill leaves behind)") from None
+        good.append(line)
+    clean = b"".join(line + b"\n" for line in good)
+    if repair and clean != raw:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(clean)
+        os.replace(tmp, path)
+    return records
+
+
+def read_records(path: str | os.PathLike[str], repair: bool = False, resolve_tools: bool = True) -> list[dict[str, Any]]:
+    """The records of a rollouts file. A last line cut short by a kill (no newline, not JSON) is
+    dropped; with ``repair=True`` the file is rewritten without it. A bad line elsewhere raises
+    ``ValueError`` (that is not what a kill leaves). Records written with ``inline_tools=False``
+    get their tool lists back from the sidecar (``resolve_tools=False`` keeps ``{"$ref": ...}``)."""
+    path = Path(path)
+    records = _read_jsonl(path, repair)
+    refs = [r for r in records if isinstance(r.get("tools"), dict) and TOOLS_REF in r["tools"]]
+    if resolve_tools and refs:
+        side = tools_path(path)
+        lists = {t["digest"]: t["tools"] for t in _read_jsonl(side, repair=False)}
+        for r in refs:
+            digest = r["tools"][TOOLS_REF]
+            if digest not in lists:
+                raise ValueError(f"{path}: task {r.get('task_id')!r} refers to tool list {digest}, which {side} "
+                                 f"does not hold (keep the .tools.jsonl file beside its rollouts)")
+            r["tools"] = lists[digest]
+    return records
+
+
+def _resolve_task_ids(env: gym.Env, task_ids: Sequence[str] | None, split: str, limit: int | None) -> list[str]:
+    if task_ids is None:
+        ids = list(env.unwrapped.task_ids(split))
+    else:
+        ids = [str(t) for t in task_ids]
+        unknown = []
+        for tid in ids:
+            try:
+                env.unwrapped.source.get(tid)
+            except (KeyError, ValueError):
+                unknown.append(tid)
+        if unknown:
+            raise ValueError(f"unknown task ids for {env.spec.id if env.spec else 'this env'}: {unknown[:5]}")
+        if len(set(ids)) != len(ids):
+            raise ValueError("task_ids must be distinct")
+    if limit:
+        ids = ids[:limit]
+    if not ids:
+        raise ValueError(f"no tasks to run (split {split!r})")
+    return ids
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path):
+    """Holds an exclusive lock on ``PATH.lock`` (a file left beside the output) while collecting, so
+    a second ``collect`` into the same file fails at once instead of interleaving records."""
+    try:
+        import fcntl
+    except ImportError:  # not on POSIX: no lock
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another collect is writing {path}; wait for it or choose another out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# ----- backends: each calls on_result(EpisodeResult) from the calling thread -------------------
+
+def _run_threads(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+                 on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
+    local = threading.local()
+    workers: list[EpisodeWorker] = []
+    lock = threading.Lock()
+
+    def run(job: Job) -> EpisodeResult:
+        worker = getattr(local, "worker", None)
+        if worker is None:
+            worker = local.worker = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
+            with lock:
+                workers.append(worker)
+        return worker.run(job)
+
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(jobs)), thread_name_prefix="servicegym-rollout")
+    try:
+        _drain(pool, run, jobs, concurrency, on_result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for w in workers:
+            w.close()
+
+
+def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+               on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
+    """``concurrency`` episodes on one asyncio event loop, each with its own env: the policy's
+    ``aact`` is awaited, so 64 episodes waiting on a model cost one thread, not 64. Runs the loop
+    in this thread, or in a helper thread when this one already runs a loop (a notebook)."""
+    import asyncio
+
+    from servicegym.simulators.llm import aclose_clients
+
+    async def main() -> None:
+        todo = iter(jobs)
+        workers = [EpisodeWorker(env_id, env_kwargs, maker, inline_tools) for _ in range(min(concurrency, len(jobs)))]
+        thread_per_episode(len(workers))
+
+        async def drain(worker: EpisodeWorker) -> None:
+            for job in todo:  # one iterator shared by every worker: each job runs once
+                on_result(await worker.arun(job))
+
+        tasks = [asyncio.ensure_future(drain(w)) for w in workers]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # one drain failed (e.g. the writer's disk is full): stop the others before closing their envs
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for w in workers:
+                w.close()
+            await aclose_clients()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(main())
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="servicegym-async") as pool:
+        pool.submit(asyncio.run, main()).result()
+
+
+_PROCESS_WORKER: EpisodeWorker | None = None
+
+
+def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
+
+
+def _process_run(job: Job) -> EpisodeResult:
+    assert _PROCESS_WORKER is not None
+    return _PROCESS_WORKER.run(job)
+
+
+def _mp_context():
+    """``spawn`` (no fork of a process that has threads: tqdm's, the caller's), except when the main
+    module is not a file spawn can re-import (``python - <<EOF``), where only ``fork`` works."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file and not os.path.exists(main_file) and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
+                   on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
+    try:
+        pickle.dumps(maker)
+    except Exception as err:
+        raise ValueError(f"backend='process' needs a picklable policy (a name, or a module-level function or class): "
+                         f"{err}") from None
+    ctx = _mp_context()
+    pool = ProcessPoolExecutor(max_workers=min(concurrency, len(jobs)), mp_context=ctx, initializer=_process_init,
+                               initargs=(env_id, env_kwargs, maker, inline_tools))
+    try:
+        _drain(pool, _process_run, jobs, concurrency, on_result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concurrency: int,
+           on_result: Callable[[EpisodeResult], None]) -> None:
+    """Keeps at most ``2 x concurrency`` jobs submitted; hands results over as they finish."""
+    todo = iter(jobs)
+    pending: set[Future] = set()
+
+    def fill() -> None:
+        while len(pending) < 2 * concurrency:
+            job = next(todo, None)
+            if job is None:
+                return
+            pending.add(pool.submit(fn, job))
+
+    fill()
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            pending.discard(fut)
+            on_result(fut.result())
+        fill()
+
+
+# ----- the collector ---------------------------------------------------------------------------
+
+def collect(
+    env_id: str,
+    policy: Any,
+    *,
+    out: str | os.PathLike[str],
+    task_ids: Sequence[str] | None = None,
+    split: str = "test",
+    trials: int = 1,
+    concurrency: int = 1,
+    backend: str = "auto",
+    env_kwargs: dict[str, Any] | None = None,
+    seed: int = 0,
+    resume: bool = True,
+    progress: bool = True,
+    limit: int | None = None,
+    policy_name: str | None = None,
+    policy_kwargs: dict[str, Any] | None = None,
+    ray_address: str | None = None,
+    ray_init_kwargs: dict[str, Any] | None = None,
+    ray_episodes_per_actor: int | None = None,
+    inline_tools: bool = True,
+) -> CollectSummary:
+    """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``; the first ``limit``)
+    ``trials`` times, ``concurrency`` episodes at a time on ``backend``, and appends one JSON line
+    per episode to ``out`` (a ``.jsonl`` path, or a directory that gets ``rollouts.jsonl``).
+
+    ``policy``: a name for ``servicegym.envs.running.policies.make_policy`` (``"oracle"``, ``"random"``, ``"llm"``;
+    ``policy_kwargs`` go with it), a zero-argument factory returning an object with
+    ``reset(env, obs, info)`` / ``act(obs)`` (given ``seed=`` if it takes one), a callable
+    ``fn(obs, info) -> action``, or a policy object (reused as is; ``concurrency=1``, thread
+    backend only). ``policy_name`` overrides the name written into the records.
+
+    ``resume=True`` skips the (task, trial) pairs of this env and policy already in the file (a
+    record there with another seed for the pair raises ``ValueError``: resume with the same
+    ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs`` /
+    ``ray_episodes_per_actor``: see ``servicegym.envs.running.ray_backend``. ``inline_tools=False`` stores each
+    distinct tool list once, in the sidecar ``tools_path(out)``, and the records refer to it (see
+    ``TOOLS_REF``; the tool schemas are most of a record's bytes). Returns a ``CollectSummary``.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if ray_episodes_per_actor is not None and ray_episodes_per_actor < 1:
+        raise ValueError(f"ray_episodes_per_actor must be at least 1, got {ray_episodes_per_actor}")
+    env_id = resolve_env_id(env_id)
+    env_kwargs = dict(env_kwargs or {})
+    maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
+    if backend == "auto":
+        backend = "async" if maker.asynchronous and concurrency > 1 else "thread"
+    if maker.kind == "instance" and (concurrency > 1 or backend != "thread"):
+        raise ValueError("a policy object serves one episode at a time; for concurrency > 1 or another backend pass "
+                         "a factory (e.g. the policy's class) or a name")
+    probe = gym.make(env_id, **env_kwargs)
+    try:
+        ids = _resolve_task_ids(probe, task_ids, split, limit)
+    finally:
+        probe.close()
+
+    path = _out_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(path):
+        side = tools_path(path)
+        if resume:
+            existing = read_records(path, repair=True, resolve_tools=False)
+        else:
+            existing = []
+            path.write_bytes(b"")
+            side.unlink(missing_ok=True)
+        stored_tools = {t.get("digest") for t in _read_jsonl(side, repair=True)}
+        wanted = {(tid, trial): episode_seed(seed, tid, trial) for trial in range(trials) for tid in ids}
+        done: dict[tuple[str, int], dict[str, Any]] = {}
+        for rec in existing:
+            if rec.get("env_id") != env_id or rec.get("policy") != maker.name:
+                continue
+            key = (rec.get("task_id"), rec.get("trial"))
+            if key in wanted:
+                if rec.get("seed") != wanted[key]:
+                    raise ValueError(f"{path} holds task {key[0]!r} trial {key[1]} with seed {rec.get('seed')}, but seed={seed} "
+                                     f"gives {wanted[key]}: resume with the seed of the first run, or use another out / resume=False")
+                done[key] = rec
+        jobs = [Job(tid, trial, s) for (tid, trial), s in wanted.items() if (tid, trial) not in done]
+
+        successes = sum(bool(r.get("success")) for r in done.values())
+        errors = sum(r.get("error") is not None for r in done.values())
+        finished = len(done)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(wanted), initial=finished, desc=env_id.split("/")[-1], unit="ep", dynamic_ncols=True)
+            if finished:
+                bar.set_postfix(success=f"{successes / finished:.1%}")
+        t0 = time.perf_counter()
+        collected = 0
+
+        with open(path, "ab") as f:
+            def on_result(result: EpisodeResult) -> None:
+                nonlocal successes, errors, finished, collected
+                if result.tools is not None and result.tools[0] not in stored_tools:
+                    # the tool list goes out before the first record that refers to it
+                    digest, text = result.tools
+                    with open(side, "ab") as sf:
+                        sf.write(f'{{"digest": "{digest}", "tools": {text}}}\n'.encode())
+                    stored_tools.add(digest)
+                f.write(result.line.encode("utf-8") + b"\n")
+                f.flush()
+                collected += 1
+                finished += 1
+                successes += result.success
+                errors += result.error is not None
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(success=f"{successes / finished:.1%}", errors=errors, refresh=False)
+
+            try:
+                if not jobs:
+                    pass
+                elif backend == "thread":
+                    if maker.kind == "instance":
+                        worker = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
+                        try:
+                            for job in jobs:
+                                on_result(worker.run(job))
+                        finally:
+                            worker.close()
+                    else:
+                        _run_threads(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
+                elif backend == "async":
+                    _run_async(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
+                elif backend == "process":
+                    _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
+                else:
+                    from servicegym.envs.running.ray_backend import run_ray
+
+                    run_ray(jobs, env_id=env_id, env_kwargs=env_kwargs, maker=maker, concurrency=concurrency,
+                            on_result=on_result, address=ray_address, init_kwargs=ray_init_kwargs,
+                            episodes_per_actor=ray_episodes_per_actor, inline_tools=inline_tools)
+            finally:
+                if bar is not None:
+                    bar.close()
+    elapsed = time.perf_counter() - t0
+    return CollectSummary(
+        path=str(path), env_id=env_id, policy=maker.name, backend=backend, concurrency=concurrency,
+        tasks=len(ids), trials=trials, episodes=len(wanted), skipped=len(done), collected=collected,
+        successes=successes, errors=errors, success_rate=successes / len(wanted) if wanted else 0.0,
+        elapsed_s=elapsed, episodes_per_s=collected / elapsed if elapsed > 0 else 0.0,
+    )
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without its timing fields (what two runs of the same episodes agree on)."""
+    return {k: v for k, v in record.items() if k not in TIMING_FIELDS}
+

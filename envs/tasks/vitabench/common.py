@@ -1,0 +1,437 @@
+"""VitaBench task files: the schema models, conversion helpers and the steps every domain's
+conversion shares (world building, expected states, rubric and replay-verified golden route)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from servicegym.envs.tasks.model import Task, TaskFileError, field_path
+from servicegym.rewards.rubric import EpisodeView, RubricItem, score_rubric
+from servicegym.rewards.vitabench import (
+    GoldState,
+    best_state,
+)
+from servicegym.simulators.scripted_user import UserScript, split_points, to_first_person
+from servicegym.world_state.core import TIME_FORMAT, History, parse_time
+from servicegym.world_state.delivery import DeliveryWorld
+from servicegym.world_state.life.entities import OrderStatus
+from servicegym.world_state.tools import Toolkit
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+# an opening point shorter than this says too little alone ("Hi." / "你好。"), so the next joins it
+SHORT_OPENING = {"en": 40, "zh": 12}
+
+
+STOP_MESSAGE = {"en": "All your requests are handled. ###STOP###", "zh": "您的需求都已处理完毕。###STOP###"}
+
+
+# personality text -> scripted-user style, first match wins (VitaBench's eight personality types)
+_STYLE_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("impatient", ("impatient", "rush", "hurr", "urge", "急躁", "催促", "不耐烦")),
+    ("terse", ("concise", "cold", "controlling", "dominant", "简洁", "冷漠", "主导", "控制")),
+    ("chatty", ("emotion", "mood", "scattered", "jump", "talkative", "情绪", "情感", "跳跃", "散漫", "健谈")),
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+def _check_time(value: str | None, allow_empty: bool) -> str | None:
+    if value is None:
+        return value
+    text = value.strip()
+    if not text and allow_empty:
+        return ""
+    try:
+        parse_time(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a time of the form YYYY-MM-DD HH:MM:SS") from None
+    return text
+
+
+class VLocation(_Model):
+    address: str
+    longitude: float
+    latitude: float
+
+    @field_validator("address")
+    @classmethod
+    def _trim(cls, value: str) -> str:
+        # some address tables pad entries with blanks the gold and the profile do not have
+        return value.strip()
+
+
+class VWeather(_Model):
+    city: str
+    category: str
+    datetime: str
+    temperature: list[float]
+    humidity: float | None = None
+
+
+class VProduct(_Model):
+    product_id: str
+    name: str
+    store_id: str
+    store_name: str
+    price: float
+    tags: list[str] = []
+    attributes: list[str] = []
+    quantity: int | None = None  # absent in the 2025-11 release: unlimited
+
+
+class VStore(_Model):
+    store_id: str | None = None  # absent: the key in ``stores``
+    name: str
+    score: float
+    location: VLocation
+    tags: list[str] = []
+    products: list[VProduct] = []
+
+
+class VOrderLine(_Model):
+    product_id: str
+    price: float = 0.0
+    quantity: int
+    attributes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _attribute_key(cls, data: Any) -> Any:
+        # some gold lines spell the key ``attribute``; some give a list of choices
+        if isinstance(data, dict):
+            data = dict(data)
+            if "attributes" not in data and "attribute" in data:
+                data["attributes"] = data.pop("attribute")
+            if isinstance(data.get("attributes"), list):
+                data["attributes"] = ", ".join(str(a) for a in data["attributes"] if str(a).strip())
+            elif data.get("attributes") is None:
+                data["attributes"] = ""
+        return data
+
+
+class VOrder(_Model):
+    order_id: str
+    order_type: str = "delivery"
+    user_id: str = ""
+    store_id: str
+    note: str | None = ""
+    location: VLocation | None = None
+    dispatch_time: str | None = ""
+    shipping_time: float | None = None
+    delivery_time: str | None = ""
+    total_price: float = 0.0
+    create_time: str | None = ""
+    update_time: str | None = ""
+    status: OrderStatus
+    # None marks an entry without ``product_id`` that could not be read as a line
+    products: list[VOrderLine | None] = []
+    nested_in: str = ""  # set when this order was found nested inside another order's products
+
+    @field_validator("products", mode="before")
+    @classmethod
+    def _drop_entries_without_product(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [None if isinstance(x, dict) and "product_id" not in x else x for x in value]
+        return value
+
+    @field_validator("dispatch_time", "delivery_time")
+    @classmethod
+    def _times(cls, value: str | None) -> str | None:
+        return _check_time(value, allow_empty=True)
+
+    @property
+    def lines(self) -> list[VOrderLine]:
+        return [x for x in self.products if x is not None]
+
+    @property
+    def dropped_entries(self) -> int:
+        return sum(x is None for x in self.products)
+
+
+def _unnest(orders: list[Any], parent: str = "") -> list[Any]:
+    """Required orders with the whole orders some gold files nest inside ``products`` (a misplaced
+    bracket) lifted out beside their parent, marked ``nested_in``."""
+    out: list[Any] = []
+    for o in orders:
+        if not isinstance(o, dict):
+            out.append(o)
+            continue
+        o = dict(o, nested_in=parent) if parent else dict(o)
+        inner = o.get("products")
+        if isinstance(inner, list):
+            nested = [x for x in inner if isinstance(x, dict) and "product_id" not in x and "order_id" in x]
+            if nested:
+                o["products"] = [x for x in inner if not any(x is n for n in nested)]
+                out.append(o)
+                out.extend(_unnest(nested, str(o.get("order_id", "?"))))
+                continue
+        out.append(o)
+    return out
+
+
+class VExpectedState(_Model):
+    required_orders: list[VOrder] = []
+
+    @field_validator("required_orders", mode="before")
+    @classmethod
+    def _lift_nested(cls, value: Any) -> Any:
+        return _unnest(value) if isinstance(value, list) else value
+    optional_orders: list[Any] = []
+    state_rubrics: list[str] = []
+
+
+class VCriteria(_Model):
+    expected_states: list[VExpectedState]
+    overall_rubrics: list[str] = []
+
+    @field_validator("expected_states")
+    @classmethod
+    def _some_state(cls, value: list[VExpectedState]) -> list[VExpectedState]:
+        if not value:
+            raise ValueError("needs at least one expected state")
+        return value
+
+
+class VUserScenario(_Model):
+    user_profile: dict[str, Any]
+
+
+class VTask(_Model):
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)  # a numeric id is still an id
+    id: str
+    domain: str
+    user_scenario: VUserScenario
+    instructions: str
+    environment: dict[str, Any]
+    evaluation_criteria: VCriteria
+    message_history: list[Any] | None = None
+
+
+class VDeliveryEnvironment(_Model):
+    time: str
+    user_id: str
+    weather: list[VWeather] = []
+    location: list[VLocation] = []
+    user_historical_behaviors: dict[str, Any] = {}
+    orders: dict[str, VOrder] = {}
+    stores: dict[str, VStore]
+
+    @field_validator("time")
+    @classmethod
+    def _now(cls, value: str) -> str:
+        return _check_time(value, allow_empty=False) or ""
+
+    @field_validator("orders", mode="before")
+    @classmethod
+    def _orders_as_dict(cls, value: Any) -> Any:
+        # the database keys orders by id; a list of orders is accepted too
+        if isinstance(value, list):
+            return {str(o.get("order_id", i)) if isinstance(o, dict) else str(i): o for i, o in enumerate(value)}
+        return value
+
+
+def detect_language(text: str) -> str:
+    return "zh" if _CJK.search(text) else "en"
+
+
+def style_of(personality: str) -> str:
+    """The scripted user's style for a VitaBench personality text (deterministic)."""
+    text = personality.casefold()
+    for style, cues in _STYLE_CUES:
+        if any(c in text for c in cues):
+            return style
+    return "polite"
+
+
+def _personality(profile: dict[str, Any]) -> str:
+    for key in ("personality", "性格"):
+        if isinstance(profile.get(key), str):
+            return profile[key]
+    return ""
+
+
+def make_user(instructions: str, profile: dict[str, Any], language: str) -> UserScript:
+    """The scripted user: opens with the first instruction point(s) and conveys the rest one by one."""
+    # VitaBench writes instructions to the user ("You want ..."); the scripted user says them as its own
+    points = [to_first_person(p, language) for p in split_points(instructions)] or [instructions.strip() or "..."]
+    take = 2 if len(points) > 1 and len(points[0]) < SHORT_OPENING[language] else 1
+    sep = "" if language == "zh" else " "
+    return UserScript(
+        language=language,  # type: ignore[arg-type]
+        style=style_of(_personality(profile)),
+        persona=profile,
+        opening=sep.join(points[:take]),
+        points=points[take:],  # the opening is said once, not repeated later
+    )
+
+
+def _fmt(t: datetime) -> str:
+    return t.strftime(TIME_FORMAT)
+
+
+def _action(name: str, **arguments: Any) -> str:
+    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+
+
+class _Notes:
+    """Collects a task's repair notes once each, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, text: str) -> None:
+        if text not in self.items:
+            self.items.append(text)
+
+
+@dataclass
+class _Context:
+    path: Path
+    index: int
+    task_id: str
+
+    def error(self, what: str) -> TaskFileError:
+        return TaskFileError(f"{self.path}: task {self.task_id} (index {self.index}): {what}")
+
+    def environment(self, model: type[_Model], data: Any) -> Any:
+        """``data`` read as a domain's environment model; a field that does not fit is the file's
+        error, with its path under ``environment``."""
+        try:
+            return model.model_validate(data)
+        except ValidationError as err:
+            raise self.validation(err, "environment") from None
+
+    def validation(self, err: ValidationError, prefix: str = "") -> TaskFileError:
+        e = err.errors(include_url=False)[0]
+        parts = [*(prefix.split(".") if prefix else []), *(str(x) for x in e["loc"])]
+        loc = ".".join(parts)
+        return self.error(f"field {loc or '(root)'}: {e['msg']}")
+
+
+def _clear_task_key(task_id: str, initial_ids: set[str], prefixes: tuple[str, ...]) -> str:
+    """The task id (letters, digits, ``_`` and ``-``), extended with ``X`` until no existing id
+    starts with it followed by one of the ``prefixes`` of the ids the tools create."""
+    key = re.sub(r"[^0-9A-Za-z_-]", "", task_id) or "T"
+    while any(i.startswith(f"{key}{p}") for i in initial_ids for p in prefixes):
+        key += "X"
+    return key
+
+
+def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem], toolkit: Toolkit) -> tuple[bool, list[str]]:
+    """Run the golden tool calls on a copy of the world; success and what went wrong."""
+    live = world.copy()
+    history = History()
+    problems = []
+    for i, a in enumerate(actions):
+        if not a.startswith("{"):
+            continue
+        call = json.loads(a)
+        res = toolkit.call(live, history, call["name"], call["arguments"], step=i + 1)
+        if not res.ok:
+            problems.append(f"golden step {i + 1} ({call['name']}) failed: {res.content}")
+    view = EpisodeView(world=live, initial=world, history=history)
+    success, _ = score_rubric(rubric, view)
+    if not success:
+        problems.extend(best_state(view, rubric[0].params).problems)
+    return success, problems
+
+
+def _built(ctx: _Context, build: Callable[[dict[str, Any]], Any], spec: dict[str, Any]) -> Any:
+    """The world of a converted spec; a spec that does not build is the file's error, with its field."""
+    try:
+        return build(spec)
+    except ValidationError as err:
+        raise ctx.error(f"building the world: {field_path(err)}") from None
+    except (KeyError, ValueError, TypeError) as err:
+        raise ctx.error(f"building the world: {err}") from None
+
+
+def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Notes], GoldState]) -> list[GoldState]:
+    """The task's expected states, converted, each once: VitaBench often lists the same state
+    several times (once per group of state rubrics); its notes are said once too."""
+    states: list[GoldState] = []
+    for k, st in enumerate(raw.evaluation_criteria.expected_states):
+        state_notes = _Notes()
+        state = state_of(st, k, state_notes)
+        if state in states:
+            continue
+        states.append(state)
+        for n in state_notes.items:
+            notes.add(n)
+    return states
+
+
+def _as_dict(value: Any, key: str) -> Any:
+    # the database keys records by id; a list of records is accepted too
+    if isinstance(value, list):
+        return {str(o.get(key, i)) if isinstance(o, dict) else str(i): o for i, o in enumerate(value)}
+    return value
+
+
+def nl_rubric(raw: VTask) -> list[str]:
+    """The task's natural-language rubric for the LLM judge: every expected state's
+    ``state_rubrics`` then the ``overall_rubrics``, each string once (as VitaBench's judge)."""
+    out: list[str] = []
+    texts = [r for state in raw.evaluation_criteria.expected_states for r in getattr(state, "state_rubrics", None) or []]
+    for text in texts + list(raw.evaluation_criteria.overall_rubrics):
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any], world: Any, states: list[GoldState],
+                    notes: _Notes, toolkit: Toolkit, golden_for: Callable[[GoldState], list[str]]) -> Task:
+    """The task of converted expected states: the three matching rubric items, and the golden
+    route of the first state whose replay succeeds (the reason in the notes when none does)."""
+    params = {"states": [s.model_dump(mode="json") for s in states], "initial_order_ids": sorted(world.table("orders").rows)}
+    rubric = [
+        RubricItem(name="required_orders", kind="required_orders", params=params,
+                   description="every required order, booking and reservation of an expected state is in the final database"),
+        RubricItem(name="no_unrequested_orders", kind="no_unrequested_orders", params=params,
+                   description="no order, booking or reservation beyond the expected state's is left active"),
+        RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
+                   description="pre-existing records the expected state does not mention are unchanged"),
+    ]
+    golden: list[str] = []
+    first_problems: list[str] = []
+    for k, state in enumerate(states):
+        actions = golden_for(state)
+        ok, problems = _replay(actions, world, rubric, toolkit)
+        if ok:
+            golden = actions
+            if k:
+                notes.add(f"golden route reaches expected state {k}; the earlier ones are unreachable")
+            break
+        if k == 0:
+            golden, first_problems = actions, problems
+    else:
+        notes.add("no golden route reaches an expected state: " + "; ".join(first_problems))
+    if raw.message_history:
+        notes.add(f"message_history of {len(raw.message_history)} messages ignored")
+    task = Task(
+        task_id=raw.id,
+        domain=domain,
+        source="vitabench",
+        language=language,  # type: ignore[arg-type]
+        reasoning_points=len(raw.evaluation_criteria.overall_rubrics),
+        world=spec,
+        user=make_user(raw.instructions, raw.user_scenario.user_profile, language),
+        rubric=rubric,
+        nl_rubric=nl_rubric(raw),
+        golden_actions=golden,
+        notes=notes.items,
+    )
+    task.cached_world(lambda _t: world)  # validated above; reuse it rather than building twice
+    return task
