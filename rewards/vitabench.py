@@ -37,7 +37,9 @@ How a gold order is matched
       - the address is the gold address (case and blanks ignored) or within
         ``ADDRESS_TOLERANCE_M`` metres of the gold coordinates;
       - ``dispatch_time`` within ``TIME_TOLERANCE_MIN`` minutes of the gold one when the gold gives
-        one, ``delivery_time`` likewise. The loader moves a target that lies in the past, or
+        one, ``delivery_time`` likewise; not at all when a natural-language time item of the task
+        governs the order (``time_rule="rubric"``: the rubric's window decides, in its own item,
+        see "Natural-language time items" below). The loader moves a target that lies in the past, or
         before the earliest possible arrival, to the earliest feasible time; and since the agent
         sets only ``dispatch_time`` (delivery = dispatch + round(25 + metres x 0.00651) minutes),
         when the gold's two times disagree with that model by more than half the tolerance,
@@ -65,6 +67,18 @@ Travel orders (OTA)
     of a pre-existing travel order is scored as cancel and re-order. A pre-existing order counts
     as untouched only if its lines are unchanged too.
 
+Natural-language time items
+    VitaBench's rubric bounds delivery and visit times in words ("around 12:00", "before 18:00")
+    where the gold order often carries no time or another one. ``rewards/nl_rubric.py`` compiles
+    such an item to a ``TimeWindow``; the loader resolves which gold records it bounds in each
+    expected state (``refs``) and marks them: a gold order gets ``time_rule="rubric"`` (its
+    ``delivery_time`` is then the golden route's aim, not compared), a gold visit gets
+    ``check_time=False``. The item's own check (``nl_time_window``) takes the expected state the
+    final world matches best, the record matched to each referenced gold record (else the one
+    created in the episode at the same store with the most of its products, else the only active
+    one created), and accepts when every such record's delivery (or booking/reservation) time lies
+    in the window; no record, no pass.
+
 Status equivalence
     The tools can only produce ``unpaid``, ``paid`` and ``cancelled``, while gold states record
     later life-cycle stages. So statuses compare by class: ``unpaid`` alone; ``cancelled`` alone;
@@ -81,11 +95,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_serializer
 from rapidfuzz import fuzz, utils
 
+from servicegym.rewards.nl_rubric import TimeWindow
 from servicegym.rewards.rubric import EpisodeView, check
 from servicegym.world_state.core import World, haversine_m, parse_time
 from servicegym.world_state.life.entities import Order, OrderLine
@@ -160,8 +176,10 @@ class GoldOrder(BaseModel):
     latitude: float | None = None
     dispatch_time: str | None = None
     delivery_time: str | None = None
-    # which of the two times must match: both, either one, only the one given, or none
-    time_rule: Literal["none", "dispatch", "delivery", "both", "either"] = "none"
+    # which of the two times must match: both, either one, only the one given, or none; "rubric":
+    # none here, a natural-language time item of the task checks the delivery time (``delivery_time``
+    # is then the golden route's aim)
+    time_rule: Literal["none", "dispatch", "delivery", "both", "either", "rubric"] = "none"
     lines: list[GoldLine] = []
 
 
@@ -177,7 +195,8 @@ class GoldVisit(BaseModel):
     # None: not scored (an existing record's value the gold leaves unchanged)
     time: str | None = None
     customer_count: int | None = None
-    # False when the gold time lies in the past: ``time`` is then only the golden route's choice
+    # False when the gold time lies in the past, or when a natural-language time item of the task
+    # checks the time: ``time`` is then only the golden route's choice
     check_time: bool = True
 
 
@@ -368,7 +387,7 @@ def times_match(gold: GoldOrder, order: Order) -> bool:
     v_ok = _time_ok(order.delivery_time, gold.delivery_time)
     if gold.time_rule == "either":
         return d_ok or v_ok
-    if gold.time_rule == "none":
+    if gold.time_rule in ("none", "rubric"):
         return True
     return d_ok and v_ok
 
@@ -425,6 +444,8 @@ class StateResult:
     untouched: bool
     matched: int
     problems: list[str] = field(default_factory=list)
+    # "<table>:<gold id>" -> the key of the final record matched to that gold record
+    assigned: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -435,8 +456,15 @@ def best_assignment(cands: list[list[int]], active: set[int]) -> tuple[int, froz
     """An injective assignment of golds to candidates (``cands[k]``: the created records gold k
     may take): as many golds matched as possible, then as many ``active`` records covered.
     Returns the number matched and the records taken (exhaustive backtracking, pruned)."""
-    best: list[Any] = [-1, -1, frozenset()]
+    n, pairs = best_assignment_pairs(cands, active)
+    return n, frozenset(pairs.values())
+
+
+def best_assignment_pairs(cands: list[list[int]], active: set[int]) -> tuple[int, dict[int, int]]:
+    """``best_assignment`` with the assignment itself: gold index -> record index."""
+    best: list[Any] = [-1, -1, {}]
     used: set[int] = set()
+    pairs: dict[int, int] = {}
 
     def rec(k: int, count: int) -> None:
         if count + (len(cands) - k) < best[0]:
@@ -444,12 +472,14 @@ def best_assignment(cands: list[list[int]], active: set[int]) -> tuple[int, froz
         if k == len(cands):
             cov = len(active & used)
             if (count, cov) > (best[0], best[1]):
-                best[0], best[1], best[2] = count, cov, frozenset(used)
+                best[0], best[1], best[2] = count, cov, dict(pairs)
             return
         for i in cands[k]:
             if i not in used:
                 used.add(i)
+                pairs[k] = i
                 rec(k + 1, count + 1)
+                del pairs[k]
                 used.discard(i)
         rec(k + 1, count)
 
@@ -492,6 +522,7 @@ class _VisitResult:
     extras: list[str] = field(default_factory=list)
     untouched: bool = True
     problems: list[str] = field(default_factory=list)
+    assigned: dict[str, str] = field(default_factory=dict)
 
 
 def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
@@ -508,6 +539,8 @@ def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
                 continue
             mentioned.add(g.record_id)
             final = now.get(g.record_id)
+            if final is not None and g.kind == "existing":
+                res.assigned[f"{table}:{g.record_id}"] = g.record_id
             if final is None:
                 why = "missing"
             elif g.kind == "replaced":
@@ -522,7 +555,9 @@ def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
         created = [r for r in now if r.key not in then.rows]
         active = {i for i, r in enumerate(created) if r.status != "cancelled"}
         cands = [[i for i, r in enumerate(created) if visit_mismatch(g, r) is None] for g in new]
-        n_new, image = best_assignment(cands, active)
+        n_new, pairs = best_assignment_pairs(cands, active)
+        image = frozenset(pairs.values())
+        res.assigned.update({f"{table}:{new[k].record_id}": created[i].key for k, i in pairs.items()})
         res.matched += n_new
         if n_new < len(new):
             res.required = False
@@ -556,11 +591,14 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
     required = True
     mentioned: set[str] = set()
 
+    assigned: dict[str, str] = {}
     for g in state.orders:
         if g.kind == "new":
             continue
         mentioned.add(g.order_id)
         final = now_orders.get(g.order_id)
+        if final is not None and g.kind == "existing":
+            assigned[f"orders:{g.order_id}"] = g.order_id
         if final is None:
             required = False
             problems.append(f"{g.order_id}: missing")
@@ -593,7 +631,9 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
                 row.append(i)
         cands.append(row)
 
-    n_new, image = best_assignment(cands, active)
+    n_new, pairs = best_assignment_pairs(cands, active)
+    image = frozenset(pairs.values())
+    assigned.update({f"orders:{golds[k].order_id}": created[i].order_id for k, i in pairs.items()})
     matched += n_new
     if n_new < len(golds):
         required = False
@@ -617,7 +657,8 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
             problems.append(f"{oid}: pre-existing order changed although no expected state asks for it")
     visits = _evaluate_visits(view, state)
     return StateResult(index, required and visits.required, not extras and not visits.extras,
-                       untouched and visits.untouched, matched + visits.matched, problems + visits.problems)
+                       untouched and visits.untouched, matched + visits.matched, problems + visits.problems,
+                       assigned | visits.assigned)
 
 
 def parse_states(params: dict[str, Any]) -> list[GoldState]:
@@ -655,3 +696,79 @@ def no_unrequested_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
 def untouched_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
     """Pre-existing orders the expected state does not mention keep their status and note."""
     return best_state(view, params).untouched
+
+
+# ----- natural-language time items ----------------------------------------------------------
+def _created_like(view: EpisodeView, ref: dict[str, Any], initial_ids: set[str]) -> Any:
+    """The active record created in the episode that best stands in for the gold record ``ref``
+    when none was matched to it: same table and store/shop, then the most of its products."""
+    table = ref["table"]
+    rows = view.world.table(table)
+    before = view.initial.table(table).rows if table != "orders" else initial_ids
+    made = [r for r in rows if r.key not in before and r.status != "cancelled"]
+    if table == "orders":
+        made = [o for o in made if o.order_type == ref.get("order_type", "delivery")]
+        same = [o for o in made if o.store_id == ref.get("place")]
+        want = set(ref.get("product_ids") or [])
+        return max(same, key=lambda o: len(want & {x.product_id for x in o.products}), default=None)
+    return next((r for r in made if r.shop_id == ref.get("place")), None)
+
+
+def _only_created(view: EpisodeView, ref: dict[str, Any], initial_ids: set[str]) -> Any:
+    """The one active record of ``ref``'s kind created in the episode, if there is exactly one."""
+    table = ref["table"]
+    before = view.initial.table(table).rows if table != "orders" else initial_ids
+    made = [r for r in view.world.table(table) if r.key not in before and r.status != "cancelled"]
+    if table == "orders":
+        made = [o for o in made if o.order_type == ref.get("order_type", "delivery")]
+    return made[0] if len(made) == 1 else None
+
+
+def governed_records(view: EpisodeView, params: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The final records a natural-language time item bounds, as (table, record); empty when one
+    of them does not exist (see "Natural-language time items" in the module docstring)."""
+    res = best_state(view, params)
+    refs = (params.get("refs") or {}).get(str(res.index)) or []
+    initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
+    out: list[tuple[str, Any]] = []
+    for ref in refs:
+        table = ref["table"]
+        if table not in view.world.tables:
+            return []
+        key = res.assigned.get(f"{table}:{ref['id']}")
+        row = view.world.table(table).get(key) if key is not None else None
+        if row is None:
+            row = _created_like(view, ref, initial_ids)
+        if row is None and len(refs) == 1:
+            row = _only_created(view, ref, initial_ids)
+        if row is None:
+            return []
+        out.append((table, row))
+    return out
+
+
+def record_time(table: str, row: Any) -> datetime | None:
+    """The time a time item bounds: an order's delivery time, a booking's or reservation's time."""
+    try:
+        return parse_time(row.delivery_time if table == "orders" else visit_time(row))
+    except (ValueError, AttributeError):
+        return None
+
+
+@check("nl_time_window")
+def nl_time_window(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """A natural-language time item (``rewards/nl_rubric.py``): every record it bounds exists and
+    its time lies in the item's window."""
+    window = TimeWindow.model_validate(params["window"])
+    records = governed_records(view, params)
+    if not records:
+        return False
+    now = view.initial.clock.now
+    for table, row in records:
+        t = record_time(table, row)
+        if t is None:
+            return False
+        earliest = now + timedelta(minutes=float(getattr(row, "shipping_time", None) or 0.0))
+        if not window.accepts(t, earliest):
+            return False
+    return True

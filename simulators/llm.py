@@ -5,13 +5,26 @@ the official ``openai`` package and adds what an RL loop needs around it:
 
 - retries with exponential backoff and jitter (a seeded RNG) on 429, 5xx, timeouts and
   connection errors, honouring a small ``Retry-After``; no retry on other 4xx;
+- a total deadline per call (``deadline_s``, default 120 s): connect, headers and body of every
+  attempt, and the waits between them, end by then, so a server that trickles a byte at a time
+  cannot hold a call past it (``timeout_s`` bounds each read, and is cut to what is left); an
+  optional per-episode budget of model-call seconds (``episode_budget_s``, ``EpisodeBudget``)
+  that the LLM users and the LLM agent policy spend, ending the episode with a clear reason;
+- every reply read defensively (``parse_completion``): a body over ``max_response_bytes``, JSON
+  nested deeper than ``MAX_JSON_DEPTH``, a 200 that is not a chat completion, is an ``LLMError``
+  like a bad status (kind ``"malformed"``); usage counts that are not finite non-negative
+  integers count as 0; lone surrogates in the content and tool calls become U+FFFD, so
+  transcripts, records and cache files always encode;
 - an ``LLMError`` that says which endpoint, which model and what failed, once retries run out
-  (never the API key);
+  (never the API key); its ``kind`` says how: ``status``, ``timeout``, ``deadline``, ``budget``,
+  ``reset`` (the connection was reset or closed mid-reply), ``connection`` (no connection),
+  ``malformed``, ``request`` (the request cannot be sent as JSON);
 - token counts per call (``ChatResult.usage``) and running totals (``LLMClient.usage``);
-- a content-addressed cache: the sha256 of the canonical JSON of the request (model, messages,
-  tools, temperature, seed, response format, ...) names a JSON file under ``cache_dir``; a hit
-  returns the stored result with ``cached=True`` and makes no request, so re-scoring a saved
-  transcript costs nothing;
+- a content-addressed cache: the sha256 of the canonical JSON of the endpoint (``base_url``) and
+  the request (model, messages, tools, temperature, seed, response format, ...) names a JSON file
+  under ``cache_dir``; a hit returns the stored result with ``cached=True`` and makes no request,
+  so re-scoring a saved transcript costs nothing; entries are written whole (a temporary file
+  renamed into place, removed if the write fails; a failed write costs the cache entry, not the reply);
 - ``await client.achat(...)``: the same call for asyncio, over ``openai.AsyncOpenAI`` (aiohttp
   transport when installed), one HTTP session per event loop, closed by ``aclose_clients()``;
 - ``LLMClient.shared(config)``: the process's one client per config and key, so the policies,
@@ -33,14 +46,21 @@ result.content, result.tool_calls, result.usage, client.usage
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
+import contextvars
+import errno
 import functools
 import hashlib
 import json
+import math
 import os
 import random
+import re
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,15 +68,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "LLMConfig", "ChatResult", "LLMError", "LLMClient",
-           "aclose_clients", "add_usage", "canonical_json", "request_key"]
+__all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "MAX_JSON_DEPTH", "LLMConfig", "ChatResult", "LLMError",
+           "LLMClient", "EpisodeBudget", "aclose_clients", "add_usage", "canonical_json", "loads_json",
+           "parse_completion", "request_key"]
 
 ENV_BASE_URL = "SERVICEGYM_BASE_URL"
 ENV_MODEL = "SERVICEGYM_MODEL"
 ENV_CACHE_DIR = "SERVICEGYM_CACHE_DIR"
 # sent when the key variable is unset: local servers (vLLM, llama.cpp, Ollama) accept any key
 NO_KEY = "EMPTY"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the key holds the endpoint too
+# a reply nested deeper is malformed: a chat completion nests about 8 deep, and Python's json recurses
+MAX_JSON_DEPTH = 64
+_MAX_COUNT = 2**53  # a token count above this is not one
+_DEADLINE_SLACK_S = 0.05  # a timeout this close to the deadline is the deadline's
 
 
 class LLMConfig(BaseModel):
@@ -70,7 +95,14 @@ class LLMConfig(BaseModel):
     temperature: float = 0.0
     seed: int | None = None
     max_tokens: int | None = None
-    timeout_s: float = Field(60.0, gt=0)
+    # per read (connect, each read of the headers and body), cut to what is left of deadline_s
+    timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
+    # the most one call may take in all: every attempt (connect, headers, body) and the waits between
+    deadline_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+    # seconds of model calls one episode may spend (each LLM user, the LLM agent policy); None: no limit
+    episode_budget_s: float | None = Field(None, gt=0, allow_inf_nan=False)
+    # a reply body larger than this is malformed (checked while it is read)
+    max_response_bytes: int = Field(16 * 2**20, gt=0)
     max_retries: int = Field(4, ge=0)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
@@ -167,13 +199,47 @@ class LLMError(RuntimeError):
                 "base_url": self.base_url, "model": self.model}
 
 
+class EpisodeBudget:
+    """Seconds of model calls one episode may spend (``LLMConfig.episode_budget_s``; None: no limit).
+
+    Pass the same one to every ``chat``/``achat`` of an episode (``budget=``): each call's deadline
+    is bounded by what is left, its wall time (retries and waits included) is charged, and once the
+    budget is spent a call raises ``LLMError`` of kind ``"budget"`` (a cache hit is still free).
+    The LLM users and ``LLMAgentPolicy`` keep one each per episode."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or seconds <= 0):
+            raise ValueError(f"an episode budget is a positive number of seconds or None, got {seconds!r}")
+        self.seconds = None if seconds is None else float(seconds)
+        self.spent_s = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def left_s(self) -> float:
+        return math.inf if self.seconds is None else max(0.0, self.seconds - self.spent_s)
+
+    def charge(self, seconds: float) -> None:
+        with self._lock:
+            self.spent_s += max(0.0, seconds)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.spent_s = 0.0
+
+    def __repr__(self) -> str:
+        return f"EpisodeBudget(seconds={self.seconds!r}, spent_s={self.spent_s:.3f})"
+
+
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def request_key(request: dict[str, Any]) -> str:
-    """The cache key of a request body: sha256 of its canonical JSON (it never holds the key)."""
-    return hashlib.sha256(canonical_json({"v": CACHE_VERSION, **request}).encode("utf-8")).hexdigest()
+def request_key(request: dict[str, Any], endpoint: str = "") -> str:
+    """The cache key of a request body sent to ``endpoint`` (the ``base_url``): sha256 of their
+    canonical JSON (it never holds the API key). One endpoint's reply never answers another's."""
+    text = canonical_json({"v": CACHE_VERSION, "endpoint": endpoint, "request": request})
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
@@ -182,6 +248,15 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _SHARED: dict[tuple[int, str, str], LLMClient] = {}  # insertion order = least recently used first
 _SHARED_LOCK = threading.Lock()
 _SHARED_MAX = 32  # distinct configs kept; one used after that is rebuilt (its users keep theirs)
+
+
+@atexit.register
+def _close_shared() -> None:
+    """Close the shared clients' pooled connections before the interpreter tears down (else their
+    sockets may be collected first, each with a ResourceWarning)."""
+    for client in list(_SHARED.values()):
+        with contextlib.suppress(Exception):
+            client._client.close()
 
 
 class LLMClient:
@@ -217,11 +292,16 @@ class LLMClient:
                                       "errors": 0}
         self._key = os.environ.get(self.config.api_key_env) or NO_KEY
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
-        import openai  # deferred: the scripted path never pays for it
+        self.cache_errors = 0  # cache entries that could not be written (the replies were still used)
+        import httpx2  # deferred, as openai (whose HTTP library it is): the scripted path never pays for it
+        import openai
 
         self._openai = openai
+        self._httpx = httpx2
+        self._transport_errors = _transport_errors(openai, httpx2)
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
-                                     timeout=self.config.timeout_s, max_retries=0)
+                                     timeout=self.config.timeout_s, max_retries=0,
+                                     http_client=_sync_http_client(openai, httpx2, self.config.timeout_s))
         self.sleep = time.sleep  # the backoff wait (tests record it instead)
         self.asleep = asyncio.sleep  # the same in ``achat``
 
@@ -236,6 +316,7 @@ class LLMClient:
 
     def _error(self, what: str, attempts: int, status: int | None = None, kind: str = "") -> LLMError:
         c = self.config
+        what = _safe(what)  # an error body's text goes into transcripts too
         msg = self._redact(f"LLM endpoint {c.base_url} (model {c.model!r}) unusable: {what}"
                            + (f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""))
         with self._lock:
@@ -272,52 +353,44 @@ class LLMClient:
         if path is None or not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))["result"]
-            return ChatResult(content=data.get("content"), tool_calls=list(data.get("tool_calls") or []),
-                              finish_reason=data.get("finish_reason"), usage=dict(data.get("usage") or {}),
-                              cached=True, attempts=0)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            text = path.read_text(encoding="utf-8")
+            if _nesting_exceeds(text, MAX_JSON_DEPTH):
+                return None
+            data = json.loads(text)["result"]
+            result = _message_result({"content": data.get("content"), "tool_calls": data.get("tool_calls")},
+                                     data.get("finish_reason"), data.get("usage"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # a damaged entry is a miss; the fresh result overwrites it
+        result.cached = True
+        return result
 
     def _cache_put(self, path: Path | None, key: str, result: ChatResult) -> None:
+        """Write the entry whole or not at all: a temporary file in the same folder renamed into
+        place, removed on any failure. A failed write (a full disk, a read-only ``cache_dir``) costs
+        the entry only: the reply is still returned (``cache_errors`` counts them, one warning)."""
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"version": CACHE_VERSION, "key": key, "model": self.config.model, "result": result.to_json()}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(canonical_json(payload))
-        os.replace(tmp, path)  # atomic: concurrent writers of one key leave one whole file
-
-    @staticmethod
-    def _result(raw: bytes) -> ChatResult:
-        """A ``ChatResult`` from the response body (the JSON of a chat.completion)."""
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError("the response is not a JSON object")
-        choices = data.get("choices")
-        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            raise ValueError("the response has no choices")
-        choice = choices[0]
-        msg = choice.get("message")
-        if not isinstance(msg, dict):
-            raise ValueError("the first choice has no message")
-        calls = []
-        for i, tc in enumerate(msg.get("tool_calls") or []):
-            fn = tc.get("function") if isinstance(tc, dict) else None
-            if not isinstance(fn, dict):
-                continue
-            args = fn.get("arguments")
-            calls.append({"id": tc.get("id") or f"call_{i}", "type": "function",
-                          "function": {"name": fn.get("name") or "",
-                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
-        u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        pt = int(u.get("prompt_tokens") or 0)
-        ct = int(u.get("completion_tokens") or 0)
-        usage = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": int(u.get("total_tokens") or pt + ct)}
-        content = msg.get("content")
-        return ChatResult(content=content if isinstance(content, str) or content is None else str(content),
-                          tool_calls=calls, finish_reason=choice.get("finish_reason"), usage=usage)
+        payload = {"version": CACHE_VERSION, "key": key, "base_url": self.config.base_url, "model": self.config.model,
+                   "result": result.to_json()}
+        try:
+            data = canonical_json(payload).encode("utf-8")  # before any file exists: nothing to clean up
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)  # atomic: concurrent writers of one key leave one whole file
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, ValueError) as err:
+            with self._lock:
+                self.cache_errors += 1
+                first = self.cache_errors == 1
+            if first:
+                warnings.warn(f"LLM cache: cannot write {path} ({type(err).__name__}: {err}); replies are used "
+                              "uncached", RuntimeWarning, stacklevel=3)
 
     # ----- the call ----------------------------------------------------------------------------
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
@@ -341,9 +414,9 @@ class LLMClient:
         return body
 
     def _begin(self, args: tuple, kwargs: dict[str, Any]) -> tuple[dict[str, Any], str, Path | None, ChatResult | None]:
-        """The body, its cache key and path, and the cached result if there is one."""
+        """The body, its cache key (endpoint and request) and path, and the cached result if there is one."""
         body = self.request_body(*args, **kwargs)
-        key = request_key(body) if self._cache is not None else ""
+        key = request_key(body, self.config.base_url) if self._cache is not None else ""
         path = self._cache_path(key)
         hit = self._cache_get(path)
         if hit is not None:
@@ -351,16 +424,42 @@ class LLMClient:
                 self.usage["cache_hits"] += 1
         return body, key, path, hit
 
-    def _failed(self, err: Exception, attempts: int) -> float:
+    def _payload(self, body: dict[str, Any]) -> bytes:
+        """The request body as JSON bytes (sent as they are): UTF-8, or with ASCII escapes when a
+        message holds a lone surrogate (an agent's action may); ``LLMError`` (kind ``"request"``,
+        no attempt made) when it cannot be JSON at all (NaN, an object JSON has no form for)."""
+        try:
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+            try:
+                return text.encode("utf-8")
+            except UnicodeEncodeError:
+                return json.dumps(body, separators=(",", ":"), allow_nan=False, default=_json_default).encode("ascii")
+        except (TypeError, ValueError, RecursionError) as err:
+            raise self._error(f"the request cannot be sent as JSON ({type(err).__name__}: {err})", 0, None,
+                              "request") from None
+
+    def _window(self, start: float, budget: EpisodeBudget | None) -> tuple[float, float | None]:
+        """(the call's deadline, the episode budget's seconds when the budget is what sets it);
+        ``LLMError`` of kind ``"budget"`` when the budget is spent already."""
+        left = self.config.deadline_s
+        if budget is not None and budget.seconds is not None:
+            if budget.left_s <= 0:
+                raise self._error(_budget_text(budget.seconds), 0, None, "budget")
+            if budget.left_s < left:
+                return start + budget.left_s, budget.seconds
+        return start + left, None
+
+    def _failed(self, err: Exception, attempts: int, window: tuple[float, float | None]) -> float:
         """What a failed attempt means: the seconds to wait before the next one, or ``LLMError``
-        raised when the failure is final (a 4xx other than 408/409/425/429, or retries spent)."""
+        raised when the failure is final (a 4xx other than 408/409/425/429, the deadline or the
+        episode budget reached, retries spent, or no time left before the deadline for another)."""
         o = self._openai
         c = self.config
+        deadline, budget_s = window
         retry_after = None
-        if isinstance(err, o.APITimeoutError):  # a subclass of APIConnectionError: first
-            last, status, kind = f"no reply within the {c.timeout_s:g} s timeout", None, "timeout"
-        elif isinstance(err, o.APIConnectionError):
-            last, status, kind = f"connection failed ({err.message})", None, "connection"
+        status = None
+        if isinstance(err, _Malformed):
+            last, kind = f"unreadable response ({err})", "malformed"
         elif isinstance(err, o.APIStatusError):
             status, kind = err.status_code, "status"
             last = f"HTTP {err.status_code}: {_error_text(err)}"
@@ -368,14 +467,25 @@ class LLMClient:
                 raise self._error(last, attempts, status, kind) from None
             retry_after = self._retry_after(err)
         elif isinstance(err, o.APIResponseValidationError):
-            last, status, kind = f"unreadable response ({err.message})", None, "malformed"
-        elif isinstance(err, (ValueError, TypeError, AttributeError)):
-            last, status, kind = f"unreadable response ({err})", None, "malformed"
+            last, kind = f"unreadable response ({err.message})", "malformed"
+        elif isinstance(err, (_Expired, *self._transport_errors)):
+            kind, last = ("timeout", "") if isinstance(err, _Expired) else _transport_failure(err)
+            if kind == "timeout":
+                if isinstance(err, _Expired) or time.monotonic() >= deadline - _DEADLINE_SLACK_S:
+                    # cut at the deadline (every wait was bounded by what was left of it): final
+                    what = _budget_text(budget_s) if budget_s is not None else \
+                        f"no complete reply within the {c.deadline_s:g} s deadline of the call"
+                    raise self._error(what, attempts, None, "budget" if budget_s is not None else "deadline") from None
+                last = f"no reply within the {c.timeout_s:g} s timeout"
         else:
-            raise err
+            raise err  # not the endpoint's doing: a bug here, shown as it is
         if attempts > c.max_retries:
             raise self._error(last, attempts, status, kind) from None
-        return self._delay(attempts, retry_after)
+        delay = self._delay(attempts, retry_after)
+        if time.monotonic() + delay >= deadline:
+            limit = f"the episode budget of {budget_s:g} s" if budget_s is not None else f"the {c.deadline_s:g} s deadline"
+            raise self._error(f"{last} (no time for another attempt within {limit})", attempts, status, kind) from None
+        return delay
 
     def _done(self, result: ChatResult, attempts: int, path: Path | None, key: str) -> ChatResult:
         result.attempts = attempts
@@ -387,44 +497,107 @@ class LLMClient:
         return result
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             tool_choice: Any = None, response_format: dict[str, Any] | None = None, **extra: Any) -> ChatResult:
-        """One chat completion; raises ``LLMError`` when the endpoint is unusable."""
+             tool_choice: Any = None, response_format: dict[str, Any] | None = None, *,
+             budget: EpisodeBudget | None = None, **extra: Any) -> ChatResult:
+        """One chat completion; raises ``LLMError`` when the endpoint is unusable. It ends within
+        ``deadline_s`` (and within what is left of ``budget``, whose seconds it spends); other
+        keyword arguments are request fields."""
+        start = time.monotonic()
         body, key, path, hit = self._begin((messages, tools, tool_choice, response_format), extra)
         if hit is not None:
             return hit
-        attempts = 0
-        while True:
-            attempts += 1
+        try:
+            window = self._window(start, budget)
+            payload = self._payload(body)
+            attempts = 0
+            while True:
+                attempts += 1
+                try:
+                    result = self._attempt(payload, window[0])
+                except Exception as err:
+                    self.sleep(self._failed(err, attempts, window))
+                    continue
+                return self._done(result, attempts, path, key)
+        finally:
+            if budget is not None:
+                budget.charge(time.monotonic() - start)
+
+    def _attempt(self, payload: bytes, deadline: float) -> ChatResult:
+        """One POST: the client's documented generic POST, the body sent as built and the reply
+        streamed (``cast_to=httpx2.Response``) and read here, within the size limit, then parsed by
+        ``parse_completion`` (the typed ``chat.completions.create`` would re-walk every message and
+        build pydantic models of the reply, several ms a call that a rollout loop pays 64-fold). Every
+        socket wait of the attempt is cut to the deadline (``_DEADLINE``, read by the transport)."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Expired()
+        token = _DEADLINE.set(deadline)
+        try:
+            response = self._client.post("/chat/completions", content=payload, cast_to=self._httpx.Response, stream=True,
+                                         options={"timeout": min(self.config.timeout_s, left)})
             try:
-                # the client's documented generic POST, the body sent as built and the reply read as
-                # bytes: the typed ``chat.completions.create`` re-walks every message and schema and
-                # builds pydantic models of the reply, several ms a call that a rollout loop pays 64-fold
-                result = self._result(self._client.post("/chat/completions", body=body, cast_to=bytes))
-            except Exception as err:
-                self.sleep(self._failed(err, attempts))
-                continue
-            return self._done(result, attempts, path, key)
+                body = _Body(response, self.config.max_response_bytes, deadline)
+                for chunk in response.iter_bytes():
+                    body.add(chunk)
+            finally:
+                response.close()
+        finally:
+            _DEADLINE.reset(token)
+        return parse_completion(body.data())
 
     async def achat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                    tool_choice: Any = None, response_format: dict[str, Any] | None = None,
-                    **extra: Any) -> ChatResult:
-        """``chat`` for asyncio: the same request, retries, cache, usage and errors, over an
-        ``openai.AsyncOpenAI`` of the running event loop (on aiohttp when it is installed, which
-        the openai client recommends for concurrency). Many episodes of one event loop then wait
-        on the endpoint together without a thread each."""
+                    tool_choice: Any = None, response_format: dict[str, Any] | None = None, *,
+                    budget: EpisodeBudget | None = None, **extra: Any) -> ChatResult:
+        """``chat`` for asyncio: the same request, retries, deadline, budget, cache, usage and
+        errors, over an ``openai.AsyncOpenAI`` of the running event loop (on aiohttp when it is
+        installed, which the openai client recommends for concurrency). Many episodes of one event
+        loop then wait on the endpoint together without a thread each."""
+        start = time.monotonic()
         body, key, path, hit = self._begin((messages, tools, tool_choice, response_format), extra)
         if hit is not None:
             return hit
-        client = self._async_client()
-        attempts = 0
-        while True:
-            attempts += 1
+        try:
+            window = self._window(start, budget)
+            payload = self._payload(body)
+            client = self._async_client()
+            attempts = 0
+            while True:
+                attempts += 1
+                try:
+                    result = await self._aattempt(client, payload, window[0])
+                except Exception as err:
+                    await self.asleep(self._failed(err, attempts, window))
+                    continue
+                return self._done(result, attempts, path, key)
+        finally:
+            if budget is not None:
+                budget.charge(time.monotonic() - start)
+
+    async def _aattempt(self, client: Any, payload: bytes, deadline: float) -> ChatResult:
+        """``_attempt`` for asyncio: the whole attempt runs under ``asyncio.wait_for`` of what is
+        left of the deadline, so it is cancelled there wherever it waits."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _Expired()
+
+        async def post() -> bytes:
+            response = await client.post("/chat/completions", content=payload, cast_to=self._httpx.Response, stream=True,
+                                         options={"timeout": min(self.config.timeout_s, left)})
             try:
-                result = self._result(await client.post("/chat/completions", body=body, cast_to=bytes))
-            except Exception as err:
-                await self.asleep(self._failed(err, attempts))
-                continue
-            return self._done(result, attempts, path, key)
+                body = _Body(response, self.config.max_response_bytes, deadline)
+                async for chunk in response.aiter_bytes():
+                    body.add(chunk)
+            finally:
+                await response.aclose()
+            return body.data()
+
+        try:
+            raw = await asyncio.wait_for(post(), left)
+        except asyncio.TimeoutError:
+            if time.monotonic() >= deadline - _DEADLINE_SLACK_S:
+                raise _Expired() from None
+            raise
+        return parse_completion(raw)
 
     def _async_client(self) -> Any:
         """The ``AsyncOpenAI`` of the running loop (an HTTP session belongs to one loop)."""
@@ -442,14 +615,18 @@ class LLMClient:
             return client
 
     def check(self) -> list[str]:
-        """The endpoint's model ids (``GET /models``); ``LLMError`` when unreachable or when the
-        configured model is not among them."""
+        """The endpoint's model ids (``GET /models``, within ``deadline_s``); ``LLMError`` when
+        unreachable or when the configured model is not among them."""
+        token = _DEADLINE.set(time.monotonic() + self.config.deadline_s)
         try:
             ids = [m.id for m in self._client.models.list()]
         except self._openai.APIStatusError as err:
             raise self._error(f"GET /models: HTTP {err.status_code}: {_error_text(err)}", 1, err.status_code, "status") from None
         except self._openai.APIError as err:
-            raise self._error(f"GET /models: {err.message}", 1, None, "connection") from None
+            kind, what = _transport_failure(err)
+            raise self._error(f"GET /models: {what}", 1, None, kind) from None
+        finally:
+            _DEADLINE.reset(token)
         if ids and self.config.model not in ids:
             raise self._error(f"model {self.config.model!r} is not served (available: {', '.join(ids[:10])})", 0,
                               None, "model")
@@ -488,6 +665,315 @@ def _error_text(err: Any) -> str:
         if isinstance(inner, str):
             return inner[:300]
     return str(getattr(err, "message", err))[:300]
+
+
+# ----- reading replies defensively --------------------------------------------------------------
+class _Malformed(ValueError):
+    """A reply that is not a usable chat completion (the text says why)."""
+
+
+class _Expired(Exception):
+    """The call's deadline (or the episode's budget) passed during an attempt."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# a JSON string (an unterminated one runs to the end: the pattern never fails, so it never backtracks),
+# an opening bracket (group 1) or a closing one (group 2)
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)|([\[{])|([\]}])', re.S)
+
+
+def _safe(text: str) -> str:
+    """``text`` with each lone surrogate (valid in JSON as ``"\\ud800"``, not encodable as UTF-8)
+    replaced by U+FFFD, so whatever holds it (transcripts, records, cache files) encodes."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _nesting_exceeds(text: str, limit: int) -> bool:
+    """Whether JSON ``text`` nests arrays and objects deeper than ``limit``: one linear pass over its
+    strings and brackets (brackets inside strings do not count), skipped when there are too few
+    brackets to get there. Python's ``json`` recurses per level; this is checked first."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for m in _JSON_TOKENS.finditer(text):
+        if m.group(1):
+            depth += 1
+            if depth > limit:
+                return True
+        elif m.group(2):
+            depth -= 1
+    return False
+
+
+def loads_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` for text a model wrote (tool-call arguments, a JSON answer): ``ValueError``
+    for anything that is not JSON nested at most ``max_depth`` deep, never ``RecursionError``
+    (which ``json`` raises on deep nesting, and ``str()`` of a deep value would raise later)."""
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode(json.detect_encoding(text))
+        if _nesting_exceeds(text, max_depth):
+            raise ValueError(f"the JSON nests deeper than {max_depth} levels")
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON nests too deep to read") from None
+
+
+def _count(value: Any) -> int:
+    """A token count: a finite non-negative integer (an integral float too), anything else 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value if 0 <= value <= _MAX_COUNT else 0
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and 0 <= value <= _MAX_COUNT:
+        return int(value)
+    return 0
+
+
+def _text(value: Any) -> str:
+    """A string field of a reply as a safe ``str`` (None: empty; another JSON value: its JSON)."""
+    if value is None:
+        return ""
+    return _safe(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+def _message_result(msg: dict[str, Any], finish_reason: Any, usage: Any) -> ChatResult:
+    """A ``ChatResult`` from an assistant message, checked and made safe field by field."""
+    raw_calls = msg.get("tool_calls")
+    if raw_calls is None:
+        raw_calls = []
+    if not isinstance(raw_calls, list):
+        raise _Malformed("tool_calls is not a list")
+    calls = []
+    for i, tc in enumerate(raw_calls):
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict):
+            continue
+        args = fn.get("arguments")
+        calls.append({"id": _text(tc.get("id")) or f"call_{i}", "type": "function",
+                      "function": {"name": _text(fn.get("name")),
+                                   "arguments": _safe(args) if isinstance(args, str) else _text(args) or "null"}})
+    u = usage if isinstance(usage, dict) else {}
+    pt, ct = _count(u.get("prompt_tokens")), _count(u.get("completion_tokens"))
+    counts = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": _count(u.get("total_tokens")) or pt + ct}
+    content = msg.get("content")
+    return ChatResult(content=None if content is None else _safe(content if isinstance(content, str) else str(content)),
+                      tool_calls=calls, finish_reason=None if finish_reason is None else _text(finish_reason),
+                      usage=counts)
+
+
+def parse_completion(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> ChatResult:
+    """A ``ChatResult`` from the body of a chat.completion, read defensively: JSON (UTF-8, or as
+    ``json`` detects it) nested at most ``max_depth`` deep, an object with a first choice holding
+    a message; tool calls without a function are skipped, non-string arguments given as their
+    JSON; usage counts that are not finite non-negative integers count as 0; lone surrogates
+    become U+FFFD. Anything else raises ``ValueError`` saying what is wrong (never another error)."""
+    try:
+        text = raw.decode(json.detect_encoding(raw)) if isinstance(raw, (bytes, bytearray)) else raw
+        if _nesting_exceeds(text, max_depth):
+            raise _Malformed(f"the JSON nests deeper than {max_depth} levels")
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise _Malformed("the response is not a JSON object")
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+            raise _Malformed("the response has no choices")
+        choice = choices[0]
+        msg = choice.get("message")
+        if not isinstance(msg, dict):
+            raise _Malformed("the first choice has no message")
+        return _message_result(msg, choice.get("finish_reason"), data.get("usage"))
+    except _Malformed:
+        raise
+    except RecursionError:
+        raise _Malformed("the JSON nests too deep to read") from None
+    except Exception as err:  # whatever the body held: a reply that cannot be read, said as such
+        raise _Malformed(_safe(f"{type(err).__name__}: {err}")[:300]) from None
+
+
+class _Body:
+    """A reply body gathered chunk by chunk: over ``limit`` bytes (said by Content-Length or found
+    while reading) it is malformed; past the deadline the attempt is over."""
+
+    def __init__(self, response: Any, limit: int, deadline: float) -> None:
+        self.limit, self.deadline = limit, deadline
+        self.parts: list[bytes] = []
+        self.size = 0
+        try:
+            declared = int(response.headers.get("content-length") or 0)
+        except ValueError:
+            declared = 0
+        if declared > limit:
+            raise _Malformed(f"the body is {declared} bytes, over the {limit} byte limit (max_response_bytes)")
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > self.limit:
+            raise _Malformed(f"the body is over the {self.limit} byte limit (max_response_bytes)")
+        self.parts.append(chunk)
+        if time.monotonic() >= self.deadline:
+            raise _Expired()
+
+    def data(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def _json_default(value: Any) -> Any:
+    """What JSON has no form for, as the openai client would send it (pydantic models, datetimes)."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_unset=True, by_alias=True)
+    iso = getattr(value, "isoformat", None)
+    if callable(iso):
+        return iso()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _budget_text(seconds: float) -> str:
+    return f"the episode's budget of {seconds:g} s for model calls is spent (episode_budget_s)"
+
+
+# ----- what failed, from the exception chain ---------------------------------------------------
+_RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
+_RESET_NAMES = frozenset({"ServerDisconnectedError", "ClientPayloadError"})
+_REFUSED_NAMES = frozenset({"ConnectError", "ClientConnectorError"})
+_TIMEOUT_NAMES = frozenset({"TimeoutException", "APITimeoutError", "ServerTimeoutError"})
+_CLOSED = re.compile(r"disconnect|closed|incomplete|reset", re.I)
+
+
+def _transport_errors(openai: Any, httpx2: Any) -> tuple[type[BaseException], ...]:
+    """What a failed connection, read or write raises: the openai client's errors around its
+    send, and the HTTP library's (httpx2, aiohttp) while the body is read here."""
+    errors: list[type[BaseException]] = [openai.APIConnectionError, httpx2.RequestError, OSError, asyncio.TimeoutError]
+    if _has_aiohttp():
+        import aiohttp
+
+        errors.append(aiohttp.ClientError)
+    return tuple(errors)
+
+
+def _chain(err: BaseException | None) -> list[BaseException]:
+    out: list[BaseException] = []
+    while err is not None and all(e is not err for e in out):
+        out.append(err)
+        err = err.__cause__ if err.__cause__ is not None else err.__context__
+    return out
+
+
+def _describe(err: BaseException) -> str:
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}"[:200] if text else type(err).__name__
+
+
+def _transport_failure(err: BaseException) -> tuple[str, str]:
+    """``(kind, what)`` of a transport failure, from its whole exception chain (the openai client
+    and its aiohttp transport report a reset connection as a timeout): ``reset`` (reset or closed
+    mid-reply), ``connection`` (no connection), ``malformed`` (a body that cannot be decoded),
+    ``timeout``."""
+    chain = _chain(err)
+    names = [{t.__name__ for t in type(e).__mro__} for e in chain]
+    for e, n in zip(chain, names):
+        if (isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError))
+                or (isinstance(e, OSError) and not isinstance(e, ConnectionRefusedError) and e.errno in _RESET_ERRNOS)
+                or n & _RESET_NAMES or ("RemoteProtocolError" in n and _CLOSED.search(str(e)))):
+            return "reset", f"the connection was reset or closed mid-reply ({_describe(e)})"
+    for e, n in zip(chain, names):
+        if isinstance(e, ConnectionRefusedError) or n & _REFUSED_NAMES:
+            return "connection", f"connection failed ({_describe(e)})"
+    for e, n in zip(chain, names):
+        if "DecodingError" in n:
+            return "malformed", f"unreadable response ({_describe(e)})"
+    for e, n in zip(chain, names):
+        if isinstance(e, (TimeoutError, asyncio.TimeoutError)) or n & _TIMEOUT_NAMES:
+            return "timeout", "no reply within the timeout"
+    return "connection", f"connection failed ({_describe(chain[-1])})"
+
+
+# ----- the sync transport: every socket wait cut to the deadline of the call in progress --------
+# set by ``LLMClient._attempt`` around one attempt (each thread, each task has its own)
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("servicegym_llm_deadline", default=None)
+
+
+def _clamp(timeout: float | None, expired: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of the current deadline (``expired`` raised when none is)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the deadline of the call has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+@functools.cache
+def _deadline_backend() -> type:
+    """An ``httpcore2.NetworkBackend`` wrapping another, whose streams cut every connect, read and
+    write wait to the current ``_DEADLINE``: with per-read timeouts only, a server sending one byte
+    per read timeout keeps a call alive without end (httpx has no total timeout)."""
+    import httpcore2
+
+    class DeadlineStream(httpcore2.NetworkStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return self._inner.read(max_bytes, _clamp(timeout, httpcore2.ReadTimeout))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._inner.write(buffer, _clamp(timeout, httpcore2.WriteTimeout))
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
+            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                        _clamp(timeout, httpcore2.ConnectTimeout)))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class DeadlineBackend(httpcore2.NetworkBackend):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                        socket_options: Any = None) -> Any:
+            return DeadlineStream(self._inner.connect_tcp(host, port, _clamp(timeout, httpcore2.ConnectTimeout),
+                                                          local_address, socket_options))
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            return DeadlineStream(self._inner.connect_unix_socket(path, _clamp(timeout, httpcore2.ConnectTimeout),
+                                                                  socket_options))
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    return DeadlineBackend
+
+
+def _sync_http_client(openai: Any, httpx2: Any, timeout: float) -> Any:
+    """The sync client's HTTP client: openai's defaults, on a transport whose sockets keep the
+    deadline of the call in progress. Should a later httpx2 lay out its transport otherwise, the
+    plain transport is used: each read then waits at most what was left when the attempt began,
+    and the body is checked against the deadline chunk by chunk."""
+    import httpcore2
+
+    transport = httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(backend, httpcore2.NetworkBackend):
+        pool._network_backend = _deadline_backend()(backend)
+    return _closing_client(openai)(transport=transport, timeout=timeout)
+
+
+@functools.cache
+def _closing_client(openai: Any) -> type:
+    class Client(openai.DefaultHttpxClient):  # closes its pool when collected, as openai's own does
+        def __del__(self) -> None:
+            with contextlib.suppress(Exception):
+                self.close()
+
+    return Client
 
 
 def add_usage(totals: dict[str, int], result: ChatResult) -> None:

@@ -16,6 +16,11 @@ record them exactly as for the scripted customer.
 Both have the scripted users' interface (``opening()``, ``reply(text) -> str``, ``###STOP###``
 ends the conversation) and raise ``LLMError`` when the endpoint fails; the env turns that into a
 truncated episode (``termination_reason="user_error"``). ``usage`` sums the tokens of their calls.
+Each call ends within the config's ``deadline_s``; with ``episode_budget_s`` set, a user (built per
+episode) may spend that many seconds on model calls in all (``budget``, an ``EpisodeBudget``), and
+once they are spent its next reply raises ``LLMError`` of kind ``"budget"``, which ends the episode
+the same way. Replies come through ``parse_completion`` (nothing a reply holds escapes as another
+error), and tool-call arguments too deep or broken for ``json`` get an error result, as bad JSON does.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from servicegym.simulators.llm import ChatResult, LLMClient, LLMError, add_usage
+from servicegym.simulators.llm import ChatResult, EpisodeBudget, LLMClient, LLMError, add_usage, loads_json
 from servicegym.simulators.payments_customer import MAX_CUSTOMER_WAIT, CustomerProfile, PaymentsCustomer
 from servicegym.simulators.scripted_user import STOP, UserScript
 
@@ -125,10 +130,13 @@ def _clean(text: str | None) -> str:
 
 
 class _LLMRole:
-    """What both LLM users share: the client, the conversation and the token totals."""
+    """What both LLM users share: the client, the conversation, the token totals and the episode's
+    budget of model-call seconds (``LLMConfig.episode_budget_s`` unless one is given: pass one
+    budget to several users to share it)."""
 
-    def __init__(self, client: LLMClient, seed: int | None = None) -> None:
+    def __init__(self, client: LLMClient, seed: int | None = None, budget: EpisodeBudget | None = None) -> None:
         self.client = client
+        self.budget = budget if budget is not None else EpisodeBudget(client.config.episode_budget_s)
         # the episode's seed goes with each request when the config fixes none, so an episode's
         # replies are as reproducible as the endpoint's sampling (and cached per seed)
         self.seed = seed
@@ -139,7 +147,7 @@ class _LLMRole:
     def _chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResult:
         if self.seed is not None and self.client.config.seed is None:
             kwargs.setdefault("seed", self.seed)
-        result = self.client.chat(messages, **kwargs)
+        result = self.client.chat(messages, budget=self.budget, **kwargs)
         add_usage(self.usage, result)
         return result
 
@@ -153,8 +161,9 @@ class _LLMRole:
 class LLMUser(_LLMRole):
     """A life-service user played by an LLM from a ``UserScript`` (see the module docstring)."""
 
-    def __init__(self, script: UserScript, client: LLMClient, seed: int | None = None) -> None:
-        super().__init__(client, seed)
+    def __init__(self, script: UserScript, client: LLMClient, seed: int | None = None,
+                 budget: EpisodeBudget | None = None) -> None:
+        super().__init__(client, seed, budget)
         self.script = script
         self.system = user_system_prompt(script)
         # the model speaks as the user: its own lines are "assistant", the agent's are "user"
@@ -219,9 +228,10 @@ class LLMPaymentsCustomer(PaymentsCustomer, _LLMRole):
 
     MAX_ROUNDS = 4  # model calls per turn: reads, one action, then the reply
 
-    def __init__(self, script: UserScript, profile: CustomerProfile, client: LLMClient, seed: int | None = None) -> None:
+    def __init__(self, script: UserScript, profile: CustomerProfile, client: LLMClient, seed: int | None = None,
+                 budget: EpisodeBudget | None = None) -> None:
         PaymentsCustomer.__init__(self, script, profile)
-        _LLMRole.__init__(self, client, seed)
+        _LLMRole.__init__(self, client, seed, budget)
         self.tools = customer_tools(profile.documents)
         self.system = customer_system_prompt(script, profile)
         self.messages = [{"role": "system", "content": self.system}, {"role": "assistant", "content": script.opening}]
@@ -231,8 +241,8 @@ class LLMPaymentsCustomer(PaymentsCustomer, _LLMRole):
     def _run_tool(self, name: str, raw_args: str, wrote: bool) -> tuple[str, str | None]:
         """(tool result for the model, the write's own report when a write was done)."""
         try:
-            args = json.loads(raw_args) if raw_args and raw_args.strip() else {}
-        except ValueError:
+            args = loads_json(raw_args) if raw_args and raw_args.strip() else {}
+        except ValueError:  # not JSON, or nested too deep (bounded: later str() of it cannot recurse away)
             return "error: the arguments are not valid JSON; call the tool again with a JSON object", None
         if not isinstance(args, dict):
             return "error: the arguments must be a JSON object", None

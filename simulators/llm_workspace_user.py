@@ -13,7 +13,9 @@ The reply is validated (a JSON object with two lists of known intent ids); a mal
 one naming unknown intents, falls back to the code decision for that message (``fallbacks``
 counts them, ``decisions`` keeps one record per message: source ``llm`` or ``code``). An
 unusable endpoint raises ``LLMError`` like every LLM user (the env ends the episode as a
-``user_error``).
+``user_error``), and so does a spent ``episode_budget_s``: the user keeps an ``EpisodeBudget``
+(``budget``), its own unless one is passed in; the workspace env builds a user per session, so
+passing one budget to the users of all sessions is what makes it the episode's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from servicegym.simulators.llm import LLMClient
+from servicegym.simulators.llm import EpisodeBudget, LLMClient, loads_json
 from servicegym.simulators.llm_user import _LLMRole
 from servicegym.simulators.workspace_user import PENDING, SessionScript, WorkspaceUser
 
@@ -58,7 +60,7 @@ def parse_decision(text: str | None, known: set[str]) -> tuple[set[str], set[str
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     try:
-        obj = json.loads(text)
+        obj = loads_json(text)  # ValueError for bad JSON and for JSON nested too deep
     except ValueError:
         return None
     if not isinstance(obj, dict):
@@ -75,9 +77,10 @@ def parse_decision(text: str | None, known: set[str]) -> tuple[set[str], set[str
 class LLMWorkspaceUser(WorkspaceUser, _LLMRole):
     """``WorkspaceUser`` whose stage decisions come from an LLM (code decision as the fallback)."""
 
-    def __init__(self, script: SessionScript, satisfied: Callable[[str], bool], client: LLMClient, seed: int = 0) -> None:
+    def __init__(self, script: SessionScript, satisfied: Callable[[str], bool], client: LLMClient, seed: int = 0,
+                 budget: EpisodeBudget | None = None) -> None:
         WorkspaceUser.__init__(self, script, satisfied, seed=seed)
-        _LLMRole.__init__(self, client, seed)
+        _LLMRole.__init__(self, client, seed, budget)
         self._code_satisfied = satisfied
         self._known = {i.id for i in script.intents}
         self._asked: list[str] | None = None

@@ -5,7 +5,13 @@
 Its replies come from a script (replies or faults consumed in order) and then a ``handler``
 (``request body -> reply | Fault``); ``latency_s`` is added to every completion. Faults inject
 what real endpoints do: a reply slower than the client's timeout, an HTTP error status with an
-OpenAI-style error body (and ``Retry-After``), a tool call whose arguments are not JSON.
+OpenAI-style error body (and ``Retry-After``), a tool call whose arguments are not JSON; and what a
+broken or hostile one does: a body trickled a byte at a time (``Fault.trickle``, headers too if
+asked; ``server.trickles`` records how far each got), a connection reset mid-reply
+(``Fault.reset``), and HTTP 200 bodies that are valid JSON but poison a naive reader: usage counts
+of ``1e999`` (``Fault.overflow_usage``), a message nested 100,000 deep (``Fault.deep_nesting``),
+lone surrogates in the content or tool call (``Fault.surrogate``), or any body at all
+(``Fault.raw``: bytes as they are, any other value as JSON).
 
 ```python
 with LoopbackServer(script=[Fault.status(429, retry_after=0), "Hello!"]) as server:
@@ -21,6 +27,7 @@ import asyncio
 import concurrent.futures
 import json
 import socket
+import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -80,6 +87,8 @@ class Fault:
     retry_after: float | None = None
     message: str = ""
     then: Any = None
+    count: int = 0
+    flag: bool = False
 
     @staticmethod
     def slow(seconds: float, then: Any = None) -> Fault:
@@ -101,12 +110,79 @@ class Fault:
         """HTTP 200 whose body is not a chat completion."""
         return Fault("garbage")
 
+    @staticmethod
+    def raw(body: Any, code: int = 200) -> Fault:
+        """HTTP ``code`` with exactly this body: ``bytes`` (or ``str``, sent as UTF-8) as it is, any
+        other value as JSON (ASCII escapes, so lone surrogates and ``Infinity`` go out as written)."""
+        return Fault("raw", code=code, then=body)
+
+    @staticmethod
+    def trickle(interval_s: float = 0.5, then: Any = None, chunk: int = 1, headers: bool = False) -> Fault:
+        """Send the reply ``then`` (default: the handler's) ``chunk`` bytes every ``interval_s``
+        seconds: the body only (the headers at once), or, with ``headers=True``, the status line
+        and headers too. Each read then returns within a client's per-read timeout, so only a total
+        deadline ends the call; ``server.trickles`` shows how many bytes each trickle got out."""
+        return Fault("trickle", seconds=interval_s, then=then, count=max(1, int(chunk)), flag=headers)
+
+    @staticmethod
+    def reset(body_bytes: int | None = 8, then: Any = None) -> Fault:
+        """Reset the connection (TCP RST) mid-reply: after the headers and the first ``body_bytes``
+        bytes of the reply ``then`` (default: the handler's), or, with ``None``, before any reply."""
+        return Fault("reset", then=then, count=-1 if body_bytes is None else max(0, int(body_bytes)))
+
+    @staticmethod
+    def overflow_usage(content: str = "OK") -> Fault:
+        """HTTP 200 with a good message whose usage says ``"prompt_tokens": 1e999`` (infinity once
+        parsed: ``int()`` of it raises ``OverflowError``)."""
+        reply = text_reply(content)
+        reply["usage"] = {"prompt_tokens": "@1e999@", "completion_tokens": -3, "total_tokens": "@1e999@"}
+        return Fault("raw", code=200, then=json.dumps(reply).replace('"@1e999@"', "1e999"))
+
+    @staticmethod
+    def deep_nesting(depth: int = 100_000) -> Fault:
+        """HTTP 200 whose message content is an array nested ``depth`` deep (valid JSON; Python's
+        ``json`` raises ``RecursionError`` on it)."""
+        reply = text_reply("@nested@")
+        return Fault("raw", code=200, then=json.dumps(reply).replace('"@nested@"', "[" * depth + "]" * depth))
+
+    @staticmethod
+    def surrogate(content: str = "bad \ud800 text", tool_call: bool = False) -> Fault:
+        """HTTP 200 whose content (and, with ``tool_call``, a tool call's name, id and arguments)
+        holds a lone surrogate: valid JSON with ASCII escapes (``"\\ud800"``), but a string that
+        cannot be encoded as UTF-8 once parsed."""
+        reply = text_reply(content)
+        if tool_call:
+            reply = tool_call_reply([{"name": "get_\udc00weather", "arguments": '{"city": "Kun\ud83dming"}'}],
+                                    content=content)
+            reply["choices"][0]["message"]["tool_calls"][0]["id"] = "call_\udfff"
+        return Fault.raw(reply)
+
 
 Reply = dict[str, Any] | Fault | str
 
 
 _BACKLOG = 1024  # 64+ rollout workers connect at once; the default backlog drops connections
 _NOT_FOUND = {"type": "invalid_request_error"}
+
+
+@dataclass
+class _Wire:
+    """A reply sent in an unusual way: trickled (``interval_s`` between ``chunk``-byte writes) or
+    cut by a reset after ``reset_after`` body bytes (-1: before the status line)."""
+
+    data: bytes
+    interval_s: float = 0.0
+    chunk: int = 1
+    headers_too: bool = False
+    reset_after: int | None = None
+
+
+def _json_bytes(payload: Any) -> bytes:
+    """A reply as UTF-8 JSON; one holding lone surrogates goes out with ASCII escapes instead."""
+    try:
+        return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload).encode("ascii")
 
 
 def _default_handler(body: dict[str, Any]) -> Reply:
@@ -126,6 +202,8 @@ class LoopbackServer:
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0  # completions being answered now (all run on the server's one event loop)
+        # one {"sent": bytes written so far, "total": bytes of the whole reply} per trickle fault
+        self.trickles: list[dict[str, int]] = []
         self.max_in_flight = 0  # the most at once: how concurrent the clients really were
         self._script = list(script)
         self._lock = threading.Lock()
@@ -231,12 +309,19 @@ class LoopbackServer:
                             break
                     code, payload, headers = await self._route(event.method, event.target.decode("latin-1"),
                                                                bytes(body))
-                    data = payload if isinstance(payload, bytes) else \
-                        json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                    wire = payload if isinstance(payload, _Wire) else None
+                    if wire is not None:
+                        payload = wire.data
+                    data = payload if isinstance(payload, bytes) else _json_bytes(payload)
                     head = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(data)).encode())]
                     head += [(k.encode(), v.encode()) for k, v in headers.items()]
-                    writer.write(conn.send(h11.Response(status_code=code, headers=head))
-                                 + conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage()))
+                    start = conn.send(h11.Response(status_code=code, headers=head))
+                    rest = conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage())
+                    if wire is not None:
+                        if not await self._send_unusual(writer, wire, start, rest):
+                            return  # reset: the connection is gone
+                    else:
+                        writer.write(start + rest)
                     await writer.drain()
                     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                         return
@@ -252,6 +337,34 @@ class LoopbackServer:
         finally:
             self._tasks.discard(task)
             writer.close()
+
+    async def _send_unusual(self, writer: asyncio.StreamWriter, wire: _Wire, start: bytes, rest: bytes) -> bool:
+        """Write a trickled reply (True once all of it is out) or reset mid-reply (False)."""
+        if wire.reset_after is not None:
+            if wire.reset_after >= 0:
+                writer.write(start + rest[:wire.reset_after])
+                await writer.drain()
+                await asyncio.sleep(0.05)  # the client reads what came before the reset
+            sock = writer.get_extra_info("socket")
+            if sock is not None:  # SO_LINGER 0: closing sends RST, not FIN
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        if not wire.headers_too:
+            writer.write(start)
+            await writer.drain()
+            start = b""
+        out = start + rest
+        progress = {"sent": 0, "total": len(out)}
+        self.trickles.append(progress)
+        for i in range(0, len(out), wire.chunk):
+            await asyncio.sleep(wire.interval_s)  # cancelled by close()
+            if writer.is_closing():
+                raise ConnectionResetError("the client went away")
+            writer.write(out[i:i + wire.chunk])
+            await writer.drain()  # raises once the client has closed the connection
+            progress["sent"] = min(i + wire.chunk, len(out))
+        return True
 
     async def _route(self, method: bytes, path: str, raw: bytes) -> tuple[int, Any, dict[str, str]]:
         route = path.split("?", 1)[0].rstrip("/")
@@ -313,6 +426,24 @@ class LoopbackServer:
                 return 200, reply, {}
             if item.kind == "garbage":
                 return 200, b"<html>not json</html>", {}
+            if item.kind == "raw":
+                raw = item.then
+                if isinstance(raw, str):
+                    raw = raw.encode("utf-8", "surrogatepass")
+                elif not isinstance(raw, bytes):
+                    raw = json.dumps(raw).encode("ascii")
+                return item.code, raw, {}
+            if item.kind in ("trickle", "reset"):
+                then = item.then if item.then is not None else self.handler(body)
+                if isinstance(then, Fault) and then.kind in ("trickle", "reset"):
+                    then = text_reply("OK")  # a handler that answers every request with this fault
+                code, payload, headers = await self._render(then, body)
+                if isinstance(payload, _Wire):  # a fault inside a fault: its body, sent this way
+                    payload = payload.data
+                data = payload if isinstance(payload, bytes) else _json_bytes(payload)
+                if item.kind == "trickle":
+                    return code, _Wire(data, interval_s=item.seconds, chunk=item.count, headers_too=item.flag), headers
+                return code, _Wire(data, reset_after=item.count), headers
             raise ValueError(f"unknown fault {item.kind!r}")
         reply = json.loads(json.dumps(item))  # a copy: the handler's object is left alone
         usage = reply.setdefault("usage", {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})

@@ -16,14 +16,24 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from servicegym.world_state.core import Entity, History, World, parse_time
 
 ToolKind = Literal["read", "write", "generic"]
+
+# Limits on one call, checked before any validation or tool work (see DESIGN's action limits):
+MAX_ARGUMENT_CHARS = 256 * 1024  # characters in one argument's value (a workspace file holds 200,000)
+MAX_QUERY_CHARS = 1000  # a search query (search tools annotate their query with ``Query``)
+MAX_ERROR_CHARS = 2000  # an error message shown to the agent (the first problems, then a count)
+MAX_LISTED_ERRORS = 5  # invalid items named in one validation message
+
+Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
+"""A search query argument: longer ones are refused before the search runs (its cost grows with
+the query)."""
 
 
 class ToolError(Exception):
@@ -291,11 +301,41 @@ def json_array(items: list[str]) -> RawJson:
 
 def _validation_message(err: ValidationError) -> str:
     parts = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False, include_input=False, include_context=False)
+    for e in errors[:MAX_LISTED_ERRORS]:
         loc = ".".join(str(x) for x in e["loc"]) or "arguments"
         msg = "unknown argument" if e["type"] == "extra_forbidden" else e["msg"]
         parts.append(f"{loc}: {msg}")
+    if len(errors) > MAX_LISTED_ERRORS:
+        parts.append(f"and {len(errors) - MAX_LISTED_ERRORS} more invalid items")
     return "; ".join(parts)
+
+
+def _chars(value: Any, budget: int) -> int:
+    """Characters of the strings (and keys) in ``value``, counted until ``budget`` is exceeded:
+    the work is bounded by the budget, not by the value's size."""
+    total, stack = 0, [value]
+    while stack and total <= budget:
+        v = stack.pop()
+        if isinstance(v, str):
+            total += len(v)
+        elif isinstance(v, dict):
+            total += len(v)
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            total += len(v)
+            stack.extend(v)
+        else:
+            total += 1
+    return total
+
+
+def cap_error(message: str) -> str:
+    """An error message shown to the agent, cut to ``MAX_ERROR_CHARS`` with a note of the rest."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    return f"{message[:MAX_ERROR_CHARS]}... ({len(message) - MAX_ERROR_CHARS} more characters)"
 
 
 class Toolkit:
@@ -348,6 +388,12 @@ class Toolkit:
         if not isinstance(arguments, dict):
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
+        for key, value in arguments.items():
+            if _chars(value, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
+                msg = (f"argument {str(key)[:100]!r} of {spec.name} is over {MAX_ARGUMENT_CHARS} characters; "
+                       f"send smaller arguments. Usage: {spec.usage}")
+                return self._record(history, step, call_id, spec.name, {"_oversized": str(key)[:100]}, "rejected",
+                                    msg, world)
         try:
             args = spec.args_model.model_validate(arguments).__dict__
         except ValidationError as err:
@@ -390,6 +436,8 @@ class Toolkit:
 
     @staticmethod
     def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:
+        if outcome != "executed":
+            content = cap_error(content)
         history.add_call(step, world.clock.text(), name, arguments, outcome, content, call_id)
         return ToolResult(name, outcome, content)
 

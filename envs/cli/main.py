@@ -2,7 +2,8 @@
 
 Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), ``rollout``
 (collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
-rollouts), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
+rollouts), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
+loads), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
 ``rollout`` and ``evaluate`` both run ``servicegym.envs.running.rollouts.collect``; ``evaluate`` and ``report`` both
 write through ``servicegym.envs.cli.report``.
 
@@ -27,7 +28,7 @@ from typing import Any
 import gymnasium as gym
 
 from servicegym.envs.environments.registration import ENV_IDS
-from servicegym.envs.running.rollouts import BACKENDS, collect
+from servicegym.envs.running.rollouts import BACKENDS, RolloutWriteError, collect, failed, read_records
 from servicegym.envs.tasks.model import TaskFileError
 
 BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
@@ -162,6 +163,8 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
                           seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None,
                           ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor,
                           inline_tools=not args.tools_once)
+    except RolloutWriteError as err:  # e.g. the disk is full: the file keeps whole records
+        raise CliError(_one_line(err.strerror or err)) from None
     except OSError as err:
         raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
     except ValueError as err:  # e.g. a resumed file made with another --seed
@@ -171,7 +174,26 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
 
 def _summary_line(summary: Any) -> str:
     return (f"episodes={summary.episodes} (run now {summary.collected}, resumed {summary.skipped}) "
-            f"successes={summary.successes} errors={summary.errors} episodes/s={summary.episodes_per_s:.1f}")
+            f"successes={summary.successes} errors={summary.errors} failed={summary.failed} "
+            f"episodes/s={summary.episodes_per_s:.1f}")
+
+
+def _failures(summary: Any) -> int:
+    """0, or 1 with a summary line on stderr when episodes failed for reasons other than the agent's
+    behaviour (an endpoint down, a 401, a broken user model): their scores say nothing of the agent."""
+    if not summary.failed:
+        return 0
+    reasons: dict[str, int] = {}
+    first = ""
+    for rec in read_records(summary.path, resolve_tools=False):
+        if rec.get("env_id") == summary.env_id and rec.get("policy") == summary.policy and failed(rec):
+            reason = rec.get("termination_reason") or "error"
+            reasons[reason] = reasons.get(reason, 0) + 1
+            first = first or _one_line(rec.get("error") or "")
+    counts = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+    print(f"servicegym: {summary.failed} of {summary.episodes} episodes failed ({counts})"
+          f"{': ' + first[:300] if first else ''}; run the same command again to retry them", file=sys.stderr)
+    return 1
 
 
 # ----- list ------------------------------------------------------------------------------------
@@ -318,7 +340,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     summary, ids, policy = _collect(args, out, resume=not args.no_resume)
     print(f"{args.env} policy={policy} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
           f"({time.perf_counter() - t0:.2f} s) -> {out}")
-    return 0
+    return _failures(summary)
 
 
 def _selected(records: list[dict[str, Any]], env_id: str, policy: str, ids: list[str], trials: int) -> list[dict[str, Any]]:
@@ -354,7 +376,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(_one_line(err)) from None
     _report(records, out, f"servicegym evaluation: {args.env}, policy {policy}")
     print(f"rollouts in {out / 'rollouts.jsonl'}")
-    return 0
+    return _failures(summary)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -371,6 +393,117 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise CliError(_one_line(err)) from None
     except OSError as err:
         raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
+    return 0
+
+
+# ----- view ------------------------------------------------------------------------------------
+def cmd_view(args: argparse.Namespace) -> int:
+    """One self-contained HTML page over a rollouts file (``servicegym.envs.cli.view``); ``--serve``
+    serves it on 127.0.0.1 until Ctrl-C."""
+    from servicegym.envs.cli import view
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0-65535, got {args.port}")
+    try:
+        path = view.resolve_input(args.inp)
+        run = view.load_run(path)
+    except view.ViewError as err:
+        raise CliError(_one_line(err)) from None
+    view.report_skipped(run)
+    out = Path(args.out) if args.out else view.default_out(path)
+    if out.is_dir():
+        raise CliError(f"--out must be a file (FILE.html), {out} is a directory")
+    page = view.build_page(run, title=args.title)
+    try:
+        size = view.write_page(page, out)
+    except OSError as err:
+        raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
+    skipped = f", {len(run.skipped)} line{'s' if len(run.skipped) > 1 else ''} skipped" if run.skipped else ""
+    print(f"wrote {out} ({len(run.records)} episodes{skipped}, {size / 1e6:.2f} MB)", flush=True)
+    if args.serve:
+        try:
+            view.serve(out.read_bytes(), args.port,
+                       ready=lambda url: print(f"serving {url} (Ctrl-C to stop)", flush=True))
+        except OSError as err:
+            raise CliError(f"cannot serve on 127.0.0.1:{args.port}: {_one_line(err.strerror or err)}") from None
+        except KeyboardInterrupt:
+            print("stopped", flush=True)
+    return 0
+
+
+# ----- check -----------------------------------------------------------------------------------
+def _env_of_domain(domain: str) -> str | None:
+    """The registered env id whose env class serves ``domain``."""
+    for env_id, entry in ENV_IDS.items():
+        module, _, name = entry.partition(":")
+        if getattr(getattr(importlib.import_module(module), name), "domain", None) == domain:
+            return env_id
+    return None
+
+
+def _skip_line(skip: dict[str, Any]) -> str:
+    field = f"field {skip['field']}: " if skip["field"] else ""
+    return f"{skip['task_id']}  skipped  (index {skip['index']}) {field}{skip['reason']}"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Load a task file as an env would and report each task: loaded or skipped (with the field and
+    reason), its repair notes, and whether its golden route succeeds when played through the env.
+    Exit 0 when the file loads (even with skipped tasks), 1 when no task of it loads."""
+    import warnings
+
+    from servicegym.envs.running.policies import OraclePolicy, run_episode
+    from servicegym.envs.tasks.files import file_domain, load_task_file
+    from servicegym.envs.tasks.model import TaskSkippedWarning
+
+    path = Path(args.tasks)
+    if not path.is_file():
+        raise CliError(f"task file not found: {args.tasks}")
+    if args.env is not None:
+        _check_env(args.env)
+        env_id = args.env
+    else:
+        try:
+            domain = file_domain(path)
+        except TaskFileError as err:
+            print(f"servicegym check: {_one_line(err)}")
+            print("summary: 0 loaded, 0 skipped (not a task file)")
+            return 1
+        env_id = _env_of_domain(domain) if domain else None
+        if env_id is None:
+            raise CliError(f"cannot tell the env of {path} (its tasks name domain {domain!r}); pass --env")
+    print(f"servicegym check: {path} with {env_id}{' (strict)' if args.strict else ''}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TaskSkippedWarning)  # the report below lists them
+        try:
+            env = gym.make(env_id, tasks=str(path), strict_tasks=args.strict)
+        except TaskFileError as err:
+            for skip in err.skipped:
+                print(_skip_line(skip))
+            if not err.skipped:
+                print(_one_line(err))
+            print(f"summary: 0 loaded, {len(err.skipped)} skipped: no task of the file loads")
+            return 1
+        # each task's place in the file, to report in file order (the env made the same load: cached)
+        file_tasks = load_task_file(path, env.unwrapped.domain, strict=args.strict)
+        indexes = {t.task_id: i for t, i in zip(file_tasks, file_tasks.indexes)}
+    u = env.unwrapped
+    rows: list[tuple[int, list[str]]] = []
+    replay_ok = 0
+    for tid in u.task_ids():
+        task = u.source.get(tid)
+        ok = bool(task.golden_actions) and run_episode(env, OraclePolicy(), seed=0, options={"task_id": tid})["success"]
+        replay_ok += ok
+        lines = [f"{tid}  loaded  golden route {'ok' if ok else 'FAILS'}"]
+        lines += [f"    note: {n}" for n in task.notes]
+        rows.append((indexes.get(tid, len(indexes)), lines))
+    for skip in u.skipped_tasks:
+        rows.append((skip["index"], [_skip_line(skip)]))
+    for _, lines in sorted(rows, key=lambda r: r[0]):
+        print("\n".join(lines))
+    loaded, skipped = len(u.task_ids()), len(u.skipped_tasks)
+    print(f"summary: {loaded} loaded, {skipped} skipped; golden route ok for {replay_ok} of {loaded}")
+    env.close()
     return 0
 
 
@@ -493,6 +626,22 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", required=True, help="output directory")
     rp.add_argument("--title", default=None)
     rp.set_defaults(fn=cmd_report)
+
+    vw = sub.add_parser("view", help="write one self-contained HTML page to look at the episodes of a rollouts file "
+                                     "(--serve: on 127.0.0.1)")
+    vw.add_argument("--in", dest="inp", required=True, help="a rollouts JSONL file, or the evaluate directory holding rollouts.jsonl")
+    vw.add_argument("--out", default=None, help="the HTML file (default: view.html beside rollouts.jsonl, NAME.view.html beside NAME.jsonl)")
+    vw.add_argument("--title", default=None)
+    vw.add_argument("--serve", action="store_true", help="also serve the page on http://127.0.0.1:PORT/ until Ctrl-C")
+    vw.add_argument("--port", type=int, default=8765, help="--serve: the port (0: any free one)")
+    vw.set_defaults(fn=cmd_view)
+
+    ck = sub.add_parser("check", help="load a task file and report each task: loaded or skipped and why, "
+                                      "repair notes, golden route ok")
+    ck.add_argument("--tasks", required=True, help="a task file (project format or VitaBench)")
+    ck.add_argument("--env", default=None, help="env id (default: the one of the file's domain)")
+    ck.add_argument("--strict", action="store_true", help="load as strict_tasks=True: fail at the first bad task")
+    ck.set_defaults(fn=cmd_check)
 
     tr = sub.add_parser("train", help="train a stable-baselines3 agent on a discrete-action adapter (servicegym[rl])")
     tr.add_argument("--env", default="servicegym/Delivery-v0")

@@ -9,24 +9,38 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from os import PathLike
 from typing import Any, ClassVar
 
 import gymnasium as gym
 from pydantic import ValidationError
 
-from servicegym.envs.environments.parsing import TOOL_CALL_FORM, parse_action
+from servicegym.envs.environments.parsing import MAX_ACTION_CHARS, TOOL_CALL_FORM, parse_action
 from servicegym.envs.environments.spaces import UnicodeText
 from servicegym.envs.tasks.files import load_task_file
-from servicegym.envs.tasks.model import Task, TaskFileError, field_path
+from servicegym.envs.tasks.model import (
+    SkippedTask,
+    Task,
+    TaskFileError,
+    TaskSkippedWarning,
+    field_path,
+    nothing_loaded,
+    skip_text,
+)
 from servicegym.envs.tasks.sources import ListSource, TaskSource
+from servicegym.rewards.nl_rubric import nl_coverage
 from servicegym.rewards.rubric import EpisodeView, score_rubric
 from servicegym.simulators.llm import LLMConfig, LLMError
 from servicegym.simulators.scripted_user import STOP, ScriptedUser
 from servicegym.world_state.core import History, World
+from servicegym.world_state.text import scrub
 from servicegym.world_state.tools import Toolkit, ToolSpec
 
-MAX_TEXT = 1 << 20
+MAX_TEXT = MAX_ACTION_CHARS  # both spaces' max_length; an observation is cut to it
+# the simulated user reads the first this many characters of a message (as a person skims a long
+# one); it bounds the user's work, and an LLM user's prompt, whatever the agent sends
+USER_READ_CHARS = 8000
 _resolve_llm = LLMConfig.resolve  # a module name: __init__ may import LLMConfig locally
 
 
@@ -60,6 +74,7 @@ class ToolUseEnv(gym.Env[str, str]):
         max_errors: int = 10,
         render_mode: str | None = None,
         check_postconditions: bool = False,
+        strict_tasks: bool = False,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -97,15 +112,33 @@ class ToolUseEnv(gym.Env[str, str]):
         elif isinstance(tasks, list):
             self.source = ListSource(tasks)
         else:
-            loaded = load_task_file(tasks, self.domain)
-            for i, task in enumerate(loaded):
-                # build every world now, so a bad file fails here rather than mid-training
+            # a task of the file that cannot be used is skipped with a warning and listed in
+            # ``skipped_tasks``; strict_tasks=True fails at the first instead
+            loaded = load_task_file(tasks, self.domain, strict=strict_tasks)
+            kept, skipped = [], list(loaded.skipped)
+            scratch: ToolUseEnv | None = None
+            for i, task in zip(loaded.indexes, loaded):
+                # build every world now, so a bad task shows here rather than mid-training
                 try:
                     task.cached_world(self.build_world)
+                    if task.source != "vitabench":  # the VitaBench loader replays its own routes
+                        scratch = scratch or type(self)(tasks=[task], max_steps=self.max_steps, max_errors=self.max_errors)
+                        scratch.check_golden_route(task)
                 except (ValidationError, KeyError, ValueError, TypeError) as err:
                     where = field_path(err) if isinstance(err, ValidationError) else str(err)
-                    raise TaskFileError(f"{tasks}: task {task.task_id} (index {i}): {where}") from None
-            self.source = ListSource(loaded)
+                    field, _, reason = where.removeprefix("field ").partition(": ")
+                    if not where.startswith("field ") or not reason:
+                        field, reason = "world", where
+                    skip = SkippedTask(task_id=task.task_id, index=i, field=field, reason=reason)
+                    if strict_tasks:
+                        raise TaskFileError(f"{tasks}: task {task.task_id} (index {i}): {where}", skip) from None
+                    warnings.warn(f"skipped {skip_text(tasks, skip)}", TaskSkippedWarning, stacklevel=2)
+                    skipped.append(skip)
+                    continue
+                kept.append(task)
+            if not kept and skipped:
+                raise nothing_loaded(tasks, skipped)
+            self.source = ListSource(kept, skipped)
         self.task: Task | None = None
         self.world: World | None = None
         self.history = History()
@@ -135,7 +168,12 @@ class ToolUseEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
-        return score_rubric(task.rubric, view)
+        success, score = score_rubric(task.rubric, view)
+        if task.nl_rubric:
+            # the share of the natural-language rubric checked by code (its time items, nl_time_*)
+            compiled = sum(item.kind == "nl_time_window" for item in task.rubric)
+            score["rubric_nl_coverage"] = nl_coverage(compiled, len(task.nl_rubric))
+        return success, score
 
     def make_llm_user(self, task: Task, seed: int) -> Any:
         """The LLM user of ``user="llm"`` (a domain with its own customer overrides this)."""
@@ -151,7 +189,34 @@ class ToolUseEnv(gym.Env[str, str]):
             self._llm_client = LLMClient.shared(self.llm)
         return self._llm_client
 
+    def check_golden_route(self, task: Task) -> None:
+        """ValueError naming the field when ``task``'s golden route is missing, calls a tool this
+        env does not have, or does not succeed when replayed with the scripted user (a task file's
+        tasks are checked so at load). Plays one episode on this env."""
+        if not task.golden_actions:
+            raise ValueError("field golden_actions: a task needs a golden route (the actions that succeed)")
+        for k, action in enumerate(task.golden_actions):
+            for call in parse_action(action).tool_calls:
+                if call.name not in self.toolkit:
+                    raise ValueError(f"field golden_actions.{k}: calls {call.name!r}, which is not a tool of "
+                                     f"{type(self).__name__}")
+        self.reset(seed=0, options={"task": task})
+        info: dict[str, Any] = {}
+        for k, action in enumerate(task.golden_actions):
+            if self._done:
+                raise ValueError(f"field golden_actions.{k}: the episode ended before this action")
+            *_, info = self.step(action)
+        if not info.get("success"):
+            end = info.get("termination_reason") or "the route ran out before the episode ended"
+            raise ValueError(f"field golden_actions: the golden route does not succeed ({end})")
+
     # ----- public API ---------------------------------------------------------------------
+    @property
+    def skipped_tasks(self) -> list[SkippedTask]:
+        """The tasks of the env's task file that were not loaded: ``task_id``, ``index`` (in the
+        file), ``field`` and ``reason`` each (empty for generated tasks and suites)."""
+        return list(self.source.skipped)
+
     def task_ids(self, split: str | None = None) -> list[str]:
         """Ids of the task source: ``"test"`` = the frozen suite, ``"train"`` = generated training ids."""
         return self.source.ids(split)
@@ -219,7 +284,12 @@ class ToolUseEnv(gym.Env[str, str]):
         terminated = False
         reason = ""
         user_error = ""
-        raw = action if isinstance(action, str) else repr(action)
+        if not isinstance(action, str):
+            raw = repr(action)[:1000]
+        elif len(action) > MAX_ACTION_CHARS:  # refused unread; the transcript keeps its start
+            raw = f"{scrub(action[:1000])}... [{len(action)} characters, over the limit]"
+        else:
+            raw = scrub(action)
 
         if parsed.tool_calls:
             calls = []
@@ -256,7 +326,7 @@ class ToolUseEnv(gym.Env[str, str]):
                 terminated, reason = True, "agent_stop"
             else:
                 try:
-                    reply = self._user.reply(text)
+                    reply = self._user.reply(text[:USER_READ_CHARS])
                 except LLMError as err:
                     # the user model failed (after its retries): the episode ends truncated, and says why
                     user_error = str(err)
@@ -279,6 +349,9 @@ class ToolUseEnv(gym.Env[str, str]):
             blocks.extend(errors)
             self._log.append(("user", "\n".join(errors)))
         obs = "\n".join(blocks)
+        if len(obs) > MAX_TEXT:  # many large results at once: the observation stays within its space
+            note = f"\n<error>observation cut at {MAX_TEXT} characters; make fewer calls at once</error>"
+            obs = obs[: MAX_TEXT - len(note)] + note
         if obs:
             self._transcript.append(obs)
         truncated = False

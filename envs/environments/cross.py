@@ -91,7 +91,9 @@ class CrossScenarioEnv(LifeServiceEnv):
     default 3: 8 + difficulty reasoning points per task, so 11 by default, near VitaBench's
     cross-scenario mean of 10.3), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps``
     (50, VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``),
-    ``check_postconditions`` (verify every write tool's post-conditions).
+    ``check_postconditions`` (verify every write tool's post-conditions),
+    ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
+    ones are listed in ``env.unwrapped.skipped_tasks``).
 
     ## References
     VitaBench (arXiv 2509.26490), tau2-bench.

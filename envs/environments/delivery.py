@@ -69,7 +69,9 @@ class DeliveryEnv(LifeServiceEnv):
     ``tasks`` (path or list of ``Task``), ``split`` (``train``/``test``), ``difficulty`` (0-6,
     default 2: 2 + difficulty constraints per task), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge``
     (``code``), ``max_steps`` (50, VitaBench's limit), ``max_errors`` (10), ``render_mode``
-    (``ansi``), ``check_postconditions`` (verify every write tool's post-conditions).
+    (``ansi``), ``check_postconditions`` (verify every write tool's post-conditions),
+    ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
+    ones are listed in ``env.unwrapped.skipped_tasks``).
 
     ## References
     VitaBench (arXiv 2509.26490), tau2-bench.

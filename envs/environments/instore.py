@@ -78,7 +78,8 @@ class InStoreEnv(LifeServiceEnv):
     default 2: 3 + difficulty reasoning points per task, so 5 by default, near VitaBench's
     in-store mean of 5.6), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps`` (50,
     VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``), ``check_postconditions``
-    (verify every write tool's post-conditions).
+    (verify every write tool's post-conditions), ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
+    ones are listed in ``env.unwrapped.skipped_tasks``).
 
     ## References
     VitaBench (arXiv 2509.26490), tau2-bench.

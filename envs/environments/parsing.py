@@ -10,6 +10,13 @@ Accepted forms (see DESIGN.md):
 
 Parsing never raises: a call it cannot read becomes an ``errors`` entry that says what was wrong
 and shows the accepted form.
+
+Limits, checked before any parsing work (the contract's action limits): an action holds at most
+``MAX_ACTION_CHARS`` characters (the action space's ``max_length``) and at most
+``MAX_TOOL_CALLS`` tool calls; an action over a limit runs nothing and gets one short error. Text
+is made safe here, once: lone UTF-16 surrogates in the action, or decoded from JSON escapes such
+as ``"\\ud83d"``, become U+FFFD (``world_state.text.scrub``), so transcripts and records always
+encode.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from servicegym.world_state.text import scrub, scrub_json
+
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
 _OBJECT_START = re.compile(r'\{\s*"')
@@ -27,6 +36,10 @@ _OBJECT_START = re.compile(r'\{\s*"')
 MAX_FAILED_DECODES = 64
 # lists and ``tool_calls`` wrappers nest at most this deep; deeper JSON is refused, not recursed into
 MAX_NESTING = 4
+MAX_ACTION_CHARS = 1 << 20  # one action (= the action space's max_length)
+MAX_TOOL_CALLS = 32  # tool calls in one action
+# a JSON escape of a UTF-16 surrogate (decoding it may leave a lone surrogate in a string)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +159,20 @@ def _fast_call(action: str) -> ParsedAction | None:
 def parse_action(action: Any) -> ParsedAction:
     """Split one assistant completion into tool calls, a message and parse errors."""
     if type(action) is str:
+        if len(action) > MAX_ACTION_CHARS:
+            return ParsedAction(errors=[f"the action is {len(action)} characters; the limit is {MAX_ACTION_CHARS}. "
+                                        "Send shorter messages, or fewer or smaller tool calls"])
+        action = scrub(action)
         fast = _fast_call(action)
-        if fast is not None:
-            return fast
-    out = _parse(action)
+        out = fast if fast is not None else _parse(action)
+        if "\\u" in action and _SURROGATE_ESCAPE.search(action):
+            out.tool_calls = [ToolCall(scrub(c.name), scrub_json(c.arguments), scrub(c.call_id)) for c in out.tool_calls]
+            out.message = scrub(out.message)
+    else:
+        out = _parse(action)
+    if len(out.tool_calls) > MAX_TOOL_CALLS:
+        return ParsedAction(errors=[f"the action holds {len(out.tool_calls)} tool calls; at most {MAX_TOOL_CALLS} "
+                                    "run in one action, so none was run. Send them over several actions"])
     if not out.tool_calls and not out.errors and not out.message.strip():
         # e.g. {"tool_calls": []} or <tool_call>[]</tool_call>: nothing to run and nothing to say
         out.errors.append(f"the action holds no tool call and no message. Call a tool as {TOOL_CALL_FORM}")
@@ -183,7 +206,8 @@ def _parse(action: Any) -> ParsedAction:
         elif '"name"' in text or "tool_calls" in text:
             broken_json = True
 
-    if "<tool_call>" in text:
+    # single-character probes (memchr) first: a long plain-text message costs a few fast scans
+    if "<" in text and "<tool_call>" in text:
         prose = _TAG.sub("", text).strip()
         for block in _TAG.findall(text):
             ok, obj = _loads(block.strip())
@@ -194,7 +218,7 @@ def _parse(action: Any) -> ParsedAction:
         out.message = prose
         return out
 
-    blocks = _fenced_json(text)
+    blocks = _fenced_json(text) if "`" in text else []
     found = False
     for _, _, body in blocks:
         ok, obj = _loads(body)
@@ -205,7 +229,7 @@ def _parse(action: Any) -> ParsedAction:
         out.message = _cut(text, [(a, b) for a, b, _ in blocks]).strip()
         return out
 
-    if '"name"' in text:
+    if '"' in text and '"name"' in text:
         # bare call objects embedded in prose, or several back to back
         spans = _embedded_calls(text, out)
         if spans:
@@ -224,7 +248,11 @@ def _fenced_json(text: str) -> list[tuple[int, int, str]]:
 
     Fences pair up in order, so the scan is linear (a lazy regex over unclosed fences is not).
     """
-    marks = [m.start() for m in re.finditer("```", text)]
+    marks = []
+    i = text.find("```")
+    while i >= 0:
+        marks.append(i)
+        i = text.find("```", i + 3)
     blocks = []
     for a, b in zip(marks[0::2], marks[1::2]):
         body = text[a + 3 : b]

@@ -91,10 +91,13 @@ class SessionData:
 @dataclass
 class TaskCache:
     sessions: list[SessionData]
-    golden: dict[int, WorkspaceWorld] = field(default_factory=dict)  # session k -> world at its start
+    # session k > 1 -> world at its start (session 1 starts on the key itself: holding it here would
+    # keep the key, and so the entry, alive for ever)
+    golden: dict[int, WorkspaceWorld] = field(default_factory=dict)
 
 
-# keyed by a task's built initial world, which lives exactly as long as the task object
+# keyed by a task's built initial world, which lives exactly as long as the task object; no value
+# refers back to its key, so an entry goes with its task
 _CACHE: weakref.WeakKeyDictionary[World, TaskCache] = weakref.WeakKeyDictionary()
 
 
@@ -108,7 +111,7 @@ def _task_cache(task: Task, initial: World) -> TaskCache:
                                             for i in s["intents"]])
             sessions.append(SessionData(s, script, {i["id"]: RubricItem.model_validate(i["check"]) for i in s["intents"]},
                                         [RubricItem.model_validate(c) for c in s["checklist"]]))
-        hit = TaskCache(sessions, {1: initial})
+        hit = TaskCache(sessions)
         _CACHE[initial] = hit
     return hit
 
@@ -124,8 +127,8 @@ def golden_world(task: Task, k: int, build: Any, toolkit: Toolkit) -> WorkspaceW
     each session's start built from the previous one's."""
     initial = task.cached_world(build)
     cache = _task_cache(task, initial)
-    j = max(i for i in cache.golden if i <= k)
-    world = cache.golden[j]
+    j = max((i for i in cache.golden if i <= k), default=1)
+    world = cache.golden.get(j, initial)
     for s in range(j, k):
         spec = cache.sessions[s - 1].spec
         world = world.copy()
@@ -137,7 +140,7 @@ def golden_world(task: Task, k: int, build: Any, toolkit: Toolkit) -> WorkspaceW
                 if not result.ok:
                     raise RuntimeError(f"{task.task_id}: golden call {call.name} of session {s} failed: {result.content}")
         cache.golden[s + 1] = world
-    return cache.golden[k]
+    return world
 
 
 class WorkspaceEnv(ToolUseEnv):

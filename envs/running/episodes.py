@@ -25,8 +25,9 @@ import gymnasium as gym
 
 import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a fresh worker process)
 from servicegym.envs.running.policies import make_policy
+from servicegym.world_state.text import scrub
 
-__all__ = ["RECORD_FIELDS", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
+__all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
 
 RECORD_FIELDS = (
     "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy",
@@ -38,6 +39,16 @@ installed package's version; ``error`` is ``None`` or ``"ExceptionType: message"
 (or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
 ``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
 TIMING_FIELDS = ("elapsed_s",)
+FAILED_REASONS = ("policy_error", "env_error", "user_error")
+"""Termination reasons of an episode that *failed*: it ended for a reason other than the agent's
+own behaviour (its model endpoint, the env, or the user simulator's model broke down). A failed
+episode is recorded, with its reason, and run again on resume; ``servicegym evaluate`` exits
+non-zero when any episode of its run failed."""
+
+
+def failed(record: dict[str, Any]) -> bool:
+    """Whether a record is of a failed episode (see ``FAILED_REASONS``)."""
+    return record.get("error") is not None or record.get("termination_reason") in FAILED_REASONS
 TOOLS_REF = "$ref"
 """With ``collect(..., inline_tools=False)`` a record's ``tools`` is ``{"$ref": digest}`` and the
 list itself is a line ``{"digest": ..., "tools": [...]}`` of the sidecar ``tools_path(out)``,
@@ -83,6 +94,7 @@ class EpisodeResult:
     error: str | None
     line: str
     tools: tuple[str, str] | None = None  # (digest, JSON) of a tool list the record refers to, first time only
+    failed: bool = False  # ``failed(record)``: ended for a reason other than the agent's behaviour
 
 
 class _CallablePolicy:
@@ -299,8 +311,10 @@ class EpisodeWorker:
         handed = None
         if not self.inline_tools:
             record["tools"], handed = self._tools_ref(tools)
-        line = json.dumps(record, ensure_ascii=False, default=str)
-        return EpisodeResult(job.task_id, job.trial, success, error, line, handed)
+        # scrubbed: an exception message or a policy's text may hold a lone surrogate, which no
+        # UTF-8 writer accepts (actions are scrubbed at the env's edge already)
+        line = scrub(json.dumps(record, ensure_ascii=False, default=str))
+        return EpisodeResult(job.task_id, job.trial, success, error, line, handed, failed(record))
 
     def _tools_ref(self, tools: list[dict[str, Any]]) -> tuple[dict[str, str], tuple[str, str] | None]:
         """``{"$ref": digest}`` for a record, and ``(digest, JSON)`` the first time this worker

@@ -26,7 +26,12 @@ wait on the endpoint in one thread. It keeps its own OpenAI conversation: the sy
 - Endpoint failures: after the client's retries ``act`` (or ``aact``) raises ``LLMError`` (the conversation is
   left as it was). The env is not stepped, so nothing false enters its transcript; the caller
   records the episode as failed by the endpoint: ``run_episode`` returns it with ``error`` set and
-  ``termination_reason="policy_error"``.
+  ``termination_reason="policy_error"``. Each call ends within the config's ``deadline_s``, and
+  whatever the reply holds comes back as a result or as ``LLMError``, never another error.
+- Time budget: with ``episode_budget_s=N`` (or ``LLMConfig.episode_budget_s``) the policy's model
+  calls may take N seconds in all per episode (``policy.budget``, reset by ``reset``); the call
+  that would go past it is cut at the limit, and from then on ``act`` raises ``LLMError`` of kind
+  ``"budget"``, which ends the episode as above with the reason in ``error``.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import json
 import re
 from typing import Any
 
-from servicegym.simulators.llm import ChatResult, LLMClient, LLMConfig, LLMError, add_usage
+from servicegym.simulators.llm import ChatResult, EpisodeBudget, LLMClient, LLMConfig, LLMError, add_usage, loads_json
 
 __all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "golden_replay_handler", "observation_messages", "replayable_tasks"]
 
@@ -75,10 +80,12 @@ class LLMAgentPolicy:
 
     def __init__(self, config: LLMConfig | dict[str, Any] | None = None, client: LLMClient | None = None,
                  native_tools: bool | None = None, tool_choice: Any = None, max_prompt_tokens: int | None = None,
-                 **chat_extra: Any) -> None:
+                 episode_budget_s: float | None = None, **chat_extra: Any) -> None:
         if max_prompt_tokens is not None and (isinstance(max_prompt_tokens, bool) or int(max_prompt_tokens) < 1):
             raise ValueError(f"max_prompt_tokens must be a positive number of tokens, got {max_prompt_tokens!r}")
         self.client = client if client is not None else LLMClient.shared(config)
+        # seconds of model calls per episode (None: the config's episode_budget_s, itself None: no limit)
+        self.budget = EpisodeBudget(self.client.config.episode_budget_s if episode_budget_s is None else episode_budget_s)
         self.max_prompt_tokens = None if max_prompt_tokens is None else int(max_prompt_tokens)
         self.dropped_messages = 0  # how many old messages the context limit has left out this episode
         self.native = self.client.config.native_tools if native_tools is None else bool(native_tools)
@@ -103,6 +110,7 @@ class LLMAgentPolicy:
         self.messages = [{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": obs}]
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
         self.last_error = None
+        self.budget.reset()
         self._pending = []
         self._started = True
         self._acted = False
@@ -192,28 +200,29 @@ class LLMAgentPolicy:
     def _complete(self) -> ChatResult:
         if self.native and self.tools:
             try:
-                result = self.client.chat(self.messages, tools=self.tools, tool_choice=self.tool_choice, **self.chat_extra)
+                result = self.client.chat(self.messages, tools=self.tools, tool_choice=self.tool_choice,
+                                          budget=self.budget, **self.chat_extra)
             except LLMError as err:
                 if not _tools_unsupported(err):
                     raise
                 self._to_text_path()
-                result = self.client.chat(self.messages, **self.chat_extra)
+                result = self.client.chat(self.messages, budget=self.budget, **self.chat_extra)
         else:
-            result = self.client.chat(self.messages, **self.chat_extra)
+            result = self.client.chat(self.messages, budget=self.budget, **self.chat_extra)
         return self._measured(result)
 
     async def _acomplete(self) -> ChatResult:
         if self.native and self.tools:
             try:
                 result = await self.client.achat(self.messages, tools=self.tools, tool_choice=self.tool_choice,
-                                                 **self.chat_extra)
+                                                 budget=self.budget, **self.chat_extra)
             except LLMError as err:
                 if not _tools_unsupported(err):
                     raise
                 self._to_text_path()
-                result = await self.client.achat(self.messages, **self.chat_extra)
+                result = await self.client.achat(self.messages, budget=self.budget, **self.chat_extra)
         else:
-            result = await self.client.achat(self.messages, **self.chat_extra)
+            result = await self.client.achat(self.messages, budget=self.budget, **self.chat_extra)
         return self._measured(result)
 
     def _to_text_path(self) -> None:
@@ -259,8 +268,8 @@ def _text_action(msg: dict[str, Any]) -> str:
         fn = c["function"]
         args = fn.get("arguments")
         try:
-            args = json.loads(args) if isinstance(args, str) else args
-        except ValueError:
+            args = loads_json(args) if isinstance(args, str) else args
+        except ValueError:  # not JSON (or nested too deep): kept as the string the model wrote
             pass
         blocks.append("<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>")
     return "\n".join(([msg["content"]] if msg.get("content") else []) + blocks)

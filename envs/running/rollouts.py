@@ -14,7 +14,14 @@ which episodes run.
 
 Resume: with ``resume=True`` (default) an existing file is read first, a truncated last line (a
 kill in the middle of a write) is dropped and the file rewritten cleanly, the (task, trial) pairs
-already present are skipped and the rest appended. Records are written by one writer (the calling
+already present are skipped and the rest appended. Failed episodes (``episodes.failed``: the
+policy's endpoint, the env or the user model broke down, not the agent) are recorded like any
+other, with ``error`` and ``termination_reason``, and run again on resume: their records are
+removed and replaced, so a file always ends with one record per (task, trial).
+
+A write that fails (a full disk, a file-size limit) stops the run with ``RolloutWriteError``
+naming the file and how many records it holds; the file keeps only whole records, no temporary
+file is left, and a rerun after space is freed resumes. Records are written by one writer (the calling
 thread), one ``write`` + ``flush`` each, so a killed run loses at most the episodes in flight and
 never duplicates a finished one.
 
@@ -60,12 +67,15 @@ from servicegym.envs.running.episodes import (
     Job,
     PolicyMaker,
     episode_seed,
+    failed,
     thread_per_episode,
 )
 from servicegym.envs.running.vector import resolve_env_id
 
 __all__ = [
     "RECORD_FIELDS",
+    "RolloutWriteError",
+    "failed",
     "CollectSummary",
     "EpisodeWorker",
     "Job",
@@ -81,7 +91,9 @@ BACKENDS = ("auto", "thread", "async", "process", "ray")
 class CollectSummary:
     """What ``collect`` did: ``episodes`` = tasks x trials of this run; ``skipped`` were already in
     the file (resume); ``collected`` were run now; ``successes``, ``errors`` and ``success_rate``
-    count every episode of the run, resumed or new; ``episodes_per_s`` = collected / elapsed."""
+    count every episode of the run, resumed or new; ``failed`` counts the episodes that failed for a
+reason other than the agent's behaviour (``episodes.failed``; a resume runs them again);
+``episodes_per_s`` = collected / elapsed."""
 
     path: str
     env_id: str
@@ -95,6 +107,7 @@ class CollectSummary:
     collected: int
     successes: int
     errors: int
+    failed: int
     success_rate: float
     elapsed_s: float
     episodes_per_s: float
@@ -117,7 +130,25 @@ def tools_path(out: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + ".tools.jsonl")
 
 
-def _read_jsonl(path: Path, repair: bool) -> list[dict[str, Any]]:
+class RolloutWriteError(OSError):
+    """Writing a rollouts file failed (a full disk, a file-size limit); the message says what the
+    file holds and how to go on."""
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` through a temporary file that never outlives a failed write."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise RolloutWriteError(err.errno, f"cannot rewrite {path}: {err.strerror or err}; it is unchanged") from None
+
+
+def _read_jsonl(path: Path, repair: bool, drop: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+    """The records of a JSONL file; ``drop(record)`` True leaves a record out (and, with ``repair``,
+    out of the file)."""
     if not path.exists():
         return []
     raw = path.read_bytes()
@@ -128,17 +159,18 @@ def _read_jsonl(path: Path, repair: bool) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             if n == last:
                 break  # cut short by a kill: dropped
             raise ValueError(f"{path}: line {n + 1} is not a JSON record (not something a kill leaves behind)") from None
+        if drop is not None and drop(record):
+            continue
+        records.append(record)
         good.append(line)
     clean = b"".join(line + b"\n" for line in good)
     if repair and clean != raw:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(clean)
-        os.replace(tmp, path)
+        _write_atomic(path, clean)
     return records
 
 
@@ -394,14 +426,18 @@ def collect(
     path.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(path):
         side = tools_path(path)
+        wanted = {(tid, trial): episode_seed(seed, tid, trial) for trial in range(trials) for tid in ids}
         if resume:
-            existing = read_records(path, repair=True, resolve_tools=False)
+            def retry(rec: dict[str, Any]) -> bool:  # a failed episode of this run: run it again
+                return (failed(rec) and rec.get("env_id") == env_id and rec.get("policy") == maker.name
+                        and (rec.get("task_id"), rec.get("trial")) in wanted)
+
+            existing = _read_jsonl(path, repair=True, drop=retry)
         else:
             existing = []
             path.write_bytes(b"")
             side.unlink(missing_ok=True)
         stored_tools = {t.get("digest") for t in _read_jsonl(side, repair=True)}
-        wanted = {(tid, trial): episode_seed(seed, tid, trial) for trial in range(trials) for tid in ids}
         done: dict[tuple[str, int], dict[str, Any]] = {}
         for rec in existing:
             if rec.get("env_id") != env_id or rec.get("policy") != maker.name:
@@ -416,6 +452,7 @@ def collect(
 
         successes = sum(bool(r.get("success")) for r in done.values())
         errors = sum(r.get("error") is not None for r in done.values())
+        failures = sum(failed(r) for r in done.values())
         finished = len(done)
         bar = None
         if progress:
@@ -429,19 +466,33 @@ def collect(
 
         with open(path, "ab") as f:
             def on_result(result: EpisodeResult) -> None:
-                nonlocal successes, errors, finished, collected
+                nonlocal successes, errors, failures, finished, collected
                 if result.tools is not None and result.tools[0] not in stored_tools:
                     # the tool list goes out before the first record that refers to it
                     digest, text = result.tools
-                    with open(side, "ab") as sf:
-                        sf.write(f'{{"digest": "{digest}", "tools": {text}}}\n'.encode())
+                    try:
+                        with open(side, "ab") as sf:
+                            sf.write(f'{{"digest": "{digest}", "tools": {text}}}\n'.encode())
+                    except OSError as err:  # a cut line is dropped on resume, like a cut record
+                        raise RolloutWriteError(
+                            err.errno, f"cannot write {side}: {err.strerror or err}; {path} holds {finished} whole "
+                            f"records of this run's {len(wanted)}; free space and run again to resume") from None
                     stored_tools.add(digest)
-                f.write(result.line.encode("utf-8") + b"\n")
-                f.flush()
+                start = f.tell()
+                try:
+                    f.write(result.line.encode("utf-8") + b"\n")
+                    f.flush()
+                except OSError as err:
+                    with contextlib.suppress(OSError):  # keep whole records only
+                        f.truncate(start)
+                    raise RolloutWriteError(
+                        err.errno, f"cannot write {path}: {err.strerror or err}; it holds {finished} whole records "
+                        f"of this run's {len(wanted)}; free space and run again to resume") from None
                 collected += 1
                 finished += 1
                 successes += result.success
                 errors += result.error is not None
+                failures += result.failed
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(success=f"{successes / finished:.1%}", errors=errors, refresh=False)
@@ -476,7 +527,7 @@ def collect(
     return CollectSummary(
         path=str(path), env_id=env_id, policy=maker.name, backend=backend, concurrency=concurrency,
         tasks=len(ids), trials=trials, episodes=len(wanted), skipped=len(done), collected=collected,
-        successes=successes, errors=errors, success_rate=successes / len(wanted) if wanted else 0.0,
+        successes=successes, errors=errors, failed=failures, success_rate=successes / len(wanted) if wanted else 0.0,
         elapsed_s=elapsed, episodes_per_s=collected / elapsed if elapsed > 0 else 0.0,
     )
 

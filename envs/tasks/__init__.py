@@ -5,11 +5,21 @@ VitaBench loader (``vitabench``) and the frozen suites with their files (``suite
 
 Tasks are data: nothing here imports an env class."""
 
-from servicegym.envs.tasks.files import is_vitabench, load_task_file
-from servicegym.envs.tasks.model import TASK_FILE_FORMAT, Task, TaskFileError, field_path, save_task_file
+from servicegym.envs.tasks.files import file_domain, is_vitabench, load_task_file
+from servicegym.envs.tasks.model import (
+    TASK_FILE_FORMAT,
+    LoadedTasks,
+    SkippedTask,
+    Task,
+    TaskFileError,
+    TaskSkippedWarning,
+    field_path,
+    save_task_file,
+)
 from servicegym.envs.tasks.sources import GENERATED_CACHE_SIZE, GeneratedSource, ListSource, TaskSource
 
 __all__ = [
-    "GENERATED_CACHE_SIZE", "TASK_FILE_FORMAT", "GeneratedSource", "ListSource", "Task", "TaskFileError", "TaskSource",
-    "field_path", "is_vitabench", "load_task_file", "save_task_file",
+    "GENERATED_CACHE_SIZE", "TASK_FILE_FORMAT", "GeneratedSource", "ListSource", "LoadedTasks", "SkippedTask", "Task",
+    "TaskFileError", "TaskSkippedWarning", "TaskSource", "field_path", "file_domain", "is_vitabench", "load_task_file",
+    "save_task_file",
 ]

@@ -1,19 +1,35 @@
 """Reading task files: the project's own format or a VitaBench task file, told apart by content.
 
-Loading validates everything up front, so a malformed file fails at ``make`` with a message
-naming the file, the task and the field. Files are parsed once per process.
+Loading validates everything up front. A task that cannot be used faithfully (a malformed field,
+an id used twice, for VitaBench a gold end state no golden route reaches) is skipped: one
+``TaskSkippedWarning`` per task names the file, the task id and index, the field and the reason,
+and the returned ``LoadedTasks`` lists it in ``skipped``. A file none of whose tasks loads is a
+``TaskFileError`` listing every reason; ``strict=True`` raises on the first bad task instead.
+Files are parsed once per process.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from servicegym.envs.tasks.model import TASK_FILE_FORMAT, Task, TaskFileError, field_path, read_json
+from servicegym.envs.tasks.model import (
+    TASK_FILE_FORMAT,
+    LoadedTasks,
+    SkippedTask,
+    Task,
+    TaskFileError,
+    TaskSkippedWarning,
+    nothing_loaded,
+    read_json,
+    skip_text,
+)
 
 
 def is_vitabench(data: Any) -> bool:
@@ -26,8 +42,30 @@ def is_vitabench(data: Any) -> bool:
     )
 
 
-def load_task_file(path: str | os.PathLike[str], domain: str) -> list[Task]:
+def file_domain(path: str | os.PathLike[str]) -> str | None:
+    """The domain of a task file's tasks (an env's ``domain``: ``delivery``, ``instore``, ``travel``,
+    ``cross``, ...), the one most of its tasks name; None when it names none."""
+    data = read_json(Path(path))
+    if is_vitabench(data):
+        from servicegym.envs.tasks.vitabench import vitabench_domain
+
+        names = [vitabench_domain(str(t.get("domain", ""))) for t in data if isinstance(t, dict)]
+    elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        names = [t.get("domain") for t in data["tasks"] if isinstance(t, dict)]
+    else:
+        return None
+    counts = Counter(n for n in names if isinstance(n, str) and n)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def load_task_file(path: str | os.PathLike[str], domain: str, strict: bool = False) -> LoadedTasks:
     """Read a project task file or a VitaBench task file for ``domain``.
+
+    Returns the tasks that load (a list) with ``skipped``: each task left out, as a
+    ``SkippedTask`` (``task_id``, ``index``, ``field``, ``reason``), each also warned once as a
+    ``TaskSkippedWarning``. A file of which no task loads raises ``TaskFileError`` listing the
+    reasons; ``strict=True`` raises ``TaskFileError`` on the first bad task instead (and keeps a
+    VitaBench task whose golden route reaches no expected state, with the reason in its notes).
 
     Files are parsed once per process (keyed by path, size and modification time), so many envs
     over one file share its tasks and their built worlds instead of each holding a copy.
@@ -37,33 +75,51 @@ def load_task_file(path: str | os.PathLike[str], domain: str) -> list[Task]:
         st = path.stat()
     except OSError:
         raise TaskFileError(f"{path}: no such task file") from None
-    return list(_load_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, domain))
+    tasks, skipped, indexes = _load_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, domain, strict)
+    for skip in skipped:
+        warnings.warn(f"skipped {skip_text(path, skip)}", TaskSkippedWarning, stacklevel=2)
+    return LoadedTasks(tasks, [SkippedTask(**s) for s in skipped], list(indexes))
 
 
 @lru_cache(maxsize=32)
-def _load_cached(path_text: str, size: int, mtime_ns: int, domain: str) -> tuple[Task, ...]:
-    return tuple(_load_uncached(Path(path_text), domain))
+def _load_cached(path_text: str, size: int, mtime_ns: int, domain: str,
+                 strict: bool) -> tuple[tuple[Task, ...], tuple[SkippedTask, ...], tuple[int, ...]]:
+    loaded = _load_uncached(Path(path_text), domain, strict)
+    return tuple(loaded), tuple(loaded.skipped), tuple(loaded.indexes)
 
 
-def _load_uncached(path: Path, domain: str) -> list[Task]:
+def _load_uncached(path: Path, domain: str, strict: bool) -> LoadedTasks:
     data = read_json(path)
     if is_vitabench(data):
         from servicegym.envs.tasks.vitabench import convert_vitabench_file
 
-        return convert_vitabench_file(data, path, domain)
+        return convert_vitabench_file(data, path, domain, strict=strict)
     if not isinstance(data, dict) or data.get("format") != TASK_FILE_FORMAT or not isinstance(data.get("tasks"), list):
         raise TaskFileError(
             f"{path}: neither a VitaBench task list nor a servicegym task file "
             f'({{"format": "{TASK_FILE_FORMAT}", "version": 1, "tasks": [...]}})'
         )
-    tasks = []
+    loaded = LoadedTasks()
+    seen: dict[str, int] = {}
     for i, raw in enumerate(data["tasks"]):
-        tid = raw.get("task_id", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+        tid = str(raw.get("task_id", f"#{i}")) if isinstance(raw, dict) else f"#{i}"
         try:
             task = Task.model_validate(raw)
         except ValidationError as err:
-            raise TaskFileError(f"{path}: task {tid} (index {i}): {field_path(err)}") from None
-        if task.domain != domain:
-            raise TaskFileError(f"{path}: task {tid} (index {i}): field domain: is {task.domain!r}, expected {domain!r}")
-        tasks.append(task)
-    return tasks
+            e = err.errors(include_url=False)[0]
+            skip = SkippedTask(task_id=tid, index=i, field=".".join(str(x) for x in e["loc"]) or "(root)", reason=e["msg"])
+        else:
+            if task.domain != domain:
+                skip = SkippedTask(task_id=tid, index=i, field="domain", reason=f"is {task.domain!r}, expected {domain!r}")
+            elif task.task_id in seen:
+                skip = SkippedTask(task_id=tid, index=i, field="task_id", reason=f"duplicate of the task at index {seen[tid]}")
+            else:
+                seen[task.task_id] = i
+                loaded.add(task, i)
+                continue
+        if strict:
+            raise TaskFileError(skip_text(path, skip), skip)
+        loaded.skipped.append(skip)
+    if not loaded and loaded.skipped:
+        raise nothing_loaded(path, loaded.skipped)
+    return loaded

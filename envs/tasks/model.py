@@ -1,19 +1,23 @@
-"""The task model: ``Task`` (one episode's specification), ``TaskFileError``, and writing the
-project's own task-file format (``{"format": "servicegym-tasks", "version": 1, "tasks": [...]}``)."""
+"""The task model: ``Task`` (one episode's specification), ``TaskFileError``, the report of a
+task file's load (``LoadedTasks``: the tasks, plus each ``SkippedTask`` with its reason, each also
+warned as a ``TaskSkippedWarning``), and writing the project's own task-file format
+(``{"format": "servicegym-tasks", "version": 1, "tasks": [...]}``)."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_serializer
 
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.scripted_user import UserScript
+from servicegym.world_state.text import scrub_json
 
 TASK_FILE_FORMAT = "servicegym-tasks"
 
@@ -56,8 +60,59 @@ class Task(BaseModel):
         return self._built
 
 
+class SkippedTask(TypedDict):
+    """A task of a file that was not loaded, and why (``field``: its path in the task, "" when the
+    reason is no one field)."""
+
+    task_id: str
+    index: int
+    field: str
+    reason: str
+
+
 class TaskFileError(ValueError):
-    """A task file that cannot be used; the message names the file, the task and the field."""
+    """A task file that cannot be used; the message names the file, the task and the field.
+
+    An error about one task carries it as ``task`` (a ``SkippedTask``), so a load that is not
+    strict can skip that task and report why instead of failing the file."""
+
+    def __init__(self, message: str, task: SkippedTask | None = None) -> None:
+        super().__init__(message)
+        self.task = task
+        self.skipped: list[SkippedTask] = []  # a file none of whose tasks loads: every task's reason
+
+
+class TaskSkippedWarning(UserWarning):
+    """A task of a task file was skipped; the message names the file, the task, the field and why."""
+
+
+class LoadedTasks(list[Task]):
+    """The tasks a file holds (a list), with ``skipped``: each task left out and why, and
+    ``indexes``: each loaded task's index in the file."""
+
+    def __init__(self, tasks: Any = (), skipped: list[SkippedTask] | None = None,
+                 indexes: list[int] | None = None) -> None:
+        super().__init__(tasks)
+        self.skipped: list[SkippedTask] = list(skipped or [])
+        self.indexes: list[int] = list(range(len(self)) if indexes is None else indexes)
+
+    def add(self, task: Task, index: int) -> None:
+        self.append(task)
+        self.indexes.append(index)
+
+
+def skip_text(path: Any, skip: SkippedTask) -> str:
+    """One line for a skipped task: file, task id and index, field and reason."""
+    where = f"field {skip['field']}: " if skip["field"] else ""
+    return f"{path}: task {skip['task_id']} (index {skip['index']}): {where}{skip['reason']}"
+
+
+def nothing_loaded(path: Any, skipped: list[SkippedTask]) -> TaskFileError:
+    """The error of a file none of whose tasks loads, listing every task's reason."""
+    reasons = "; ".join(skip_text(path, s).removeprefix(f"{path}: ") for s in skipped)
+    err = TaskFileError(f"{path}: no task could be loaded ({len(skipped)} skipped: {reasons})")
+    err.skipped = list(skipped)
+    return err
 
 
 def field_path(err: ValidationError) -> str:
@@ -66,15 +121,27 @@ def field_path(err: ValidationError) -> str:
     return f"field {loc}: {e['msg']}"
 
 
+MAX_TASK_FILE_CHARS = 256 * 2**20  # a task file is read whole; larger ones are refused unread
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def read_json(path: Path) -> Any:
+    """A task file's JSON, made safe at the edge: bounded in size, nesting too deep for the
+    decoder a ``TaskFileError`` like any other malformed input, lone surrogates replaced."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
+            text = f.read(MAX_TASK_FILE_CHARS + 1)
+        if len(text) > MAX_TASK_FILE_CHARS:
+            raise TaskFileError(f"{path}: over {MAX_TASK_FILE_CHARS} characters; split it into smaller task files")
+        data = json.loads(text)
     except FileNotFoundError:
         raise TaskFileError(f"{path}: no such task file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as err:
+    except RecursionError:
+        raise TaskFileError(f"{path}: not a JSON task file (nested too deeply to read)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as err:
         raise TaskFileError(f"{path}: not a JSON task file ({err})") from None
+    return scrub_json(data) if "\\u" in text and _SURROGATE_ESCAPE.search(text) else data
 
 
 def save_task_file(tasks: list[Task], path: str | os.PathLike[str]) -> None:

@@ -11,11 +11,14 @@ from typing import Any
 import numpy as np
 
 from servicegym.envs.tasks.files import load_task_file
-from servicegym.envs.tasks.model import Task, TaskFileError
+from servicegym.envs.tasks.model import SkippedTask, Task, TaskFileError
 
 
 class TaskSource:
-    """Where an env's tasks come from: ``ids(split)``, ``get(task_id)`` and ``sample(rng, split)``."""
+    """Where an env's tasks come from: ``ids(split)``, ``get(task_id)`` and ``sample(rng, split)``;
+    ``skipped`` lists the tasks of its file that were left out, each with its reason."""
+
+    skipped: list[SkippedTask] | tuple[()] = ()  # none, but for a source read from a file
 
     def ids(self, split: str | None = None) -> list[str]:
         raise NotImplementedError
@@ -29,14 +32,16 @@ class TaskSource:
 
 
 class ListSource(TaskSource):
-    """A fixed list of tasks, e.g. from a task file; every task belongs to every split."""
+    """A fixed list of tasks, e.g. from a task file; every task belongs to every split.
+    ``skipped`` defaults to the list's own (a ``LoadedTasks`` from ``load_task_file``)."""
 
-    def __init__(self, tasks: list[Task]) -> None:
+    def __init__(self, tasks: list[Task], skipped: list[SkippedTask] | None = None) -> None:
         if not tasks:
             raise TaskFileError("the task source holds no tasks")
         self.tasks = {t.task_id: t for t in tasks}
         if len(self.tasks) != len(tasks):
             raise TaskFileError("task ids must be unique within a task file")
+        self.skipped: list[SkippedTask] = list(getattr(tasks, "skipped", ()) if skipped is None else skipped)
 
     def ids(self, split: str | None = None) -> list[str]:
         return list(self.tasks)
@@ -84,7 +89,7 @@ class GeneratedSource(TaskSource):
             if self.suite_path is None or not self.suite_path.exists():
                 self._suite = {}
             else:
-                self._suite = {t.task_id: t for t in load_task_file(self.suite_path, self.generate_domain())}
+                self._suite = {t.task_id: t for t in load_task_file(self.suite_path, self.generate_domain(), strict=True)}
         return self._suite
 
     def generate_domain(self) -> str:

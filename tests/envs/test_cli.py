@@ -11,6 +11,8 @@ import pytest
 
 import servicegym  # noqa: F401  registers the ids
 from servicegym.envs.cli.main import main
+from tests.envs.test_instore import mini_instore_task
+from tests.envs.test_vitabench import mini_task
 
 DELIVERY = "servicegym/Delivery-v0"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -109,6 +111,7 @@ def test_report_components_for_payments(tmp_path):
     ["play", "--task-id", "bogus"],
     ["report", "--in", "{tmp}/missing.jsonl", "--out", "{tmp}/r"],
     ["bench", "--which", "nope"],
+    ["check", "--tasks", "{tmp}/missing.json"],
 ])
 def test_user_errors_are_one_line_exit_2(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("SERVICEGYM_BASE_URL", raising=False)
@@ -145,3 +148,59 @@ def test_the_rollout_benchmark_runs_and_prints_its_table(capsys):
                  "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "questions" in out and "async x" in out and "4 episodes" in out
+
+
+# ----- check -----------------------------------------------------------------------------------
+def _vitabench_file(tmp_path, tasks, name="tasks.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_check_a_good_file(tmp_path, capsys):
+    path = _vitabench_file(tmp_path, [mini_task("M0000001"), mini_task("M0000002")])
+    assert main(["check", "--tasks", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"servicegym check: {path} with {DELIVERY}" in out, "the env comes from the file's domain"
+    assert "M0000001  loaded  golden route ok" in out and "M0000002  loaded  golden route ok" in out
+    assert out.rstrip().endswith("summary: 2 loaded, 0 skipped; golden route ok for 2 of 2")
+
+
+def test_check_a_partly_bad_file_lists_the_skipped_task_and_notes(tmp_path, capsys):
+    tasks = [mini_task("M0000001"), mini_task("M0000002"), mini_task("M0000003")]
+    tasks[1]["environment"].pop("time")
+    tasks[2]["environment"]["stores"]["S1"]["products"][0]["store_id"] = "S9"  # a repair note
+    path = _vitabench_file(tmp_path, tasks)
+    assert main(["check", "--tasks", str(path), "--env", DELIVERY]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == ["M0000001  loaded  golden route ok",
+                          "M0000002  skipped  (index 1) field environment.time: Field required"]
+    assert lines[3] == "M0000003  loaded  golden route ok" and lines[4].startswith("    note: product P1 names store S9")
+    assert lines[-1] == "summary: 2 loaded, 1 skipped; golden route ok for 2 of 2"
+    assert main(["check", "--tasks", str(path), "--strict"]) == 1, "strict: the file does not load"
+
+
+def test_check_a_file_with_no_good_task_exits_1(tmp_path, capsys):
+    path = _vitabench_file(tmp_path, [dict(mini_task("M0000001"), instructions=["not", "text"])])
+    assert main(["check", "--tasks", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "M0000001  skipped  (index 0) field instructions: Input should be a valid string" in out
+    assert out.rstrip().endswith("summary: 0 loaded, 1 skipped: no task of the file loads")
+
+
+def test_check_detects_the_in_store_env(tmp_path, capsys):
+    path = _vitabench_file(tmp_path, [mini_instore_task("M1")])
+    assert main(["check", "--tasks", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "with servicegym/InStore-v0" in out and "M1  loaded  golden route ok" in out
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    (["--env", "servicegym/Nope-v0"], "unknown env 'servicegym/Nope-v0'"),
+    ([], "cannot tell the env of"),
+])
+def test_check_usage_errors_exit_2(tmp_path, capsys, extra, expected):
+    path = _vitabench_file(tmp_path, [dict(mini_task("M0000001"), domain="bowling")])
+    assert main(["check", "--tasks", str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("servicegym: error: ") and expected in err and err.count("\n") == 1

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import servicegym  # noqa: E402  registers the ids
+from servicegym.envs.environments.parsing import MAX_ACTION_CHARS
 from servicegym.envs.running.policies import OraclePolicy, RandomPolicy, run_episode
 from servicegym.envs.tasks import save_task_file
 from servicegym.envs.tasks.generators.common import verify_task
@@ -110,20 +111,36 @@ def _tool_actions(env: gym.Env, rng: random.Random, n: int) -> list[str]:
     return out
 
 
+# what garbled or hostile model output looks like: lone surrogates (raw and JSON-escaped), deep
+# JSON, more calls than one action may hold, an action over the size limit
+HOSTILE = [
+    '{"name": "get_user_all_orders", "arguments": {"note": "\\ud83d"}}',
+    "Sure \ud800 I will check.",
+    "<tool_call>" + "[" * 5000 + "</tool_call>",
+    "[" * 100_000,
+    json.dumps([{"name": "nope", "arguments": {}}] * 100),
+    "x" * (MAX_ACTION_CHARS + 1),
+    '{"role": "assistant", "content": "\\udfff", "tool_calls": []}',
+]
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 @settings(max_examples=30)
-@given(seed=st.integers(0, 2**16), junk=st.lists(st.text(max_size=60), max_size=4))
-def test_step_never_raises_and_failed_calls_change_nothing(env_id, seed, junk):
+@given(seed=st.integers(0, 2**16), junk=st.lists(st.text(max_size=60), max_size=4),
+       hostile=st.lists(st.sampled_from(HOSTILE), max_size=2))
+def test_step_never_raises_and_failed_calls_change_nothing(env_id, seed, junk, hostile):
     env = shared(env_id)
     env.reset(seed=seed)
     u = env.unwrapped
-    actions = _tool_actions(env, random.Random(seed), 12) + junk
+    actions = _tool_actions(env, random.Random(seed), 12) + junk + hostile
     random.Random(seed).shuffle(actions)
     for action in actions:
         before = u.world.state_dict()
         n_calls = len(u.history.tool_calls())
         obs, reward, terminated, truncated, info = env.step(action)
         assert isinstance(obs, str) and reward in (0.0, 1.0)
+        assert env.observation_space.contains(obs)
+        json.dumps(u.messages, ensure_ascii=False).encode("utf-8")  # the transcript always encodes
         new = u.history.tool_calls()[n_calls:]
         if new and all(e.outcome != "executed" for e in new):
             assert u.world.state_dict() == before, (action, new[-1].content)

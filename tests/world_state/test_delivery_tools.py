@@ -331,3 +331,138 @@ def test_holiday_year_must_be_plain_digits(toolkit, world, history, year):
     # "²".isdigit() is True but int("²") raises; 5000 digits exceed int()'s limit
     r = run(toolkit, world, history, "get_holiday_date", year=year, holiday_name="Spring Festival")
     assert rejected(r, "year must be a number such as 2025")
+
+
+# ----- VitaBench parity: a world from a VitaBench task file follows its release's rules -----------
+def vitabench_world(release: str = "2026", **changes):
+    from conftest import make_delivery_spec
+
+    from servicegym.world_state.delivery import build_delivery_world
+
+    spec = make_delivery_spec() | {"vitabench_release": release}
+    for key, value in changes.items():
+        spec[key] = value(spec[key]) if callable(value) else value
+    return build_delivery_world(spec)
+
+
+def _ids(result, key: str) -> list[str]:
+    assert result.ok, result.content
+    return [x[key] for x in json.loads(result.content)]
+
+
+def test_vitabench_search_returns_every_match_ranked(toolkit, world, history):
+    from servicegym.world_state.delivery.entities import vitabench_product_text, vitabench_store_text
+    from servicegym.world_state.life.tools import SearchIndex, rank_all
+
+    vworld = vitabench_world()
+    assert vworld.extra["vitabench_release"] == "2026" and "vitabench_release" not in world.extra
+    # a generated task's world: only stores matching well; a VitaBench one: every store, best first
+    generated = _ids(run(toolkit, world, history, "delivery_store_search_recommend", keywords=["Green Bowl Salads"]),
+                     "store_id")
+    assert generated == [STOCK_STORE]
+    stores = _ids(run(toolkit, vworld, history, "delivery_store_search_recommend", keywords=["Green Bowl Salads"]),
+                  "store_id")
+    assert stores[0] == STOCK_STORE and sorted(stores) == sorted(vworld.table("stores").rows)
+    # the keywords are joined into one text with no separator, matched against VitaBench's texts
+    keywords = ["Beef", "Noodle", "Soup"]
+    products = _ids(run(toolkit, vworld, history, "delivery_product_search_recommend", keywords=keywords), "product_id")
+    index = SearchIndex({p.product_id: vitabench_product_text(p) for p in vworld.table("products")})
+    assert products == [pid for pid, _ in rank_all("BeefNoodleSoup", index, 50)] and products[0] == BEEF_SOUP
+    assert len(products) == len(vworld.table("products"))
+    assert vitabench_store_text(vworld.table("stores").require(OPEN_STORE)) == "Sunny Noodle Housenoodles,Chinese,soup"
+    # top_k still cuts the list; its range is the release's cap
+    assert len(_ids(run(toolkit, vworld, history, "delivery_store_search_recommend", keywords=["x"], top_k=2),
+                    "store_id")) == 2
+    assert rejected(run(toolkit, vworld, history, "delivery_store_search_recommend", keywords=["x"], top_k=51),
+                    "between 1 and 50")
+    old = vitabench_world("2025-11")
+    assert run(toolkit, old, history, "delivery_store_search_recommend", keywords=["x"], top_k=100).ok
+    assert rejected(run(toolkit, world, history, "delivery_store_search_recommend", keywords=["x"], top_k=51),
+                    "between 1 and 50")
+
+
+@pytest.mark.parametrize(("release", "cap"), [("2026", 50), ("2025-11", 100)])
+def test_vitabench_search_cap_per_release(toolkit, history, release, cap):
+    def more(products):
+        extra = [dict(products[0], product_id=f"PX{i:03d}", name=f"Noodle Dish {i}") for i in range(120)]
+        return products + extra
+
+    vworld = vitabench_world(release, products=more)
+    hits = _ids(run(toolkit, vworld, history, "delivery_product_search_recommend", keywords=["noodle"]), "product_id")
+    assert len(hits) == cap == len(set(hits))
+
+
+def _delivered(orders):
+    return [dict(o, status="delivered") if o["order_id"] == PAID_ORDER else o for o in orders]
+
+
+def test_vitabench_cancels_and_modifies_any_order_not_cancelled(toolkit, history):
+    from conftest import make_delivery_spec
+
+    from servicegym.world_state.delivery import build_delivery_world
+
+    generated = build_delivery_world(make_delivery_spec() | {"orders": _delivered(make_delivery_spec()["orders"])})
+    run(toolkit, generated, history, "get_delivery_order_detail", order_id=PAID_ORDER)
+    assert rejected(run(toolkit, generated, history, "cancel_delivery_order", order_id=PAID_ORDER), "status")
+    assert rejected(run(toolkit, generated, history, "modify_delivery_order", order_id=PAID_ORDER, note="x"), "status")
+
+    vworld = vitabench_world(orders=_delivered)
+    h = History()
+    run(toolkit, vworld, h, "get_delivery_order_detail", order_id=PAID_ORDER)
+    assert run(toolkit, vworld, h, "modify_delivery_order", order_id=PAID_ORDER, note="no cilantro").ok
+    assert run(toolkit, vworld, h, "cancel_delivery_order", order_id=PAID_ORDER).ok
+    assert vworld.table("orders").require(PAID_ORDER).status == "cancelled"
+    # a cancelled order stays refused, as in VitaBench
+    assert rejected(run(toolkit, vworld, h, "cancel_delivery_order", order_id=PAID_ORDER), "already cancelled")
+    assert rejected(run(toolkit, vworld, h, "modify_delivery_order", order_id=PAID_ORDER, note="y"), "already cancelled")
+
+
+def test_vitabench_ignores_attributes_beyond_the_products(toolkit, world, history):
+    args = create_args(attributes=["mild", "extra spicy", "no onion"])
+    assert rejected(run(toolkit, world, history, "create_delivery_order", **args), "attributes has 3 entries")
+    vworld = vitabench_world()
+    r = run(toolkit, vworld, history, "create_delivery_order", **args)
+    assert r.ok, r.content
+    assert [line["attributes"] for line in json.loads(r.content)["products"]] == ["mild"]
+
+
+CN_HOME = "云南省昆明市五华区丰宁路28号"
+
+
+def test_vitabench_geocodes_part_of_an_address(toolkit, world, history):
+    def with_cn(locations):
+        return [{"address": "云南省昆明市盘龙区北京路100号", "longitude": 102.72, "latitude": 25.06},
+                {"address": CN_HOME, "longitude": 102.705, "latitude": 25.045}, *locations]
+
+    from conftest import make_delivery_spec
+
+    from servicegym.world_state.delivery import build_delivery_world
+
+    generated = build_delivery_world(make_delivery_spec() | {"locations": with_cn(make_delivery_spec()["locations"])})
+    vworld = vitabench_world(locations=with_cn)
+    part = "丰宁路28号"  # road and number only
+    assert rejected(run(toolkit, generated, history, "address_to_longitude_latitude", address=part), "no coordinates")
+    r = run(toolkit, vworld, history, "address_to_longitude_latitude", address=part)
+    assert r.ok and json.loads(r.content) == [102.705, 25.045]
+    # an exact address is always itself (VitaBench could answer another one containing it)
+    assert json.loads(run(toolkit, vworld, history, "address_to_longitude_latitude", address=HOME).content) == [
+        HOME_LOC["longitude"], HOME_LOC["latitude"]]
+    # a text like none of the task's addresses is refused...
+    assert rejected(run(toolkit, vworld, history, "address_to_longitude_latitude", address="xyz"), "no coordinates")
+    # ...but VitaBench's thresholds are low: a long English address sharing a few letters with a
+    # known one resolves to it (partial match 41 >= 30, similarity 23 >= 20), as in VitaBench
+    r = run(toolkit, vworld, history, "address_to_longitude_latitude", address="Room 5, 99 Unknown Avenue")
+    assert json.loads(r.content) == [HOME_LOC["longitude"], HOME_LOC["latitude"]]
+    assert rejected(run(toolkit, generated, history, "address_to_longitude_latitude",
+                        address="Room 5, 99 Unknown Avenue"), "no coordinates")
+    assert run(toolkit, vworld, history, "create_delivery_order", **create_args(address=part)).ok
+
+
+def test_vitabench_release_is_validated():
+    from conftest import make_delivery_spec
+
+    from servicegym.world_state.delivery import build_delivery_world
+    from servicegym.world_state.life.spec import WorldSpecError
+
+    with pytest.raises(WorldSpecError, match="vitabench_release"):
+        build_delivery_world(make_delivery_spec() | {"vitabench_release": "2024"})

@@ -388,3 +388,65 @@ def test_tools_run_on_a_world_of_another_class() -> None:
     assert {p.get("shop_id") for p in near} >= {SPA, HOTPOT}
     assert [o["order_id"] for o in s.ok("get_instore_orders", user_id=world.user_id)] == [f"{KEY}I01"]
     assert stock(world, SPA, "P1") == 2
+
+
+# ----- VitaBench parity: a world from a VitaBench task file follows its release's rules -----------
+def vitabench_session(kit: Toolkit, release: str = "2026", **changes: Any) -> Session:
+    return Session(kit, build_instore_world(make_spec() | {"vitabench_release": release} | changes))
+
+
+def test_vitabench_searches_return_every_shop_and_product_ranked(kit: Toolkit, s: Session):
+    from servicegym.world_state.life.tools import SearchIndex, rank_all
+
+    v = vitabench_session(kit)
+    assert [x["shop_id"] for x in s.ok("instore_shop_search_recommend", keywords=["Calm Spa"])] == [SPA]
+    shops = [x["shop_id"] for x in v.ok("instore_shop_search_recommend", keywords=["Calm Spa"])]
+    assert shops[0] == SPA and sorted(shops) == sorted([SPA, HOTPOT, KARAOKE, NOWHERE])
+    # products match on their own name and tags (not the shop's), keywords joined into one text;
+    # both rows with id P1 come back (VitaBench's registry kept one product per id)
+    rows = [(x["shop_id"], x["product_id"]) for x in v.ok("instore_product_search_recommend", keywords=["Hot", "Pot"])]
+    index = SearchIndex({p.key: ",".join([p.name, *p.tags]) for p in v.world.table("shop_products")})
+    expected = [v.world.table("shop_products").rows[k] for k, _ in rank_all("HotPot", index, 50)]
+    assert rows == [(p.shop_id, p.product_id) for p in expected] and len(rows) == 5
+    assert rows[0] == (HOTPOT, "P1")
+    v.refused("instore_product_search_recommend", "between 1 and 50", keywords=["spa"], top_k=51)
+    assert len(vitabench_session(kit, "2025-11").ok("instore_shop_search_recommend", keywords=["spa"], top_k=1000)) == 4
+    s.refused("instore_shop_search_recommend", "between 1 and 50", keywords=["spa"], top_k=1000)
+
+
+def test_vitabench_accepts_past_booking_and_reservation_times(kit: Toolkit, s: Session):
+    past = "2025-06-20 15:00:00"  # the day before NOW, within the spa's hours
+    s.refused("instore_book", "before the current time", user_id=USER, shop_id=KARAOKE, time=past)
+    s.refused("instore_reservation", "before the current time", user_id=USER, shop_id=SPA, time=past)
+    v = vitabench_session(kit)
+    assert v.ok("instore_book", user_id=USER, shop_id=KARAOKE, time=past)["book_time"] == past
+    assert v.ok("instore_reservation", user_id=USER, shop_id=SPA, time=past)["reservation_time"] == past
+    v.ok("get_instore_reservations", user_id=USER)
+    assert v.ok("instore_modify_reservation", reservation_id=RES0, time=past)["reservation_time"] == past
+    # the form is still checked, and the shop's rules (enable_book, opening hours) still hold
+    v.refused("instore_book", "YYYY-MM-DD HH:MM:SS", user_id=USER, shop_id=KARAOKE, time="yesterday")
+    v.refused("instore_book", "does not take seat bookings", user_id=USER, shop_id=SPA, time=past)
+
+
+def test_vitabench_cancels_consumed_records_but_not_cancelled_ones(kit: Toolkit, s: Session):
+    consumed = {
+        "reservations": [dict(make_spec()["reservations"][0], status="consumed")],
+        "books": [dict(make_spec()["books"][0], status="consumed")],
+    }
+    g = Session(kit, build_instore_world(make_spec() | consumed))
+    for sess in (g, vitabench_session(kit, **consumed)):
+        for lookup in ("get_instore_orders", "get_instore_reservations", "get_instore_books"):
+            sess.ok(lookup, user_id=USER)
+        # a consumed reservation cannot be moved, in VitaBench either
+        sess.refused("instore_modify_reservation", "consumed", reservation_id=RES0, time="2025-06-24 15:00:00")
+    for name, arg, rid in (("instore_cancel_order", "order_id", USED), ("instore_cancel_book", "book_id", BOOK0),
+                           ("instore_cancel_reservation", "reservation_id", RES0)):
+        g.refused(name, "consumed", **{arg: rid})
+    v = vitabench_session(kit, **consumed)
+    for lookup in ("get_instore_orders", "get_instore_reservations", "get_instore_books"):
+        v.ok(lookup, user_id=USER)
+    v.ok("instore_cancel_order", order_id=USED)
+    v.ok("instore_cancel_book", book_id=BOOK0)
+    v.ok("instore_cancel_reservation", reservation_id=RES0)
+    v.refused("instore_cancel_order", "already cancelled", order_id=USED)
+    v.refused("instore_cancel_reservation", "already cancelled", reservation_id=RES0)

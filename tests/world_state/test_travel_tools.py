@@ -798,3 +798,51 @@ def test_tools_run_on_a_world_that_also_holds_delivery(delivery_task):
     assert any(p.get("store_id") == "S001" for p in near)
     hotels = sess.ok("get_nearby", longitude=VENUE["longitude"], latitude=VENUE["latitude"], range=1000)
     assert [p.get("hotel_id") for p in hotels] == ["H1"]
+
+
+# ----- VitaBench parity: a world from a VitaBench task file follows its release's rules -----------
+def vitabench_session(kit: Toolkit, release: str = "2026", **changes: Any) -> Session:
+    return Session(build_travel_world(travel_spec() | {"vitabench_release": release} | changes), kit)
+
+
+def test_vitabench_searches_match_cities_loosely_and_rank_every_place(kit: Toolkit, s: Session):
+    v = vitabench_session(kit)
+    # VitaBench's city match is a partial match of at least 40: "Ningbo" meets "Hangzhou" at 50
+    assert s.ok("hotel_search_recommend", city_name="Ningbo", key_words=["gym"]) == []
+    assert [h["hotel_id"] for h in v.ok("hotel_search_recommend", city_name="Ningbo", key_words=["gym"])] == ["H1", "H2"]
+    # ranked by the keywords joined into one text against name + tags (VitaBench's text)
+    hits = v.ok("hotel_search_recommend", city_name="Hangzhou", key_words=["Hill", "Hotel"])
+    assert [h["hotel_id"] for h in hits] == ["H2", "H1"] and hits[0]["relevance"] >= hits[1]["relevance"]
+    assert [a["attraction_id"] for a in v.ok("attractions_search_recommend", city_name="Hangzhou",
+                                             key_words=["museum"])] == ["A1"]
+    # flights and trains: the same loose match, in catalogue order (a generated task sorts by time)
+    assert [f["flight_id"] for f in s.ok("flight_search_recommend", departure="Shanghai",
+                                         destination="Hangzhou")] == ["F0", "F1", "F2"]
+    assert [f["flight_id"] for f in v.ok("flight_search_recommend", departure="Shanghai",
+                                         destination="Hangzhou")] == ["F1", "F2", "F0"]
+    assert [f["flight_id"] for f in v.ok("flight_search_recommend", departure="Hangzhou",
+                                         destination="Shanghai")] == ["F1", "F2", "F0"]
+    assert s.ok("flight_search_recommend", departure="Hangzhou", destination="Shanghai") == []
+
+
+@pytest.mark.parametrize(("release", "cap"), [("2026", 50), ("2025-11", 100)])
+def test_vitabench_hotel_search_cap_per_release(kit: Toolkit, release: str, cap: int):
+    hotel = travel_spec()["hotels"][1]
+    more = [dict(hotel, hotel_id=f"HX{i:03d}", hotel_name=f"Hill Hotel {i}") for i in range(120)]
+    v = vitabench_session(kit, release, hotels=travel_spec()["hotels"] + more)
+    hits = v.ok("hotel_search_recommend", city_name="Hangzhou", key_words=["Hill Hotel"])
+    assert len(hits) == cap == len({h["hotel_id"] for h in hits})
+    # without keywords every hotel scores 0: catalogue order
+    assert [h["hotel_id"] for h in v.ok("hotel_search_recommend", city_name="Hangzhou")][:3] == ["H1", "H2", "HX000"]
+
+
+def test_vitabench_books_and_cancels_whatever_the_date(kit: Toolkit, s: Session):
+    past = {"user_id": UID, "flight_id": "F0", "seat_id": "S-P30", "date": "2025-06-30", "quantity": 1}
+    s.refused("create_flight_order", "already departed", **past)
+    s.ok("get_flight_order_detail", order_id=PAST_FLIGHT)
+    s.refused("cancel_flight_order", "departed on 2025-06-30", order_id=PAST_FLIGHT, user_id=UID)
+    v = vitabench_session(kit)
+    assert v.ok("create_flight_order", **past)["status"] == "unpaid"
+    v.ok("get_flight_order_detail", order_id=PAST_FLIGHT)
+    assert v.ok("cancel_flight_order", order_id=PAST_FLIGHT, user_id=UID)["refund"] == 380
+    v.refused("cancel_flight_order", "already cancelled", order_id=PAST_FLIGHT, user_id=UID)

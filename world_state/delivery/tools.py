@@ -11,9 +11,24 @@ from datetime import timedelta
 from typing import Any, Optional
 
 from servicegym.world_state.core import History, haversine_m, parse_time
-from servicegym.world_state.delivery.entities import DeliveryWorld, Product, product_search_text, store_search_text
+from servicegym.world_state.delivery.entities import (
+    DeliveryWorld,
+    Product,
+    product_search_text,
+    store_search_text,
+    vitabench_product_text,
+    vitabench_store_text,
+)
 from servicegym.world_state.life.entities import Order, OrderLine, OrderStatus
-from servicegym.world_state.life.tools import SHARED_TOOLS, geocode, rank, search_index
+from servicegym.world_state.life.tools import (
+    SHARED_TOOLS,
+    geocode,
+    search_hits,
+    search_index,
+    status_rule,
+    top_k_problem,
+    vitabench_release,
+)
 from servicegym.world_state.tools import (
     Postcondition,
     RawJson,
@@ -56,7 +71,9 @@ def _products_in_store(world: DeliveryWorld, history: History, args: dict[str, A
         p = products.get(pid)
         if p is None:
             return f"product {pid!r} does not exist"
-        if p.store_id != args["store_id"]:
+        if p.seller != args["store_id"]:
+            if p.listed_by:
+                return f"product {pid} is on the menu of store {p.seller}, not {args['store_id']}"
             return f"product {pid} belongs to store {p.store_id}, not {args['store_id']}"
     return None
 
@@ -70,7 +87,8 @@ def _counts_valid(world: DeliveryWorld, history: History, args: dict[str, Any]) 
     if any(c <= 0 for c in cnts):
         return "every entry of product_cnts must be a positive integer"
     attrs = args.get("attributes")
-    if attrs is not None and len(attrs) > len(ids):
+    # VitaBench ignores attributes beyond the products; a generated task refuses them
+    if attrs is not None and len(attrs) > len(ids) and not vitabench_release(world):
         return f"attributes has {len(attrs)} entries for {len(ids)} products"
     return None
 
@@ -202,32 +220,41 @@ def _search_pre(world: DeliveryWorld, history: History, args: dict[str, Any]) ->
     kws = args["keywords"]
     if not kws or not all(isinstance(k, str) and k.strip() for k in kws):
         return "keywords must be a non-empty list of non-empty strings"
-    if not 1 <= args["top_k"] <= 50:
-        return "top_k must be between 1 and 50"
-    return None
+    return top_k_problem(world, "delivery", args["top_k"])
 
 
-@tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_store_search_recommand"])
-def delivery_store_search_recommend(world: DeliveryWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
-    """Search delivery stores by keywords taken from the user's request (name, cuisine, tags), most relevant first.
+_SEARCH_RULE = rule("keywords must be non-empty; top_k, when given, between 1 and the search's cap", _search_pre)
+
+
+@tool(kind="read", pre=[_SEARCH_RULE], aliases=["delivery_store_search_recommand"])
+def delivery_store_search_recommend(
+    world: DeliveryWorld, keywords: list[str], top_k: Optional[int] = None
+) -> list[dict[str, Any]]:
+    """Search delivery stores by keywords taken from the user's request (name, cuisine, tags), most relevant first. In tasks from VitaBench files, as in VitaBench, every store of the task comes back, ranked by how well the keywords (joined into one text) match its name and tags, up to 50 (100 in the 2025-11 release); in generated tasks only stores matching the keywords well, 10 by default.
 
     Args:
         keywords: Keywords describing the store.
-        top_k: Maximum number of stores returned (1-50).
+        top_k: Maximum number of stores returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
-    hits = rank(keywords, search_index(world, "stores", store_search_text), top_k)
+    hits = search_hits(world, "delivery", keywords, top_k,
+                       lambda: search_index(world, "stores", store_search_text),
+                       lambda: search_index(world, "stores", vitabench_store_text, "vitabench_stores"))
     return json_array([_store_json(world, sid, with_products=False, relevance=score) for sid, score in hits])
 
 
-@tool(kind="read", pre=[rule("keywords must be non-empty", _search_pre)], aliases=["delivery_product_search_recommand"])
-def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
-    """Search delivery products by keywords taken from the user's request (dish, store, tags), most relevant first.
+@tool(kind="read", pre=[_SEARCH_RULE], aliases=["delivery_product_search_recommand"])
+def delivery_product_search_recommend(
+    world: DeliveryWorld, keywords: list[str], top_k: Optional[int] = None
+) -> list[dict[str, Any]]:
+    """Search delivery products by keywords taken from the user's request (dish, store, tags), most relevant first. In tasks from VitaBench files, as in VitaBench, every product of the task comes back, ranked by how well the keywords (joined into one text) match its store's name, its name and tags, up to 50 (100 in the 2025-11 release); in generated tasks only products matching the keywords well, 10 by default.
 
     Args:
         keywords: Keywords describing the food.
-        top_k: Maximum number of products returned (1-50).
+        top_k: Maximum number of products returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
-    hits = rank(keywords, search_index(world, "products", product_search_text), top_k)
+    hits = search_hits(world, "delivery", keywords, top_k,
+                       lambda: search_index(world, "products", product_search_text),
+                       lambda: search_index(world, "products", vitabench_product_text, "vitabench_products"))
     products = world.table("products").rows
     return json_array([json_object_with(world.view_json("products", products[pid]), relevance=score) for pid, score in hits])
 
@@ -238,11 +265,15 @@ def delivery_product_search_recommend(world: DeliveryWorld, keywords: list[str],
         rule("user_id must be the current user's id", _user_matches),
         exists("stores", "store_id", "store", SEARCH_TOOLS + ("get_nearby",)),
         rule(
-            "every product must exist and belong to that one store",
+            "every product must exist and be on that one store's menu",
             _products_in_store,
             SEARCH_TOOLS + ("get_delivery_store_info", "get_delivery_product_info"),
         ),
-        rule("product_cnts pairs one positive count with each product", _counts_valid),
+        rule(
+            "product_cnts pairs one positive count with each product; attributes has no more entries than "
+            "product_ids (in VitaBench tasks extra entries are ignored)",
+            _counts_valid,
+        ),
         time_not_past("dispatch_time"),
         rule("the store must be open at dispatch_time", _store_open),
         rule("enough stock of every product", _in_stock),
@@ -273,7 +304,7 @@ def create_delivery_order(
     attributes: Optional[list[str]] = None,
     note: str = "",
 ) -> Order:
-    """Create a delivery order from one store (several products allowed); it starts unpaid. Put dietary restrictions in the note, never time requirements.
+    """Create a delivery order from one store (several products allowed); it starts unpaid. Put dietary restrictions in the note, never time requirements. A store sells every product on its menu (get_delivery_store_info), even one whose own store_id names another store.
 
     Args:
         user_id: The user's id.
@@ -282,7 +313,7 @@ def create_delivery_order(
         product_cnts: Quantity of each product, in the same order.
         address: Delivery address.
         dispatch_time: When the rider leaves the store, YYYY-MM-DD HH:MM:SS.
-        attributes: Chosen specification of each product (e.g. spice level), in the same order; empty string for none.
+        attributes: Chosen specification of each product (e.g. spice level), in the same order; empty string for none. More entries than products are refused in generated tasks and ignored in VitaBench tasks.
         note: Order note, e.g. a dietary restriction.
     """
     store = world.table("stores").require(store_id)
@@ -363,7 +394,7 @@ def get_delivery_order_status(world: DeliveryWorld, order_id: str) -> dict[str, 
         _ORDER_EXISTS,
         _DELIVERY_ONLY,
         requires_prior_call(("get_delivery_order_status", "get_delivery_order_detail"), "order_id", "order"),
-        field_in("orders", "order_id", "order", CANCELLABLE),
+        status_rule("orders", "order_id", "order", CANCELLABLE),
     ],
     post=[
         Postcondition("the order is cancelled", _post_status("cancelled")),
@@ -371,7 +402,7 @@ def get_delivery_order_status(world: DeliveryWorld, order_id: str) -> dict[str, 
     ],
 )
 def cancel_delivery_order(world: DeliveryWorld, order_id: str) -> str:
-    """Cancel a delivery order (or its pending payment); an order already cancelled or delivered cannot be cancelled.
+    """Cancel a delivery order (or its pending payment); its products' stock is restored. An order already cancelled cannot be cancelled; in generated tasks neither can a delivered one (tasks from VitaBench files, as VitaBench, allow any other status).
 
     Args:
         order_id: The order's id.
@@ -388,12 +419,12 @@ def cancel_delivery_order(world: DeliveryWorld, order_id: str) -> str:
         _ORDER_EXISTS,
         _DELIVERY_ONLY,
         requires_prior_call("get_delivery_order_detail", "order_id", "order"),
-        field_in("orders", "order_id", "order", MODIFIABLE),
+        status_rule("orders", "order_id", "order", MODIFIABLE),
     ],
     post=[Postcondition("the order's note is the new note", _post_note)],
 )
 def modify_delivery_order(world: DeliveryWorld, order_id: str, note: str) -> Order:
-    """Replace the note of a delivery order; if the order is still unpaid, ask the user to confirm payment afterwards.
+    """Replace the note of a delivery order; if the order is still unpaid, ask the user to confirm payment afterwards. A cancelled order cannot be modified; in generated tasks neither can a delivered one (tasks from VitaBench files, as VitaBench, allow any other status).
 
     Args:
         order_id: The order's id.

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from servicegym.world_state.core import Entity
 from servicegym.world_state.life.entities import LifeWorld, Location, OpeningHours
-from servicegym.world_state.life.tools import SearchIndex, search_index
+from servicegym.world_state.life.tools import SearchIndex, search_index, vitabench_release
 
 InStoreStatus = Literal["unpaid", "paid", "unconsumed", "consumed", "cancelled"]
 
@@ -96,8 +96,12 @@ class InStoreWorld(LifeWorld):
     catalogue_tables = ("shops", "shop_products")
 
     def build_indexes(self) -> None:
-        shop_index(self)
-        product_index(self)
+        if vitabench_release(self):
+            vitabench_shop_index(self)
+            vitabench_product_index(self)
+        else:
+            shop_index(self)
+            product_index(self)
 
     def render_row(self, table: str, row: Any) -> dict[str, Any]:
         if table == "shops" and row.open_time is None:
@@ -119,3 +123,15 @@ def product_index(world: LifeWorld) -> SearchIndex:
         return f"{shop.shop_name if shop else ''} {p.name} {' '.join(p.tags)}"
 
     return search_index(world, "shop_products", text)
+
+
+def vitabench_shop_index(world: LifeWorld) -> SearchIndex:
+    """What a VitaBench task's shop searches match, as in VitaBench: the name, then the tags,
+    joined by commas."""
+    return search_index(world, "shops", lambda s: ",".join([s.shop_name, *s.tags]), "vitabench_shops")
+
+
+def vitabench_product_index(world: LifeWorld) -> SearchIndex:
+    """What a VitaBench task's product searches match, as in VitaBench: the product's name, then
+    its tags, joined by commas (not the shop's name)."""
+    return search_index(world, "shop_products", lambda p: ",".join([p.name, *p.tags]), "vitabench_shop_products")

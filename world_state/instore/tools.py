@@ -7,12 +7,15 @@ Rules VitaBench kept as prose, or did not keep at all, are code here:
   stock; cancelling an order gives its stock back;
 - ``instore_book`` needs a shop with ``enable_book`` and ``instore_reservation`` one with
   ``enable_reservation`` (VitaBench never looked at the latter); times are
-  ``YYYY-MM-DD HH:MM:SS``, not in the past and within the shop's opening hours when it has any;
+  ``YYYY-MM-DD HH:MM:SS``, not in the past (a VitaBench task's world, as VitaBench, accepts past
+  times) and within the shop's opening hours when it has any;
   party sizes are positive, and a modification that names no party size keeps the old one
   (VitaBench set it to 0);
 - cancelling an order, a booking or a reservation, and modifying a reservation, need the record
   to have been looked up first (shown by a lookup tool earlier in the episode);
-- paying needs an unpaid record; nothing already cancelled or consumed can be cancelled again.
+- paying needs an unpaid record; nothing already cancelled or consumed can be cancelled again (a
+  VitaBench task's world, as VitaBench, refuses only cancelled records; a consumed reservation
+  still cannot be changed).
 
 The tools use only the world's tables (``shops``, ``shop_products``, ``books``, ``reservations``
 and the shared ``orders``), never its class, so a cross-scenario world holding them runs them too.
@@ -33,10 +36,12 @@ from servicegym.world_state.instore.entities import (
     product_index,
     product_key,
     shop_index,
+    vitabench_product_index,
+    vitabench_shop_index,
 )
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
-from servicegym.world_state.life.tools import SHARED_TOOLS, rank
-from servicegym.world_state.tools import Postcondition, Precondition, exists, field_in, rule, time_not_past, tool
+from servicegym.world_state.life.tools import SHARED_TOOLS, search_hits, status_rule, top_k_problem, vitabench_release
+from servicegym.world_state.tools import Postcondition, Precondition, exists, field_in, rule, tool
 
 ORDER_PREFIX, BOOK_PREFIX, RESERVATION_PREFIX = "I", "B", "R"
 SHOP_SOURCES = ("instore_shop_search_recommend", "instore_product_search_recommend", "get_nearby")
@@ -158,15 +163,29 @@ def _search_pre(world: LifeWorld, history: History, args: dict[str, Any]) -> str
     kws = args["keywords"]
     if not kws or not all(isinstance(k, str) and k.strip() for k in kws):
         return "keywords must be a non-empty list of non-empty strings"
-    if not 1 <= args["top_k"] <= 50:
-        return "top_k must be between 1 and 50"
+    return top_k_problem(world, "instore", args["top_k"])
+
+
+def _time_ok(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+    """``time`` is YYYY-MM-DD HH:MM:SS and, in a generated task, not in the past (VitaBench
+    checks only the form)."""
+    try:
+        t = parse_time(args["time"])
+    except ValueError:
+        return f"time {args['time']!r} must have the form YYYY-MM-DD HH:MM:SS"
+    if t < world.clock.now and not vitabench_release(world):
+        return f"time {args['time']} is before the current time {world.clock.text()}"
     return None
 
 
 _USER = rule("user_id must be the current user's id", _user_matches)
-_SEARCH = rule("keywords must be non-empty and top_k between 1 and 50", _search_pre)
+_SEARCH = rule("keywords must be non-empty; top_k, when given, between 1 and the search's cap", _search_pre)
 _SHOP_EXISTS = exists("shops", "shop_id", "shop", SHOP_SOURCES)
-_TIME = time_not_past("time")
+_TIME = rule(
+    "time has the form YYYY-MM-DD HH:MM:SS and is not in the past (in VitaBench tasks, as in VitaBench, a past "
+    "time is accepted)",
+    _time_ok,
+)
 _ORDER_EXISTS = exists("orders", "order_id", "order", ("create_instore_product_order", *ORDER_LOOKUPS))
 _INSTORE_ONLY = rule("the order must be an in-store order", _is_instore_order)
 _BOOK_EXISTS = exists("books", "book_id", "booking", ("instore_book", *BOOK_LOOKUPS))
@@ -254,27 +273,33 @@ def _product_view(world: LifeWorld, p: ShopProduct) -> dict[str, Any]:
 
 
 @tool(kind="read", pre=[_SEARCH], aliases=["instore_shop_search_recommand"])
-def instore_shop_search_recommend(world: LifeWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
-    """Search shops (restaurants, spas, gyms, salons, ...) by keywords from the user's request (name, category, features), most relevant first. Results show rating, location, tags, whether the shop takes seat bookings (and the fee) or service reservations.
+def instore_shop_search_recommend(
+    world: LifeWorld, keywords: list[str], top_k: Optional[int] = None
+) -> list[dict[str, Any]]:
+    """Search shops (restaurants, spas, gyms, salons, ...) by keywords from the user's request (name, category, features), most relevant first. Results show rating, location, tags, whether the shop takes seat bookings (and the fee) or service reservations. In tasks from VitaBench files, as in VitaBench, every shop of the task comes back, ranked by how well the keywords (joined into one text) match its name and tags, up to 50 (1000 in the 2025-11 release); in generated tasks only shops matching the keywords well, 10 by default.
 
     Args:
         keywords: Keywords describing the shop.
-        top_k: Maximum number of shops returned (1-50).
+        top_k: Maximum number of shops returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
     shops = world.table("shops").rows
-    return [world.view("shops", shops[sid]) | {"relevance": score} for sid, score in rank(keywords, shop_index(world), top_k)]
+    hits = search_hits(world, "instore", keywords, top_k, lambda: shop_index(world), lambda: vitabench_shop_index(world))
+    return [world.view("shops", shops[sid]) | {"relevance": score} for sid, score in hits]
 
 
 @tool(kind="read", pre=[_SEARCH], aliases=["instore_product_search_recommand"])
-def instore_product_search_recommend(world: LifeWorld, keywords: list[str], top_k: int = 10) -> list[dict[str, Any]]:
-    """Search the packages, vouchers and set meals shops sell, by keywords (product, shop, tags), most relevant first. Results show the shop, price, tags and stock.
+def instore_product_search_recommend(
+    world: LifeWorld, keywords: list[str], top_k: Optional[int] = None
+) -> list[dict[str, Any]]:
+    """Search the packages, vouchers and set meals shops sell, by keywords (product, shop, tags), most relevant first. Results show the shop, price, tags and stock. In tasks from VitaBench files, as in VitaBench, every product of the task comes back, ranked by how well the keywords (joined into one text) match its name and tags (not the shop's name), up to 50 (1000 in the 2025-11 release); in generated tasks only products matching the keywords well, 10 by default.
 
     Args:
         keywords: Keywords describing the package or the shop.
-        top_k: Maximum number of products returned (1-50).
+        top_k: Maximum number of products returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
     products = world.table("shop_products").rows
-    hits = rank(keywords, product_index(world), top_k)
+    hits = search_hits(world, "instore", keywords, top_k, lambda: product_index(world),
+                       lambda: vitabench_product_index(world))
     return [_product_view(world, products[k]) | {"relevance": score} for k, score in hits]
 
 
@@ -353,7 +378,7 @@ def pay_instore_order(world: LifeWorld, order_id: str) -> str:
         _ORDER_EXISTS,
         _INSTORE_ONLY,
         looked_up(ORDER_LOOKUPS, "order_id", "order"),
-        field_in("orders", "order_id", "order", LIVE),
+        status_rule("orders", "order_id", "order", LIVE),
     ],
     post=[
         Postcondition("the order is cancelled", _post_status("orders", "order_id", "cancelled")),
@@ -361,7 +386,7 @@ def pay_instore_order(world: LifeWorld, order_id: str) -> str:
     ],
 )
 def instore_cancel_order(world: LifeWorld, order_id: str) -> str:
-    """Cancel an in-store order (or its pending payment); its stock goes back to the shop. Orders already cancelled or consumed cannot be cancelled.
+    """Cancel an in-store order (or its pending payment); its stock goes back to the shop. An order already cancelled cannot be cancelled; in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).
 
     Args:
         order_id: The order's id.
@@ -398,7 +423,7 @@ def get_instore_orders(world: LifeWorld, user_id: str) -> list[Order]:
     post=[Postcondition("a new booking is stored, unpaid if the shop charges a fee and paid if not", _post_booked)],
 )
 def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> Booking:
-    """Book a seat or table at a shop that takes bookings. A booking with a fee starts unpaid (ask the user to confirm paying it); a free one is paid at once.
+    """Book a seat or table at a shop that takes bookings. A booking with a fee starts unpaid (ask the user to confirm paying it); a free one is paid at once. A time in the past is refused in generated tasks and accepted in tasks from VitaBench files (as VitaBench does).
 
     Args:
         user_id: The user's id.
@@ -437,11 +462,11 @@ def pay_instore_book(world: LifeWorld, book_id: str) -> str:
 
 @tool(
     kind="write",
-    pre=[_BOOK_EXISTS, looked_up(BOOK_LOOKUPS, "book_id", "booking"), field_in("books", "book_id", "booking", LIVE)],
+    pre=[_BOOK_EXISTS, looked_up(BOOK_LOOKUPS, "book_id", "booking"), status_rule("books", "book_id", "booking", LIVE)],
     post=[Postcondition("the booking is cancelled", _post_status("books", "book_id", "cancelled"))],
 )
 def instore_cancel_book(world: LifeWorld, book_id: str) -> str:
-    """Cancel a seat booking; one already cancelled or consumed cannot be cancelled.
+    """Cancel a seat booking; one already cancelled cannot be cancelled, and in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).
 
     Args:
         book_id: The booking's id.
@@ -492,7 +517,7 @@ def search_instore_book(world: LifeWorld, user_id: str, book_id: Optional[str] =
     post=[Postcondition("a new unconsumed reservation at that time is stored", _post_reserved)],
 )
 def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> Reservation:
-    """Reserve a service time at a shop that takes reservations (e.g. to use a voucher bought there); tell the user to arrive on time.
+    """Reserve a service time at a shop that takes reservations (e.g. to use a voucher bought there); tell the user to arrive on time. A time in the past is refused in generated tasks and accepted in tasks from VitaBench files (as VitaBench does).
 
     Args:
         user_id: The user's id.
@@ -517,7 +542,7 @@ def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str,
     pre=[
         _RESERVATION_EXISTS,
         looked_up(RESERVATION_LOOKUPS, "reservation_id", "reservation"),
-        field_in("reservations", "reservation_id", "reservation", LIVE),
+        status_rule("reservations", "reservation_id", "reservation", LIVE, ("consumed", "cancelled")),
         _TIME,
         rule("the shop must be open at the new time", _open_at_time(_shop_of_reservation)),
         rule("customer_count, when given, must be positive", _positive("customer_count", optional=True)),
@@ -527,7 +552,7 @@ def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str,
 def instore_modify_reservation(
     world: LifeWorld, reservation_id: str, time: str, customer_count: Optional[int] = None
 ) -> Reservation:
-    """Change the time (and optionally the party size) of a reservation found with a reservation lookup.
+    """Change the time (and optionally the party size) of a reservation found with a reservation lookup. A cancelled or consumed reservation cannot be changed; a new time in the past is refused in generated tasks and accepted in tasks from VitaBench files (as VitaBench does).
 
     Args:
         reservation_id: The reservation's id.
@@ -545,12 +570,12 @@ def instore_modify_reservation(
     pre=[
         _RESERVATION_EXISTS,
         looked_up(RESERVATION_LOOKUPS, "reservation_id", "reservation"),
-        field_in("reservations", "reservation_id", "reservation", LIVE),
+        status_rule("reservations", "reservation_id", "reservation", LIVE),
     ],
     post=[Postcondition("the reservation is cancelled", _post_status("reservations", "reservation_id", "cancelled"))],
 )
 def instore_cancel_reservation(world: LifeWorld, reservation_id: str) -> str:
-    """Cancel a reservation; one already cancelled or consumed cannot be cancelled.
+    """Cancel a reservation; one already cancelled cannot be cancelled, and in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).
 
     Args:
         reservation_id: The reservation's id.

@@ -1,8 +1,9 @@
 """Building a life-service world (delivery, in-store, travel, cross-scenario) from a task's world spec.
 
 A world spec is a dict with ``time``, ``user_id``, ``task_key``, ``language``, ``user_profile``,
-``user_historical_behaviors`` and one list of rows per table of the domain's world class (table
-name = key, e.g. ``stores``, ``products``, ``orders``, ``locations``, ``weather``).
+``user_historical_behaviors`` (a VitaBench task's also ``vitabench_release``) and one list of rows
+per table of the domain's world class (table name = key, e.g. ``stores``, ``products``,
+``orders``, ``locations``, ``weather``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from pydantic import ValidationError
 from servicegym.world_state.core import parse_time
 from servicegym.world_state.life.entities import LifeWorld
 
-SCALAR_KEYS = ("time", "user_id", "task_key", "language", "user_profile", "user_historical_behaviors")
+SCALAR_KEYS = (
+    "time", "user_id", "task_key", "language", "user_profile", "user_historical_behaviors",
+    # a VitaBench task file's world: the release whose tool behaviour it follows (see
+    # ``world_state.life.tools.vitabench_release``); absent in generated tasks
+    "vitabench_release",
+)
+RELEASES = ("2025-11", "2026")  # the values of ``vitabench_release``
 
 
 class WorldSpecError(ValueError):
@@ -49,6 +56,9 @@ def build_life_world(world_cls: type[LifeWorld], spec: dict[str, Any]) -> LifeWo
         now = parse_time(spec["time"])
     except ValueError:
         raise WorldSpecError(f"field world.time: {spec['time']!r} is not YYYY-MM-DD HH:MM:SS") from None
+    release = spec.get("vitabench_release")
+    if release is not None and release not in RELEASES:
+        raise WorldSpecError(f"field world.vitabench_release: {release!r} is not one of {', '.join(RELEASES)}")
     unknown = set(spec) - set(SCALAR_KEYS) - set(world_cls.schema)
     if unknown:
         raise WorldSpecError(f"field world.{sorted(unknown)[0]}: not a table of {world_cls.__name__}")
@@ -65,6 +75,8 @@ def build_life_world(world_cls: type[LifeWorld], spec: dict[str, Any]) -> LifeWo
         "user_profile": spec.get("user_profile", {}),
         "user_historical_behaviors": spec.get("user_historical_behaviors", {}),
     }
+    if release is not None:
+        extra["vitabench_release"] = release
     world = world_cls(now, tables, extra=extra)
     book = world.table("locations")
     for name in (*world_cls.place_tables, "orders"):

@@ -9,7 +9,7 @@ from pydantic import Field
 from servicegym.world_state.core import History, World
 from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue
 from servicegym.world_state.payments.world import PaymentsWorld, search_text
-from servicegym.world_state.tools import ToolError, rule, tool
+from servicegym.world_state.tools import Query, ToolError, rule, tool
 
 QUERYABLE = tuple(n for n in ("merchants", "accounts", "bank_accounts", "ledger", "holds", "payments", "refunds", "payouts",
                               "receipts", "cases", "uploads", "approvals", "applications", "events", "fx_conversions"))
@@ -21,7 +21,7 @@ def _doc_summary(d: Any) -> dict[str, Any]:
 
 
 @tool("read")
-def search_documents(world: PaymentsWorld, query: str, product: str | None = None, region: str | None = None,
+def search_documents(world: PaymentsWorld, query: Query, product: str | None = None, region: str | None = None,
                      tier: str | None = None, currency: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
     """Search the knowledge base; filters match a document's scope exactly (or its "*" scope).
 
@@ -83,7 +83,7 @@ def query_records(world: PaymentsWorld, collection: str, filters: dict[str, Any]
 
 
 @tool("read")
-def search_capabilities(world: PaymentsWorld, query: str, limit: int = 10) -> list[dict[str, Any]]:
+def search_capabilities(world: PaymentsWorld, query: Query, limit: int = 10) -> list[dict[str, Any]]:
     """Search the catalogue of business capabilities by keywords.
 
     Args:

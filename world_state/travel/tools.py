@@ -27,7 +27,16 @@ from rapidfuzz import fuzz, utils
 
 from servicegym.world_state.core import DATE_FORMAT, History, World
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
-from servicegym.world_state.life.tools import SHARED_TOOLS, rank
+from servicegym.world_state.life.tools import (
+    SEARCH_CAPS,
+    SHARED_TOOLS,
+    SearchIndex,
+    rank,
+    rank_all,
+    status_rule,
+    unless_vitabench,
+    vitabench_release,
+)
 from servicegym.world_state.tools import Postcondition, exists, field_in, requires_prior_call, rule, tool
 from servicegym.world_state.travel.entities import (
     KINDS,
@@ -44,7 +53,8 @@ from servicegym.world_state.travel.entities import (
 HOTEL, ATTRACTION, FLIGHT, TRAIN = (KINDS[k] for k in ("hotel", "attraction", "flight", "train"))
 CITY_SIMILARITY = 85.0
 MAX_NIGHTS = 30
-SEARCH_LIMIT = 100  # VitaBench's top_k for hotel and attraction searches
+SEARCH_LIMIT = 100  # a generated task's most results of a hotel or attraction search
+VITABENCH_CITY_SCORE = 40  # VitaBench's city match (``fuzzy_match``): partial match of the raw texts
 TravelStatus = Literal["unpaid", "paid", "cancelled"]
 
 _SEARCH = {
@@ -199,7 +209,8 @@ def _date_rule(arg: str, optional: bool = False) -> Any:
 
 
 def _not_before_today(world: World, date: str, what: str) -> str | None:
-    if parse_day(date).date() < world.clock.now.date():
+    # a VitaBench task's world, as VitaBench, books, moves and cancels whatever the date
+    if parse_day(date).date() < world.clock.now.date() and not vitabench_release(world):
         return f"{what} {date} is in the past (today is {world.clock.now.date().isoformat()})"
     return None
 
@@ -246,7 +257,7 @@ def _departs_in_future(kind: Kind, product_arg: str) -> Any:
             return f"{kind.name} {getattr(place, kind.name_field)} on {p.date} has already departed"
         return None
 
-    return rule(f"the {kind.name} must not have departed yet", check)
+    return unless_vitabench(rule(f"the {kind.name} must not have departed yet", check))
 
 
 def _visit_not_past(world: World, history: History, args: dict[str, Any]) -> str | None:
@@ -326,7 +337,7 @@ def _trip_not_started(kind: Kind) -> Any:
             return f"order {o.order_id} started on {first}; it can no longer be changed"
         return None
 
-    return rule("the trip must not have started yet", check)
+    return unless_vitabench(rule("the trip must not have started yet", check))
 
 
 def _single_line(world: World, history: History, args: dict[str, Any]) -> str | None:
@@ -352,12 +363,13 @@ def _new_date_ok(kind: Kind) -> Any:
         if p.quantity is not None and p.quantity < line.quantity:
             return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
         place = world.table(kind.places).get(o.store_id)
-        if place is not None and departure_at(place, new_date) < world.clock.now:
+        if place is not None and departure_at(place, new_date) < world.clock.now and not vitabench_release(world):
             return f"the {kind.name} on {new_date} has already departed"
         return None
 
     return rule(
-        "the same seat class must be on sale on new_date, with enough seats, not departed yet",
+        "the same seat class must be on sale on new_date, with enough seats, not departed yet (in VitaBench "
+        "tasks it may have departed)",
         check,
         (_info_tool(kind),),
     )
@@ -376,8 +388,13 @@ def _search_text(world: World, history: History, args: dict[str, Any]) -> str | 
 SEARCH_RULE = rule("search texts must not be empty", _search_text)
 
 
-def place_matches(query: str, text: str) -> bool:
-    """Whether a city name the agent typed names this city or address (VitaBench's fuzzy match)."""
+def place_matches(query: str, text: str, vitabench: bool = False) -> bool:
+    """Whether a city name the agent typed names this city or address: a generated task's rule
+    (contained, or a close partial match), or with ``vitabench`` VitaBench's ``fuzzy_match`` (a
+    partial match of the texts as typed rounding to at least 40, which also lets through many
+    places of other cities)."""
+    if vitabench:
+        return int(round(fuzz.partial_ratio(query, text))) >= VITABENCH_CITY_SCORE
     q, t = query.strip().casefold(), text.strip().casefold()
     if not q or not t:
         return False
@@ -622,13 +639,22 @@ def get_ota_train_info(world: LifeWorld, train_id: str) -> dict[str, Any]:
 
 
 # ----- search -------------------------------------------------------------------------------------
-def _ranked_places(world: LifeWorld, kind: Kind, city: str, key_words: list[str] | None, text) -> list[dict[str, Any]]:
-    places = [p for p in world.table(kind.places) if place_matches(city, p.location.address)]
-    docs = {p.key: text(p) for p in places}
-    if key_words:
-        hits = rank(key_words, docs, SEARCH_LIMIT, threshold=0.0)
+def _ranked_places(
+    world: LifeWorld, kind: Kind, city: str, key_words: list[str] | None, text, vitabench_text
+) -> list[dict[str, Any]]:
+    """The places of a city ranked by keywords: a generated task's ``rank`` (no threshold, 100 at
+    most), or in a VitaBench task VitaBench's (its city match, then ``rank_all`` of the keywords
+    joined into one text over its search texts, the release's cap at most)."""
+    release = vitabench_release(world)
+    places = [p for p in world.table(kind.places) if place_matches(city, p.location.address, release is not None)]
+    limit = SEARCH_LIMIT if release is None else SEARCH_CAPS[release]["ota"]
+    if release is not None:
+        docs = {p.key: vitabench_text(p) for p in places}
+        hits: list[tuple[str, float | None]] = list(rank_all("".join(key_words or []), SearchIndex(docs), limit))
+    elif key_words:
+        hits = list(rank(key_words, {p.key: text(p) for p in places}, limit, threshold=0.0))
     else:
-        hits = [(k, None) for k in list(docs)[:SEARCH_LIMIT]]
+        hits = [(p.key, None) for p in places[:limit]]
     out = []
     for pid, score in hits:
         view = place_view(world, kind, pid, with_products=False)
@@ -642,43 +668,50 @@ def _ranked_places(world: LifeWorld, kind: Kind, city: str, key_words: list[str]
 def hotel_search_recommend(
     world: LifeWorld, city_name: str, key_words: Optional[list[str]] = None
 ) -> list[dict[str, Any]]:
-    """Hotels in a city, most relevant to the keywords first: id, name, rating, star level, address, tags (rooms and prices come from get_ota_hotel_info). VitaBench spells this tool hotel_search_recommand; both names work.
+    """Hotels in a city, most relevant to the keywords first: id, name, rating, star level, address, tags (rooms and prices come from get_ota_hotel_info). VitaBench spells this tool hotel_search_recommand; both names work. In tasks from VitaBench files, as in VitaBench, the city is matched loosely against each hotel's address (hotels of other cities may come back too), every matching hotel is ranked by how well the keywords (joined into one text) match its name and tags, up to 50 (100 in the 2025-11 release); in generated tasks up to 100 hotels of the city.
 
     Args:
         city_name: The city.
         key_words: Keywords matched against hotel names and tags.
     """
-    return _ranked_places(world, HOTEL, city_name, key_words, lambda h: f"{h.hotel_name} {' '.join(h.tags)}")
+    return _ranked_places(world, HOTEL, city_name, key_words, lambda h: f"{h.hotel_name} {' '.join(h.tags)}",
+                          lambda h: h.hotel_name + ",".join(h.tags))
 
 
 @tool(kind="read", pre=[SEARCH_RULE], aliases=["attractions_search_recommand", "attraction_search_recommend"])
 def attractions_search_recommend(world: LifeWorld, city_name: str, key_words: list[str]) -> list[dict[str, Any]]:
-    """Attractions in a city, most relevant to the keywords first: id, name, address, description, rating, opening hours (tickets come from get_ota_attraction_info).
+    """Attractions in a city, most relevant to the keywords first: id, name, address, description, rating, opening hours (tickets come from get_ota_attraction_info). In tasks from VitaBench files, as in VitaBench, the city is matched loosely against each attraction's address (attractions of other cities may come back too), every matching attraction is ranked by how well the keywords (joined into one text) match its name, description and address, up to 50 (100 in the 2025-11 release); in generated tasks up to 100 attractions of the city.
 
     Args:
         city_name: The city.
         key_words: Keywords matched against names, descriptions and addresses.
     """
     return _ranked_places(
-        world, ATTRACTION, city_name, key_words, lambda a: f"{a.attraction_name} {a.description} {a.location.address}"
+        world, ATTRACTION, city_name, key_words, lambda a: f"{a.attraction_name} {a.description} {a.location.address}",
+        lambda a: f"{a.attraction_name},{a.description},{a.location.address}",
     )
 
 
 def _route(world: LifeWorld, kind: Kind, departure: str, destination: str, date: str | None) -> list[dict[str, Any]]:
+    """Flights or trains between two cities (on a date): by departure time, or in a VitaBench
+    task as VitaBench finds them (its loose city match, catalogue order, each once)."""
+    vitabench = vitabench_release(world) is not None
     found = []
     for t in world.table(kind.places):
-        if not (place_matches(departure, t.departure_city) and place_matches(destination, t.arrival_city)):
+        if not (place_matches(departure, t.departure_city, vitabench)
+                and place_matches(destination, t.arrival_city, vitabench)):
             continue
         if date is not None and not any(p.date == date.strip() for p in products_of(world, kind, t.key)):
             continue
         found.append(t)
-    found.sort(key=lambda t: (t.departure_time, t.key))
+    if not vitabench:
+        found.sort(key=lambda t: (t.departure_time, t.key))
     return [t.model_dump(mode="json") for t in found]
 
 
 @tool(kind="read", pre=[SEARCH_RULE], aliases=["flight_search_recommand"])
 def flight_search_recommend(world: LifeWorld, departure: str, destination: str) -> list[dict[str, Any]]:
-    """Flights from one city to another, by departure time: id, number, airports, departure and arrival times, tags (seats, dates and prices come from get_ota_flight_info).
+    """Flights from one city to another, by departure time: id, number, airports, departure and arrival times, tags (seats, dates and prices come from get_ota_flight_info). In tasks from VitaBench files, as in VitaBench, cities are matched loosely (flights of other cities may come back too) and flights come in catalogue order.
 
     Args:
         departure: The departure city.
@@ -689,7 +722,7 @@ def flight_search_recommend(world: LifeWorld, departure: str, destination: str) 
 
 @tool(kind="read", pre=[SEARCH_RULE, _date_rule("date")])
 def train_ticket_search(world: LifeWorld, departure: str, destination: str, date: str) -> list[dict[str, Any]]:
-    """Trains from one city to another that run on a date, by departure time: id, number, stations, departure and arrival times, tags (seats and prices come from get_ota_train_info).
+    """Trains from one city to another that run on a date, by departure time: id, number, stations, departure and arrival times, tags (seats and prices come from get_ota_train_info). In tasks from VitaBench files, as in VitaBench, cities are matched loosely (trains of other cities may come back too) and trains come in catalogue order.
 
     Args:
         departure: The departure city.
@@ -708,7 +741,8 @@ def train_ticket_search(world: LifeWorld, departure: str, destination: str, date
         _product_rule(HOTEL, "room_id", None),
         _date_rule("check_out_date", optional=True),
         rule(
-            "check-out is after check-in (the room's night) and check-in is not in the past",
+            "check-out is after check-in (the room's night) and check-in is not in the past (in VitaBench tasks "
+            "it may be)",
             _stay_valid,
             (_info_tool(HOTEL),) + _DATE_SOURCES,
         ),
@@ -719,7 +753,7 @@ def train_ticket_search(world: LifeWorld, departure: str, destination: str, date
 def create_hotel_order(
     world: LifeWorld, hotel_id: str, room_id: str, user_id: str, check_out_date: Optional[str] = None
 ) -> dict[str, Any]:
-    """Book one room of a hotel; the room product's night is the check-in date, and the same room type is booked for every night until check-out. The order starts unpaid: confirm with the user, then pay it.
+    """Book one room of a hotel; the room product's night is the check-in date, and the same room type is booked for every night until check-out. A check-in date in the past is refused in generated tasks, accepted in tasks from VitaBench files (as VitaBench does). The order starts unpaid: confirm with the user, then pay it.
 
     Args:
         hotel_id: The hotel's id.
@@ -740,7 +774,7 @@ def create_hotel_order(
         _date_rule("date"),
         _product_rule(ATTRACTION, "ticket_id", "date"),
         rule("quantity is at least 1", _positive_quantity),
-        rule("the visit date is not in the past", _visit_not_past),
+        rule("the visit date is not in the past (not checked in VitaBench tasks)", _visit_not_past),
         _in_stock(ATTRACTION, "ticket_id"),
     ],
     post=[_post_created(ATTRACTION)],
@@ -748,7 +782,7 @@ def create_hotel_order(
 def create_attraction_order(
     world: LifeWorld, attraction_id: str, ticket_id: str, user_id: str, date: str, quantity: int
 ) -> dict[str, Any]:
-    """Buy tickets of an attraction for one day; the order starts unpaid: confirm with the user, then pay it.
+    """Buy tickets of an attraction for one day (a past day is refused in generated tasks, accepted in tasks from VitaBench files, as VitaBench does); the order starts unpaid: confirm with the user, then pay it.
 
     Args:
         attraction_id: The attraction's id.
@@ -776,7 +810,7 @@ def _transport_pre(kind: Kind) -> list[Any]:
 def create_flight_order(
     world: LifeWorld, flight_id: str, seat_id: str, user_id: str, date: str, quantity: int
 ) -> dict[str, Any]:
-    """Buy seats of one class on a flight for one date; the order starts unpaid: confirm with the user, then pay it.
+    """Buy seats of one class on a flight for one date (one already departed is refused in generated tasks, accepted in tasks from VitaBench files, as VitaBench does); the order starts unpaid: confirm with the user, then pay it.
 
     Args:
         flight_id: The flight's id.
@@ -792,7 +826,7 @@ def create_flight_order(
 def create_train_order(
     world: LifeWorld, train_id: str, seat_id: str, user_id: str, date: str, quantity: int
 ) -> dict[str, Any]:
-    """Buy seats of one class on a train for one date; the order starts unpaid: confirm with the user, then pay it.
+    """Buy seats of one class on a train for one date (one already departed is refused in generated tasks, accepted in tasks from VitaBench files, as VitaBench does); the order starts unpaid: confirm with the user, then pay it.
 
     Args:
         train_id: The train's id.
@@ -974,7 +1008,7 @@ def _modify_pre(kind: Kind) -> list[Any]:
 
 @tool(kind="write", pre=_modify_pre(TRAIN), post=[_post_moved(TRAIN)])
 def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
-    """Move a paid train order to another departure date, same train and seat class. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
+    """Move a paid train order to another departure date, same train and seat class. In generated tasks neither the old nor the new departure may be past; tasks from VitaBench files, as VitaBench, do not check that. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
 
     Args:
         order_id: The order's id.
@@ -986,7 +1020,7 @@ def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: 
 
 @tool(kind="write", pre=_modify_pre(FLIGHT), post=[_post_moved(FLIGHT)])
 def modify_flight_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
-    """Move a paid flight order to another departure date, same flight and seat class. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
+    """Move a paid flight order to another departure date, same flight and seat class. In generated tasks neither the old nor the new departure may be past; tasks from VitaBench files, as VitaBench, do not check that. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
 
     Args:
         order_id: The order's id.
@@ -1004,14 +1038,14 @@ def _cancel_pre(kind: Kind) -> list[Any]:
         _order_of_kind(kind),
         rule("the order must belong to the user", _order_belongs),
         requires_prior_call(_detail_tool(kind), "order_id", "order"),
-        field_in("orders", "order_id", "order", ["unpaid", "paid"]),
+        status_rule("orders", "order_id", "order", ["unpaid", "paid"]),
         _trip_not_started(kind),
     ]
 
 
 @tool(kind="write", pre=_cancel_pre(HOTEL), post=[_post_cancelled(HOTEL)])
 def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
-    """Cancel a hotel order; whatever was paid is refunded (tell the user the amount).
+    """Cancel a hotel order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
         order_id: The order's id.
@@ -1022,7 +1056,7 @@ def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[st
 
 @tool(kind="write", pre=_cancel_pre(ATTRACTION), post=[_post_cancelled(ATTRACTION)])
 def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
-    """Cancel an attraction ticket order; whatever was paid is refunded (tell the user the amount).
+    """Cancel an attraction ticket order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
         order_id: The order's id.
@@ -1033,7 +1067,7 @@ def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> di
 
 @tool(kind="write", pre=_cancel_pre(FLIGHT), post=[_post_cancelled(FLIGHT)])
 def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
-    """Cancel a flight order; whatever was paid is refunded (tell the user the amount).
+    """Cancel a flight order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
         order_id: The order's id.
@@ -1044,7 +1078,7 @@ def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[s
 
 @tool(kind="write", pre=_cancel_pre(TRAIN), post=[_post_cancelled(TRAIN)])
 def cancel_train_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
-    """Cancel a train order; whatever was paid is refunded (tell the user the amount).
+    """Cancel a train order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
         order_id: The order's id.

@@ -19,6 +19,7 @@ from servicegym.world_state.tools import Precondition, ToolError, rule, tool
 from servicegym.world_state.workspace.structured import markdown_headings, markdown_section
 from servicegym.world_state.workspace.world import (
     FILE_TYPES,
+    MAX_FILE_CHARS,
     WorkspaceWorld,
     file_extension,
     get_file,
@@ -198,6 +199,9 @@ def edit_file(world: WorkspaceWorld, path: str, old_text: Annotated[str, Field(m
         raise ToolError(f"old_text does not occur in {f.path}; read_file shows its exact text")
     if n > 1 and not replace_all:
         raise ToolError(f"old_text occurs {n} times in {f.path}; include more context, or pass replace_all=true")
+    size = len(f.content) + n * (len(new_text) - len(old_text))
+    if size > MAX_FILE_CHARS:  # checked before building the new content, which could be huge
+        raise ToolError(f"the edit would make {f.path} {size} characters; a file holds at most {MAX_FILE_CHARS}")
     g = put_file(world, f.path, f.content.replace(old_text, new_text))
     return {**_written(g, False), "replacements": n}
 

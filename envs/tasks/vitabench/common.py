@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from servicegym.envs.tasks.model import Task, TaskFileError, field_path
+from servicegym.envs.tasks.model import SkippedTask, Task, TaskFileError, field_path
+from servicegym.envs.tasks.vitabench.time_rubric import time_items
 from servicegym.rewards.rubric import EpisodeView, RubricItem, score_rubric
 from servicegym.rewards.vitabench import (
     GoldState,
@@ -302,8 +303,15 @@ class _Context:
     index: int
     task_id: str
 
-    def error(self, what: str) -> TaskFileError:
-        return TaskFileError(f"{self.path}: task {self.task_id} (index {self.index}): {what}")
+    def error(self, what: str, field: str | None = None) -> TaskFileError:
+        """The error of this task; ``what`` reads "field PATH: reason" or is the reason of ``field``."""
+        if field is None:
+            m = re.match(r"field (.+?): (.*)", what, re.S)
+            field, reason = (m.group(1), m.group(2)) if m else ("", what)
+        else:
+            reason, what = what, f"field {field}: {what}" if field else what
+        skip = SkippedTask(task_id=self.task_id, index=self.index, field=field, reason=reason)
+        return TaskFileError(f"{self.path}: task {self.task_id} (index {self.index}): {what}", skip)
 
     def environment(self, model: type[_Model], data: Any) -> Any:
         """``data`` read as a domain's environment model; a field that does not fit is the file's
@@ -342,20 +350,32 @@ def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem], 
         if not res.ok:
             problems.append(f"golden step {i + 1} ({call['name']}) failed: {res.content}")
     view = EpisodeView(world=live, initial=world, history=history)
-    success, _ = score_rubric(rubric, view)
+    success, score = score_rubric(rubric, view)
     if not success:
         problems.extend(best_state(view, rubric[0].params).problems)
+        problems.extend(f"{i.name} ({i.description!r}) fails" for i in rubric
+                        if i.kind == "nl_time_window" and not score[f"rubric/{i.name}"])
     return success, problems
 
 
+def vitabench_release(spec: dict[str, Any]) -> str:
+    """The VitaBench release a converted task's world follows: ``"2025-11"`` when it has delivery
+    products and none has a ``quantity`` (2026 gives every one ``quantity: 9999``, the only data
+    change), else ``"2026"`` (a task without delivery products looks the same in both)."""
+    products = spec.get("products") or []
+    return "2025-11" if products and all(p.get("quantity") is None for p in products) else "2026"
+
+
 def _built(ctx: _Context, build: Callable[[dict[str, Any]], Any], spec: dict[str, Any]) -> Any:
-    """The world of a converted spec; a spec that does not build is the file's error, with its field."""
+    """The world of a converted spec; a spec that does not build is the file's error, with its field.
+    The spec gets its ``vitabench_release`` first, so the tools follow that release's behaviour."""
+    spec.setdefault("vitabench_release", vitabench_release(spec))
     try:
         return build(spec)
     except ValidationError as err:
-        raise ctx.error(f"building the world: {field_path(err)}") from None
+        raise ctx.error(f"building the world: {field_path(err)}", "environment") from None
     except (KeyError, ValueError, TypeError) as err:
-        raise ctx.error(f"building the world: {err}") from None
+        raise ctx.error(f"building the world: {err}", "environment") from None
 
 
 def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Notes], GoldState]) -> list[GoldState]:
@@ -391,10 +411,24 @@ def nl_rubric(raw: VTask) -> list[str]:
     return out
 
 
+class UnsolvableTask(Exception):
+    """A converted task whose golden route reaches none of its expected states: a loader that is
+    not strict skips it with ``reason``; a strict one keeps ``task`` (the reason is in its notes)."""
+
+    field = "evaluation_criteria.expected_states"
+
+    def __init__(self, reason: str, task: Task) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.task = task
+
+
 def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any], world: Any, states: list[GoldState],
                     notes: _Notes, toolkit: Toolkit, golden_for: Callable[[GoldState], list[str]]) -> Task:
     """The task of converted expected states: the three matching rubric items, and the golden
-    route of the first state whose replay succeeds (the reason in the notes when none does)."""
+    route of the first state whose replay succeeds; ``UnsolvableTask`` when none does. The
+    rubric's time items become items of their own (``time_rubric.py``)."""
+    states, timed = time_items(nl_rubric(raw), states, world, notes)
     params = {"states": [s.model_dump(mode="json") for s in states], "initial_order_ids": sorted(world.table("orders").rows)}
     rubric = [
         RubricItem(name="required_orders", kind="required_orders", params=params,
@@ -404,8 +438,10 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
                    description="pre-existing records the expected state does not mention are unchanged"),
     ]
+    rubric += [t.rubric_item(params) for t in timed]
     golden: list[str] = []
     first_problems: list[str] = []
+    unsolvable = ""
     for k, state in enumerate(states):
         actions = golden_for(state)
         ok, problems = _replay(actions, world, rubric, toolkit)
@@ -417,7 +453,8 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         if k == 0:
             golden, first_problems = actions, problems
     else:
-        notes.add("no golden route reaches an expected state: " + "; ".join(first_problems))
+        unsolvable = "no golden route reaches an expected state: " + "; ".join(first_problems)
+        notes.add(unsolvable)
     if raw.message_history:
         notes.add(f"message_history of {len(raw.message_history)} messages ignored")
     task = Task(
@@ -434,4 +471,6 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         notes=notes.items,
     )
     task.cached_world(lambda _t: world)  # validated above; reuse it rather than building twice
+    if unsolvable:
+        raise UnsolvableTask(unsolvable, task)
     return task

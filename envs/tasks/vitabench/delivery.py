@@ -54,6 +54,11 @@ def _world_spec(raw: VTask, env: VDeliveryEnvironment, task_key: str, language: 
                 notes.add(f"product {p.product_id} is listed twice; the first listing is kept")
                 continue
             products[p.product_id] = p.model_dump()
+            if p.store_id != sid:
+                # VitaBench sells a product from the store whose menu lists it, whatever its store_id says
+                products[p.product_id]["listed_by"] = sid
+                notes.add(f"product {p.product_id} names store {p.store_id} but is on the menu of {sid}, which sells "
+                          "it (as in VitaBench)")
     store_names = {s["store_id"]: s["name"] for s in stores}
     orders = []
     for key, o in env.orders.items():
@@ -161,7 +166,7 @@ def _gold_orders(state: VExpectedState, k: int, world: DeliveryWorld, notes: _No
             notes.add(f"{where}: line(s) for {', '.join(missing)} dropped: not in the task's catalogue, so no agent "
                       "could order them")
             lines = known
-        owners = {products.require(x.product_id).store_id for x in lines if x.product_id in products}
+        owners = {products.require(x.product_id).seller for x in lines if x.product_id in products}
         if len(owners) == 1 and store_id not in owners:
             (owner,) = owners
             notes.add(f"{where}: store_id {store_id} replaced by {owner}, the store all its products belong to")
@@ -252,6 +257,8 @@ def _golden(state: GoldState, world: DeliveryWorld, task_key: str, language: str
     for g in state.orders:
         if g.kind == "new" or g.kind == "replaced":
             address = _golden_address(world, g)
+            # an order a rubric time item governs (time_rule "rubric", see time_rubric.py) carries
+            # only delivery_time, the window's aim: dispatch so that the trip lands on it
             if g.dispatch_time is not None:
                 dispatch = parse_time(g.dispatch_time)
             elif g.delivery_time is not None:

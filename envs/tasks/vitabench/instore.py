@@ -89,7 +89,7 @@ class VBooking(_Model):
     # a few gold bookings call their id ``reservation_id``
     book_id: str = Field(validation_alias=AliasChoices("book_id", "reservation_id"))
     shop_id: str
-    book_time: str
+    book_time: str = Field(validation_alias=AliasChoices("book_time", "reservation_time"))
     customer_id: str = ""
     customer_count: int
     book_price: float = 0.0
@@ -110,7 +110,7 @@ class VBooking(_Model):
 class VReservation(_Model):
     reservation_id: str = Field(validation_alias=AliasChoices("reservation_id", "book_id"))
     shop_id: str
-    reservation_time: str
+    reservation_time: str = Field(validation_alias=AliasChoices("reservation_time", "book_time"))
     customer_id: str = ""
     customer_count: int
     status: InStoreStatus
@@ -128,16 +128,29 @@ class VReservation(_Model):
 
 
 def _entry_kind(entry: Any) -> str:
-    """What a required entry of an in-store state is: an order, a booking or a reservation (an
-    entry with ``book_time`` is a booking whatever its id is called)."""
+    """What a required entry of an in-store state is: an order, a booking or a reservation. Its
+    time field decides (some gold entries name a booking's id ``reservation_id``, or a
+    reservation's ``book_id``); the id field only when there is no single time field. The shop's
+    capability may still turn it into the other kind (``_instore_gold_visit``)."""
     if isinstance(entry, dict):
         if "order_id" in entry:
             return "order"
-        if "book_time" in entry or "book_id" in entry:
+        book_time, reservation_time = "book_time" in entry, "reservation_time" in entry
+        if book_time != reservation_time:
+            return "book" if book_time else "reservation"
+        if "book_id" in entry:
             return "book"
-        if "reservation_time" in entry or "reservation_id" in entry:
+        if "reservation_id" in entry:
             return "reservation"
     return "order"
+
+
+def _mixed_fields(entry: dict[str, Any], kind: str) -> str | None:
+    """The id field of a booking or reservation entry when it is the other kind's (the time field
+    decided its kind), else None."""
+    other = {"book": "reservation_id", "reservation": "book_id"}.get(kind)
+    own = {"book": "book_id", "reservation": "reservation_id"}.get(kind)
+    return other if other in entry and own not in entry else None
 
 
 _ENTRY_MODELS: dict[str, type[_Model]] = {"order": VOrder, "book": VBooking, "reservation": VReservation}
@@ -225,6 +238,14 @@ def _instore_spec(raw: VTask, env: VInstoreEnvironment, task_key: str, language:
                        "store_id": store_id, "note": o.note or "", "total_price": o.total_price,
                        "create_time": o.create_time or "", "update_time": o.update_time or "", "status": o.status,
                        "products": lines})
+    # a booking whose time is called reservation_time, or the other way round: its table decides
+    for table, noun, own, other in (("books", "booking", "book_time", "reservation_time"),
+                                    ("reservations", "reservation", "reservation_time", "book_time")):
+        records = raw.environment.get(table)
+        for rec in (records.values() if isinstance(records, dict) else records if isinstance(records, list) else []):
+            if isinstance(rec, dict) and other in rec and own not in rec:
+                rid = rec.get("book_id", rec.get("reservation_id", "?"))
+                notes.add(f"initial {noun} {rid}: its time is given as {other}; read as its {own}")
     books = [b.model_dump() | {"book_id": key, "customer_id": b.customer_id or env.user_id,
                                "shop_id": aliases.get(b.shop_id, b.shop_id)} for key, b in env.books.items()]
     reservations = [r.model_dump() | {"reservation_id": key, "customer_id": r.customer_id or env.user_id,
@@ -376,6 +397,10 @@ def _instore_state(st: VInstoreExpectedState, k: int, world: InStoreWorld, alias
             if entry.get("nested_in"):
                 notes.add(f"{where}: found nested inside the products of order {entry['nested_in']}; read as a "
                           "required record of its own")
+            mixed = _mixed_fields(entry, kind)
+            if mixed:
+                time_key = "book_time" if kind == "book" else "reservation_time"
+                notes.add(f"{where}: has a {mixed} but a {time_key}; read as a {noun}, as its time says")
             if isinstance(rec, VOrder):
                 if rec.dropped_entries:
                     notes.add(f"{where}: {rec.dropped_entries} product entries without product_id ignored")

@@ -28,7 +28,7 @@ import holidays
 from pydantic import BaseModel, ConfigDict
 
 from servicegym.world_state.core import Entity, History, World
-from servicegym.world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
+from servicegym.world_state.tools import Query, ToolError, ToolSpec, exists, field_in, rule, tool
 from servicegym.world_state.workspace.personas.formats import (
     SEED_START,
     SEED_START_TIME,
@@ -401,7 +401,7 @@ def _card(c: Contract) -> dict[str, Any]:
 # ---- contracts and clauses ------------------------------------------------------------------
 
 @tool("read")
-def search_contracts(world: WorkspaceWorld, query: str = "", contract_type: str | None = None,
+def search_contracts(world: WorkspaceWorld, query: Query = "", contract_type: str | None = None,
                      status: ContractStatus | None = None, matter_id: str | None = None) -> list[dict[str, Any]]:
     """Contracts whose title, parties or clause text contain every word of ``query`` (case-insensitive).
 

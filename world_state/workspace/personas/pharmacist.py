@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from servicegym.world_state.core import Entity, History, World
-from servicegym.world_state.tools import ToolError, ToolSpec, exists, field_in, rule, tool
+from servicegym.world_state.tools import Query, ToolError, ToolSpec, exists, field_in, rule, tool
 from servicegym.world_state.workspace.personas.formats import (
     SEED_START_TIME,
     day,
@@ -259,7 +259,7 @@ def _exists_rx(produced=RX_SOURCES):
 # ---- look-ups -------------------------------------------------------------------------------
 
 @tool("read")
-def search_patients(world: WorkspaceWorld, name: str = "", condition: str | None = None) -> list[dict[str, Any]]:
+def search_patients(world: WorkspaceWorld, name: Query = "", condition: str | None = None) -> list[dict[str, Any]]:
     """Patients whose name contains ``name`` (case-insensitive), optionally with a condition.
 
     Args:
@@ -321,7 +321,7 @@ def list_prescriptions(world: WorkspaceWorld, status: RxStatus | None = None, pa
 
 
 @tool("read")
-def search_drugs(world: WorkspaceWorld, query: str = "", drug_class: str | None = None,
+def search_drugs(world: WorkspaceWorld, query: Query = "", drug_class: str | None = None,
                  purpose: str | None = None) -> list[dict[str, Any]]:
     """Catalogue drugs whose name or class contains ``query``.
 

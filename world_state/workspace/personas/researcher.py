@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from servicegym.world_state.core import Entity, History, World
-from servicegym.world_state.tools import ToolError, ToolSpec, exists, rule, tool
+from servicegym.world_state.tools import Query, ToolError, ToolSpec, exists, rule, tool
 from servicegym.world_state.workspace.personas.formats import (
     SEED_START_TIME,
     clamp_limit,
@@ -202,7 +202,7 @@ def _on_reading_list(world: World, history: History, args: dict[str, Any]) -> st
 # ---- papers ---------------------------------------------------------------------------------
 
 @tool("read")
-def search_papers(world: WorkspaceWorld, query: str = "", year_from: int | None = None, year_to: int | None = None,
+def search_papers(world: WorkspaceWorld, query: Query = "", year_from: int | None = None, year_to: int | None = None,
                   venue: str | None = None, tag: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
     """Search the paper library by words in title, abstract and keywords; best matches first (ties by year, newest first).
 

@@ -1,0 +1,791 @@
+"""The HTML, CSS and JavaScript of ``servicegym view``'s page (one file, no network at view time).
+
+Kept as Python strings so the page ships inside the package like any module. ``render`` fills
+the template's ``@@NAME@@`` markers in one pass (inserted text is never scanned again). The script
+reads the JSON blocks ``sg-meta``, ``sg-index``, ``sg-tools`` and, per opened episode, one line
+of ``sg-records``; every piece of record text reaches the DOM through ``textContent``.
+
+Deep links: ``view.html#episode=N`` opens the episode of index N (0-based, file order of the
+records kept), ``#task=ID`` (optionally ``&trial=K``) the first episode of that task. Keys: j/k or
+the arrow keys move through the filtered list, / focuses the task search.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["render", "CSS", "JS", "TEMPLATE"]
+
+CSS = r"""
+:root {
+  --bg: #f5f6f8; --panel: #ffffff; --line: #e3e6ea; --text: #1f2328; --muted: #656d76;
+  --ok: #1a7f37; --ok-bg: #dafbe1; --bad: #cf222e; --bad-bg: #ffebe9; --warn: #9a6700; --warn-bg: #fff8c5;
+  --accent: #0969da; --accent-bg: #ddf4ff; --user-bg: #eef2f7; --asst-bg: #ffffff; --tool-bg: #f6f8fa;
+  --mono: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace;
+  --sans: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", "Liberation Sans", Arial, sans-serif;
+}
+* { box-sizing: border-box; }
+html, body { height: 100%; margin: 0; }
+body { font: 14px/1.45 var(--sans); color: var(--text); background: var(--bg); display: flex; flex-direction: column; }
+header.top { display: flex; align-items: baseline; gap: 14px; padding: 9px 16px; background: #24292f; color: #f0f3f6; flex: none; }
+header.top h1 { font-size: 15px; margin: 0; font-weight: 600; letter-spacing: .2px; }
+header.top .src { color: #c9d1d9; font: 12px var(--mono); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
+header.top .stat { color: #c9d1d9; font-size: 12px; white-space: nowrap; }
+.banner { flex: none; padding: 6px 16px; background: var(--warn-bg); color: #4d2d00; border-bottom: 1px solid #eac54f; font-size: 13px; }
+.banner details summary { cursor: pointer; }
+.banner ul { margin: 4px 0 2px 18px; padding: 0; font: 12px var(--mono); }
+#app { flex: 1; display: flex; min-height: 0; }
+#side { width: 340px; flex: none; display: flex; flex-direction: column; border-right: 1px solid var(--line); background: var(--panel); min-height: 0; }
+.filters { padding: 10px 12px 8px; display: grid; grid-template-columns: 1fr 1fr; gap: 6px; border-bottom: 1px solid var(--line); }
+.filters label { display: flex; flex-direction: column; font-size: 11px; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; gap: 2px; min-width: 0; }
+.filters select, .filters input { font: 13px var(--sans); padding: 4px 6px; border: 1px solid #d0d7de; border-radius: 6px; background: #fff; color: var(--text); min-width: 0; width: 100%; }
+.filters .wide { grid-column: 1 / 3; }
+.count { padding: 6px 12px; font-size: 12px; color: var(--muted); border-bottom: 1px solid var(--line); display: flex; justify-content: space-between; }
+.count button { font-size: 12px; border: 0; background: none; color: var(--accent); cursor: pointer; padding: 0; }
+#list { flex: 1; overflow-y: auto; position: relative; min-height: 0; }
+#list .spacer { width: 1px; }
+.row { position: absolute; left: 0; right: 0; height: 48px; padding: 5px 12px 5px 28px; border-bottom: 1px solid #eef0f2; cursor: pointer; overflow: hidden; }
+.row:hover { background: #f6f8fa; }
+.row.sel { background: var(--accent-bg); box-shadow: inset 3px 0 0 var(--accent); }
+.row .dot { position: absolute; left: 11px; top: 11px; width: 9px; height: 9px; border-radius: 50%; background: #8c959f; }
+.row .dot.ok { background: var(--ok); } .row .dot.bad { background: var(--bad); } .row .dot.err { background: var(--warn); }
+.row .l1 { display: flex; gap: 8px; align-items: baseline; }
+.row .tid { font: 12.5px var(--mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; flex: 1; }
+.row .head { font: 11px var(--mono); color: var(--muted); white-space: nowrap; }
+.row .l2 { font-size: 11.5px; color: var(--muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.empty { padding: 24px 14px; color: var(--muted); }
+#main { flex: 1; overflow-y: auto; min-width: 0; }
+.placeholder { padding: 28px 32px; color: var(--muted); max-width: 820px; }
+.placeholder h2 { color: var(--text); font-size: 18px; margin: 0 0 8px; }
+table.overview { border-collapse: collapse; margin-top: 14px; font-size: 13px; color: var(--text); background: var(--panel); }
+table.overview th, table.overview td { border: 1px solid var(--line); padding: 5px 10px; text-align: left; }
+table.overview td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.ep-head { padding: 14px 22px 12px; background: var(--panel); border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }
+.ep-title { font: 600 17px var(--mono); margin: 0 0 7px; word-break: break-all; }
+.badges { display: flex; flex-wrap: wrap; gap: 6px; }
+.badge { font-size: 12px; padding: 1px 8px; border-radius: 999px; background: #eaeef2; color: #424a53; white-space: nowrap; }
+.badge b { font-weight: 600; }
+.badge.ok { background: var(--ok-bg); color: var(--ok); font-weight: 600; }
+.badge.bad { background: var(--bad-bg); color: var(--bad); font-weight: 600; }
+.badge.warn { background: var(--warn-bg); color: var(--warn); font-weight: 600; }
+.ep-error { margin-top: 8px; padding: 6px 10px; border-radius: 6px; background: var(--bad-bg); color: var(--bad); font: 12px var(--mono); white-space: pre-wrap; word-break: break-word; }
+.ep-body { display: grid; grid-template-columns: minmax(0, 1fr) 360px; gap: 18px; padding: 16px 22px 40px; align-items: start; }
+.chat { display: flex; flex-direction: column; gap: 10px; min-width: 0; }
+.score { position: sticky; top: 96px; display: flex; flex-direction: column; gap: 12px; max-height: calc(100vh - 150px); overflow-y: auto; padding-bottom: 8px; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
+.card h3 { margin: 0 0 8px; font-size: 12px; text-transform: uppercase; letter-spacing: .5px; color: var(--muted); display: flex; justify-content: space-between; }
+.card h3 .n { text-transform: none; letter-spacing: 0; }
+details.fold { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
+details.fold > summary { padding: 7px 12px; cursor: pointer; font-weight: 600; font-size: 13px; color: #424a53; }
+details.fold > summary .n { font-weight: 400; color: var(--muted); margin-left: 6px; }
+details.fold > .fold-body { padding: 4px 12px 10px; border-top: 1px solid var(--line); }
+.note { font-size: 12.5px; color: var(--muted); background: var(--accent-bg); border-radius: 6px; padding: 6px 10px; }
+.msg { border-radius: 10px; padding: 8px 12px; max-width: 92%; border: 1px solid var(--line); position: relative; }
+.msg .who { font-size: 11px; font-weight: 600; text-transform: uppercase; letter-spacing: .5px; color: var(--muted); margin-bottom: 3px; display: flex; gap: 8px; }
+.msg .who .step { font-weight: 400; text-transform: none; letter-spacing: 0; }
+.msg .text { white-space: pre-wrap; word-break: break-word; }
+.msg.user { background: var(--user-bg); align-self: flex-start; border-color: #d8dee4; }
+.msg.assistant { background: var(--asst-bg); align-self: flex-end; width: 92%; border-color: #c8d7ea; }
+.msg.assistant .who { color: var(--accent); }
+.msg.flash { box-shadow: 0 0 0 3px #f2cc60; }
+.msg.event { align-self: center; width: 86%; background: var(--bad-bg); border-color: #ffcecb; color: #82071e; font-size: 13px; }
+.msg.event.info { background: var(--warn-bg); border-color: #eac54f; color: #4d2d00; }
+.msg.event .who { color: inherit; }
+.msg.event .block { white-space: pre-wrap; word-break: break-word; font: 12.5px var(--mono); }
+.msg.other { background: var(--tool-bg); align-self: flex-start; }
+.call { margin-top: 7px; border: 1px solid var(--line); border-radius: 8px; background: var(--tool-bg); overflow: hidden; }
+.call-head { padding: 5px 10px; font: 12.5px var(--mono); display: flex; gap: 8px; align-items: baseline; border-bottom: 1px solid var(--line); background: #eef1f4; }
+.call-name { font-weight: 700; color: #6639ba; }
+.call-id { color: var(--muted); font-size: 11px; margin-left: auto; }
+pre.json, pre.plain { margin: 0; padding: 7px 10px; font: 12px/1.45 var(--mono); white-space: pre-wrap; word-break: break-word; overflow-x: auto; }
+pre.json .k { color: #0550ae; } pre.json .s { color: #0a3069; } pre.json .num { color: #953800; } pre.json .lit { color: #cf222e; }
+details.result { border-top: 1px dashed #d0d7de; }
+details.result > summary { padding: 4px 10px; cursor: pointer; font-size: 12px; color: var(--muted); display: flex; gap: 8px; align-items: baseline; list-style-position: inside; }
+details.result > summary .lbl { font-weight: 700; color: var(--ok); text-transform: uppercase; font-size: 10.5px; letter-spacing: .5px; }
+details.result.err > summary .lbl { color: var(--bad); }
+details.result.err { background: #fff5f5; }
+details.result > summary .preview { font: 11.5px var(--mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; flex: 1; min-width: 0; }
+details.result[open] > summary .preview { display: none; }
+details.result > pre { max-height: 480px; overflow-y: auto; border-top: 1px solid var(--line); background: #fff; }
+details.result.err > pre { color: #82071e; background: #fff5f5; }
+.tiles { display: grid; grid-template-columns: repeat(3, 1fr); gap: 6px; }
+.tile { border-radius: 8px; padding: 6px 8px; text-align: center; background: #eaeef2; }
+.tile .v { font: 700 18px var(--mono); }
+.tile .k { font-size: 11px; text-transform: uppercase; letter-spacing: .4px; color: #424a53; }
+.tile.ok { background: var(--ok-bg); color: var(--ok); } .tile.bad { background: var(--bad-bg); color: var(--bad); }
+.tile.mid { background: var(--warn-bg); color: var(--warn); }
+.outcome { display: flex; align-items: center; gap: 10px; }
+.outcome .big { font-size: 15px; font-weight: 700; padding: 3px 10px; border-radius: 6px; }
+.outcome .big.ok { background: var(--ok-bg); color: var(--ok); } .outcome .big.bad { background: var(--bad-bg); color: var(--bad); }
+.outcome .big.none { background: #eaeef2; color: #424a53; }
+.outcome .sub { font-size: 12px; color: var(--muted); }
+ul.items { list-style: none; margin: 0; padding: 0; }
+ul.items li { display: flex; gap: 7px; align-items: baseline; padding: 2px 0; font: 12.5px var(--mono); word-break: break-word; }
+ul.items li .ic { flex: none; width: 16px; height: 16px; border-radius: 50%; display: inline-flex; align-items: center; justify-content: center; font: 700 10px var(--sans); color: #fff; transform: translateY(2px); }
+ul.items li.pass .ic { background: var(--ok); } ul.items li.fail .ic { background: var(--bad); }
+ul.items li.fail { color: var(--bad); }
+ul.items li .side { margin-left: auto; color: var(--muted); font-size: 11px; white-space: nowrap; }
+.group-name { font-size: 11px; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; margin: 6px 0 2px; }
+.viol { border-left: 3px solid var(--bad); padding: 3px 0 3px 8px; margin: 6px 0; font-size: 12.5px; }
+.viol .c { font: 600 12px var(--mono); color: var(--bad); }
+.viol a { font-size: 11.5px; margin-left: 6px; color: var(--accent); cursor: pointer; text-decoration: underline; }
+.viol .d { word-break: break-word; }
+details.sess { border-top: 1px solid #eef0f2; }
+details.sess > summary { cursor: pointer; padding: 4px 0; font: 12.5px var(--mono); display: flex; gap: 7px; align-items: baseline; list-style: none; }
+details.sess > summary::-webkit-details-marker { display: none; }
+details.sess > summary .ic { flex: none; width: 16px; height: 16px; border-radius: 50%; display: inline-flex; align-items: center; justify-content: center; font: 700 10px var(--sans); color: #fff; transform: translateY(2px); }
+details.sess.pass > summary .ic { background: var(--ok); } details.sess.fail > summary .ic { background: var(--bad); }
+details.sess > summary .m { margin-left: auto; color: var(--muted); font-size: 11.5px; }
+details.sess .sbody { padding: 0 0 6px 23px; }
+table.kv { border-collapse: collapse; width: 100%; font-size: 12px; }
+table.kv td { padding: 2px 4px; border-bottom: 1px solid #eef0f2; vertical-align: top; word-break: break-word; }
+table.kv td:first-child { font-family: var(--mono); color: #424a53; }
+table.kv td:last-child { text-align: right; font-family: var(--mono); }
+.tool-desc { font-size: 12.5px; color: #424a53; white-space: pre-wrap; margin: 4px 0; }
+details.tool { border-bottom: 1px solid #eef0f2; }
+details.tool > summary { cursor: pointer; padding: 4px 0; font: 12.5px var(--mono); }
+details.tool > summary .d { font-family: var(--sans); color: var(--muted); margin-left: 8px; }
+pre.sys { margin: 0; white-space: pre-wrap; word-break: break-word; font: 12.5px/1.5 var(--mono); max-height: 420px; overflow-y: auto; }
+.more { font-size: 12px; color: var(--accent); cursor: pointer; border: 0; background: none; padding: 4px 0; }
+kbd { font: 11px var(--mono); border: 1px solid #d0d7de; border-bottom-width: 2px; border-radius: 4px; padding: 0 4px; background: #f6f8fa; }
+"""
+
+JS = r"""
+(function () {
+  "use strict";
+  var T0 = performance.now();
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent) { for (var i = 1; i < arguments.length; i++) { var c = arguments[i]; if (c) parent.appendChild(c); } return parent; }
+  function readJSON(id) { return JSON.parse(document.getElementById(id).textContent); }
+  function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+  function fmt(v) {
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(Math.round(v * 1000) / 1000);
+    if (typeof v === "boolean") return v ? "true" : "false";
+    if (v === null || v === undefined) return "";
+    return typeof v === "string" ? v : JSON.stringify(v);
+  }
+  function textOf(content) {
+    if (content === null || content === undefined) return "";
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) return content.map(function (p) { return isObj(p) && typeof p.text === "string" ? p.text : JSON.stringify(p); }).join("\n");
+    return JSON.stringify(content);
+  }
+
+  var META = readJSON("sg-meta"), INDEX = readJSON("sg-index"), TOOLS = readJSON("sg-tools");
+  var C = { env: 0, domain: 1, task: 2, trial: 3, policy: 4, success: 5, reason: 6, ret: 7, steps: 8, errs: 9, err: 10, head: 11 };
+  var N = INDEX.length;
+  var lowerTask = INDEX.map(function (r) { return String(r[C.task]).toLowerCase(); });
+  var recordLines = null;
+  function record(i) {
+    if (!recordLines) recordLines = document.getElementById("sg-records").textContent.split("\n");
+    var line = recordLines[i + 1];
+    if (line === undefined) throw new Error("no record " + i);
+    if (line.charAt(line.length - 1) === ",") line = line.slice(0, -1);
+    return JSON.parse(line);
+  }
+  function shortEnv(e) { return String(e).replace(/^servicegym\//, ""); }
+  function status(r) { return r[C.err] ? "err" : r[C.success] === true ? "ok" : r[C.success] === false ? "bad" : "none"; }
+
+  // ----- header and banner -----
+  document.title = META.title;
+  document.getElementById("title").textContent = META.heading || "servicegym view";
+  document.getElementById("src").textContent = META.source;
+  document.getElementById("src").title = META.source + " (generated " + META.generated + ", servicegym " + META.servicegym_version + ")";
+  var okCount = INDEX.filter(function (r) { return r[C.success] === true; }).length;
+  document.getElementById("stat").textContent = N + " episodes \u00b7 " + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)";
+  var banner = document.getElementById("banner");
+  if (META.skipped.length || META.notes.length) {
+    banner.hidden = false;
+    var d = el("details");
+    var parts = [];
+    if (META.skipped.length) parts.push(META.skipped.length + (META.skipped.length === 1 ? " line" : " lines") + " of the file skipped (not an episode record)");
+    META.notes.forEach(function (n) { parts.push(n); });
+    add(d, el("summary", null, "\u26a0 " + parts.join("; ") + (META.skipped.length ? " \u2014 details" : "")));
+    if (META.skipped.length) {
+      var ul = el("ul");
+      META.skipped.slice(0, 200).forEach(function (s) { add(ul, el("li", null, "line " + s[0] + ": " + s[1])); });
+      if (META.skipped.length > 200) add(ul, el("li", null, "... and " + (META.skipped.length - 200) + " more"));
+      add(d, ul);
+    }
+    add(banner, d);
+  }
+
+  // ----- filters -----
+  var fEnv = document.getElementById("f-env"), fPolicy = document.getElementById("f-policy"), fSuccess = document.getElementById("f-success"),
+      fReason = document.getElementById("f-reason"), fTask = document.getElementById("f-task");
+  function fillSelect(sel, col, label) {
+    var counts = new Map();
+    INDEX.forEach(function (r) { var v = r[col]; counts.set(v, (counts.get(v) || 0) + 1); });
+    add(sel, el("option", null, "all " + label + " (" + counts.size + ")"));
+    sel.lastChild.value = "\u0000all";
+    Array.from(counts.keys()).sort().forEach(function (v) {
+      var o = el("option", null, (v === "" ? "(none)" : (col === C.env ? shortEnv(v) : v)) + "  \u00b7 " + counts.get(v));
+      o.value = v; add(sel, o);
+    });
+  }
+  fillSelect(fEnv, C.env, "envs"); fillSelect(fPolicy, C.policy, "policies"); fillSelect(fReason, C.reason, "reasons");
+  [["\u0000all", "all"], ["ok", "succeeded"], ["bad", "failed"], ["err", "errored (error set)"]].forEach(function (p) {
+    var o = el("option", null, p[1]); o.value = p[0]; add(fSuccess, o);
+  });
+  var taskSet = new Set(INDEX.map(function (r) { return r[C.task]; }));
+  if (taskSet.size <= 2000) {
+    var dl = document.getElementById("task-ids");
+    Array.from(taskSet).sort().forEach(function (t) { var o = el("option"); o.value = t; add(dl, o); });
+  }
+
+  var view = [];
+  function applyFilters() {
+    var env = fEnv.value, pol = fPolicy.value, suc = fSuccess.value, rea = fReason.value;
+    var terms = fTask.value.toLowerCase().split(/\s+/).filter(Boolean);
+    view = [];
+    for (var i = 0; i < N; i++) {
+      var r = INDEX[i];
+      if (env !== "\u0000all" && r[C.env] !== env) continue;
+      if (pol !== "\u0000all" && r[C.policy] !== pol) continue;
+      if (rea !== "\u0000all" && r[C.reason] !== rea) continue;
+      if (suc !== "\u0000all") {
+        var st = status(r);
+        if (suc === "bad" ? (st !== "bad" && st !== "err") : st !== suc) continue;
+      }
+      var ok = true;
+      for (var t = 0; t < terms.length; t++) if (lowerTask[i].indexOf(terms[t]) < 0) { ok = false; break; }
+      if (ok) view.push(i);
+    }
+    document.getElementById("count").textContent = view.length === N ? N + " episodes" : view.length + " of " + N + " episodes";
+    spacer.style.height = (view.length * ROW) + "px";
+    listEl.scrollTop = 0;
+    renderRows();
+  }
+  [fEnv, fPolicy, fSuccess, fReason].forEach(function (s) { s.addEventListener("change", applyFilters); });
+  var typing = null;
+  fTask.addEventListener("input", function () { clearTimeout(typing); typing = setTimeout(applyFilters, N > 20000 ? 200 : 60); });
+  document.getElementById("clear").addEventListener("click", function () {
+    [fEnv, fPolicy, fSuccess, fReason].forEach(function (s) { s.value = "\u0000all"; }); fTask.value = ""; applyFilters();
+  });
+
+  // ----- the virtual list -----
+  var ROW = 48, listEl = document.getElementById("list"), spacer = el("div", "spacer"), rowsEl = el("div");
+  add(listEl, spacer, rowsEl);
+  var current = -1, pending = false;
+  function makeRow(i, pos) {
+    var r = INDEX[i], row = el("div", "row" + (i === current ? " sel" : ""));
+    row.style.top = (pos * ROW) + "px";
+    row.dataset.index = i;
+    var l1 = el("div", "l1");
+    add(l1, el("span", "tid", r[C.task]), el("span", "head", r[C.head]));
+    var bits = [shortEnv(r[C.env])];
+    if (r[C.policy]) bits.push(r[C.policy]);
+    if (r[C.trial] !== null) bits.push("trial " + r[C.trial]);
+    if (r[C.reason]) bits.push(r[C.reason]);
+    if (r[C.steps] !== null) bits.push(r[C.steps] + " steps");
+    add(row, el("span", "dot " + status(r)), l1, el("div", "l2", "#" + i + " \u00b7 " + bits.join(" \u00b7 ")));
+    row.title = r[C.task];
+    return row;
+  }
+  function renderRows() {
+    pending = false;
+    var top = listEl.scrollTop, h = listEl.clientHeight || 800;
+    var a = Math.max(0, Math.floor(top / ROW) - 8), b = Math.min(view.length, Math.ceil((top + h) / ROW) + 8);
+    var frag = document.createDocumentFragment();
+    for (var p = a; p < b; p++) frag.appendChild(makeRow(view[p], p));
+    rowsEl.replaceChildren(frag);
+    if (!view.length) add(rowsEl, el("div", "empty", "No episode matches the filters."));
+  }
+  listEl.addEventListener("scroll", function () { if (!pending) { pending = true; requestAnimationFrame(renderRows); } });
+  window.addEventListener("resize", function () { renderRows(); });
+  rowsEl.addEventListener("click", function (ev) {
+    var row = ev.target.closest(".row");
+    if (row) openEpisode(Number(row.dataset.index), true);
+  });
+  function scrollToRow(i) {
+    var pos = view.indexOf(i);
+    if (pos < 0) return;
+    var top = pos * ROW, h = listEl.clientHeight || 800;
+    if (top < listEl.scrollTop || top + ROW > listEl.scrollTop + h) listEl.scrollTop = Math.max(0, top - h / 3);
+  }
+  document.addEventListener("keydown", function (ev) {
+    var tag = (ev.target && ev.target.tagName) || "";
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.key === "/") { ev.preventDefault(); fTask.focus(); return; }
+    var step = (ev.key === "j" || ev.key === "ArrowDown") ? 1 : (ev.key === "k" || ev.key === "ArrowUp") ? -1 : 0;
+    if (!step || !view.length) return;
+    ev.preventDefault();
+    var pos = view.indexOf(current);
+    pos = pos < 0 ? 0 : Math.min(view.length - 1, Math.max(0, pos + step));
+    openEpisode(view[pos], true);
+  });
+
+  // ----- JSON, pretty and coloured -----
+  var TOKEN = /("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+  function jsonNode(text) {
+    var pre = el("pre", "json");
+    if (text.length > 400000) { pre.textContent = text; return pre; }
+    var last = 0, m, frag = document.createDocumentFragment();
+    TOKEN.lastIndex = 0;
+    while ((m = TOKEN.exec(text)) !== null) {
+      if (m.index > last) frag.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var cls = m[1] ? (m[2] ? "k" : "s") : m[3] ? "lit" : "num";
+      frag.appendChild(el("span", cls, m[1] ? m[1] : m[0]));
+      if (m[2]) frag.appendChild(document.createTextNode(m[2]));
+      last = TOKEN.lastIndex;
+    }
+    if (last < text.length) frag.appendChild(document.createTextNode(text.slice(last)));
+    pre.appendChild(frag);
+    return pre;
+  }
+  function prettyNode(text) {
+    var t = String(text).trim();
+    if (t && (t.charAt(0) === "{" || t.charAt(0) === "[")) {
+      try { return jsonNode(JSON.stringify(JSON.parse(t), null, 2)); } catch (e) { /* not JSON */ }
+    }
+    return el("pre", "plain", text);
+  }
+  function argsNode(args) {
+    if (typeof args === "string") {
+      var s = args;
+      for (var k = 0; k < 2 && typeof s === "string"; k++) { try { s = JSON.parse(s); } catch (e) { break; } }
+      if (typeof s !== "string") return jsonNode(JSON.stringify(s, null, 2));
+      return el("pre", "plain", args);
+    }
+    return jsonNode(JSON.stringify(args === undefined ? {} : args, null, 2));
+  }
+  function lazyDetails(details, build) {
+    var done = false;
+    function fill() { if (!done && details.open) { done = true; add(details, build()); } }
+    details.addEventListener("toggle", fill);
+    fill();
+    return details;
+  }
+
+  // ----- the conversation -----
+  var ERR_RESULT = /^(unknown tool |arguments of |argument '|invalid arguments for |[\w.\-]+ (refused|failed)\b)/;
+  var EVENT = /^\s*<(error|event|notification|notice|session|system|warning)\b/;
+  function resultNode(m, callName) {
+    var text = textOf(m.content), isErr = ERR_RESULT.test(text);
+    var d = el("details", "result" + (isErr ? " err" : ""));
+    d.open = text.length <= (isErr ? 2000 : 300);
+    var sum = el("summary");
+    add(sum, el("span", "lbl", isErr ? "error" : "result"), el("span", null, text.length + " chars"),
+        el("span", "preview", text.replace(/\s+/g, " ").slice(0, 160)));
+    add(d, sum);
+    return lazyDetails(d, function () { return prettyNode(text); });
+  }
+  function callNode(tc, results, used) {
+    var fn = isObj(tc) && isObj(tc.function) ? tc.function : (isObj(tc) ? tc : {});
+    var name = fn.name === undefined ? "(no name)" : String(fn.name);
+    var box = el("div", "call");
+    var head = el("div", "call-head");
+    add(head, el("span", null, "\u2192"), el("span", "call-name", name), isObj(tc) && tc.id ? el("span", "call-id", tc.id) : null);
+    add(box, head, argsNode(fn.arguments));
+    var res = isObj(tc) && tc.id !== undefined ? results.get(String(tc.id)) : undefined;
+    if (res && !used.has(res)) { used.add(res); add(box, resultNode(res, name)); }
+    return box;
+  }
+  function eventNode(text) {
+    var re = /<(\w+)((?:\s[^>]*)?)>([\s\S]*?)<\/\1>/g, m, blocks = [], rest = text;
+    while ((m = re.exec(text)) !== null) blocks.push([m[1], m[3]]);
+    rest = text.replace(re, "").trim();
+    var isError = blocks.some(function (b) { return b[0] === "error"; }) || !blocks.length;
+    var box = el("div", "msg event" + (isError ? "" : " info"));
+    add(box, el("div", "who", "env \u00b7 " + (blocks.length ? Array.from(new Set(blocks.map(function (b) { return b[0]; }))).join(", ") : "event")));
+    blocks.forEach(function (b) { add(box, el("div", "block", b[1])); });
+    if (rest) add(box, el("div", "block", rest));
+    return box;
+  }
+  function renderChat(rec, chat) {
+    var msgs = Array.isArray(rec.messages) ? rec.messages : [];
+    var results = new Map();
+    msgs.forEach(function (m) { if (isObj(m) && m.role === "tool" && m.tool_call_id !== undefined && !results.has(String(m.tool_call_id))) results.set(String(m.tool_call_id), m); });
+    var nAsst = msgs.filter(function (m) { return isObj(m) && m.role === "assistant"; }).length;
+    var offset = typeof rec.steps === "number" && rec.steps >= nAsst ? rec.steps - nAsst : 0;
+    var used = new Set(), k = 0, firstSystem = true;
+    if (!msgs.length) add(chat, el("div", "note", "This record holds no messages."));
+    msgs.forEach(function (m) {
+      if (!isObj(m)) return;
+      var role = String(m.role), text = textOf(m.content);
+      if (role === "system" && firstSystem) { firstSystem = false; return; }
+      if (role === "assistant") {
+        k += 1;
+        var box = el("div", "msg assistant");
+        box.dataset.step = offset + k;
+        var who = el("div", "who");
+        add(who, el("span", null, "assistant"), el("span", "step", "step " + (offset + k)));
+        add(box, who);
+        if (text) add(box, el("div", "text", text));
+        (Array.isArray(m.tool_calls) ? m.tool_calls : []).forEach(function (tc) { add(box, callNode(tc, results, used)); });
+        add(chat, box);
+      } else if (role === "tool") {
+        if (used.has(m)) return;
+        var orphan = el("div", "msg other");
+        add(orphan, el("div", "who", "tool result" + (m.tool_call_id ? " \u00b7 " + m.tool_call_id : "")));
+        var res = resultNode(m);
+        add(orphan, res);
+        add(chat, orphan);
+      } else if (role === "user" && EVENT.test(text)) {
+        add(chat, eventNode(text));
+      } else if (role === "user") {
+        var u = el("div", "msg user");
+        add(u, el("div", "who", "user"), el("div", "text", text));
+        add(chat, u);
+      } else {
+        var o = el("div", "msg other");
+        add(o, el("div", "who", role), el("div", "text", text));
+        add(chat, o);
+      }
+    });
+  }
+  function systemFold(rec) {
+    var msgs = Array.isArray(rec.messages) ? rec.messages : [];
+    var sys = msgs.find(function (m) { return isObj(m) && m.role === "system"; });
+    if (!sys) return null;
+    var text = textOf(sys.content);
+    var d = el("details", "fold");
+    var s = el("summary", null, "System prompt");
+    add(s, el("span", "n", text.length + " chars"));
+    add(d, s);
+    return lazyDetails(d, function () { var b = el("div", "fold-body"); add(b, el("pre", "sys", text)); return b; });
+  }
+  function toolsFold(rec) {
+    var tools = typeof rec.tools === "number" ? TOOLS[rec.tools] : null;
+    var d = el("details", "fold");
+    var s = el("summary", null, "Tools");
+    add(s, el("span", "n", Array.isArray(tools) ? tools.length + " tools" : "not in the file"));
+    add(d, s);
+    if (!Array.isArray(tools)) return d;
+    return lazyDetails(d, function () {
+      var b = el("div", "fold-body");
+      tools.forEach(function (t) {
+        var fn = isObj(t) && isObj(t.function) ? t.function : (isObj(t) ? t : {});
+        var td = el("details", "tool");
+        var ts = el("summary", null, fn.name === undefined ? "(no name)" : String(fn.name));
+        var desc = typeof fn.description === "string" ? fn.description : "";
+        add(ts, el("span", "d", desc.split("\n")[0].slice(0, 90)));
+        add(td, ts);
+        lazyDetails(td, function () {
+          var box = el("div");
+          if (desc) add(box, el("div", "tool-desc", desc));
+          add(box, jsonNode(JSON.stringify(fn.parameters === undefined ? {} : fn.parameters, null, 2)));
+          return box;
+        });
+        add(b, td);
+      });
+      return b;
+    });
+  }
+
+  // ----- the score -----
+  function num(v) { return typeof v === "number" ? v : typeof v === "boolean" ? (v ? 1 : 0) : null; }
+  function tile(label, v, help) {
+    var n = num(v), cls = n === null ? "" : n >= 1 ? " ok" : n <= 0 ? " bad" : " mid";
+    var t = el("div", "tile" + cls);
+    add(t, el("div", "v", n === null ? fmt(v) : (Number.isInteger(n) ? String(n) : n.toFixed(2))), el("div", "k", label));
+    if (help) t.title = help;
+    return t;
+  }
+  function item(name, v, side) {
+    var n = num(v), pass = n !== null && n >= 1;
+    var li = el("li", pass ? "pass" : "fail");
+    add(li, el("span", "ic", pass ? "\u2713" : "\u2717"), el("span", null, name), side ? el("span", "side", side) : null);
+    return li;
+  }
+  function card(title, n) {
+    var c = el("div", "card"), h = el("h3", null, title);
+    if (n !== undefined) add(h, el("span", "n", n));
+    add(c, h);
+    return c;
+  }
+  function flashStep(step) {
+    var target = document.querySelector('.msg.assistant[data-step="' + step + '"]');
+    if (!target) return;
+    target.scrollIntoView({ block: "center" });
+    target.classList.add("flash");
+    setTimeout(function () { target.classList.remove("flash"); }, 1600);
+  }
+  function renderScore(rec, panel) {
+    var s = isObj(rec.score) ? rec.score : {}, used = new Set();
+    var oc = card("Outcome"), row = el("div", "outcome");
+    var succ = rec.success === true ? "ok" : rec.success === false ? "bad" : "none";
+    add(row, el("span", "big " + succ, rec.success === true ? "SUCCESS" : rec.success === false ? "FAILURE" : "NO RESULT"));
+    var sub = [];
+    if (typeof rec["return"] === "number") sub.push("return " + fmt(rec["return"]));
+    if (rec.termination_reason) sub.push(String(rec.termination_reason));
+    add(row, el("span", "sub", sub.join(" \u00b7 ")));
+    add(oc, row);
+    if (!Object.keys(s).length) add(oc, el("div", "note", "No score: the episode did not finish."));
+    add(panel, oc);
+
+    var keys = Object.keys(s);
+    // G/P/F (payments)
+    if ("goal" in s || "process" in s || "protection" in s) {
+      var c1 = card("Goal \u00b7 Process \u00b7 Protection", "strict " + fmt(s.strict !== undefined ? s.strict : ""));
+      var tl = el("div", "tiles");
+      add(tl, tile("G goal", s.goal, "requested outcomes hold in the final state"), tile("P process", s.process, "ordered obligations over the history"),
+          tile("F protection", s.protection, "no forbidden side effect, invariants at every step"));
+      add(c1, tl);
+      ["goal", "process", "protection", "strict"].forEach(function (k) { used.add(k); });
+      add(panel, c1);
+    }
+    if (Array.isArray(s.violations)) {
+      used.add("violations");
+      var cv = card("Violations", String(s.violations.length));
+      if (!s.violations.length) add(cv, el("div", "note", "None."));
+      s.violations.forEach(function (v) {
+        var box = el("div", "viol");
+        if (!isObj(v)) { add(box, el("div", "d", fmt(v))); add(cv, box); return; }
+        var top = el("div");
+        add(top, el("span", "c", v.check === undefined ? "violation" : String(v.check)));
+        if (typeof v.step === "number") {
+          var a = el("a", null, "step " + v.step);
+          a.addEventListener("click", function () { flashStep(v.step); });
+          add(top, a);
+        }
+        add(box, top);
+        if (v.detail !== undefined) add(box, el("div", "d", fmt(v.detail)));
+        add(cv, box);
+      });
+      add(panel, cv);
+    }
+    // PROC / COMP (workspace)
+    var sessions = new Map();
+    keys.forEach(function (k) {
+      var m = /^s(\d+)\/(proc|own_proc|comp)$/.exec(k) || /^s(\d+)\/(check|intent)\/(.+)$/.exec(k) || /^rubric\/s(\d+)$/.exec(k);
+      if (!m) return;
+      var idx = Number(m[1]);
+      if (!sessions.has(idx)) sessions.set(idx, { checks: [], intents: [] });
+      var o = sessions.get(idx);
+      if (k.indexOf("rubric/") === 0) o.success = s[k];
+      else if (m[2] === "check") o.checks.push([m[3], s[k]]);
+      else if (m[2] === "intent") o.intents.push([m[3], s[k]]);
+      else o[m[2]] = s[k];
+      used.add(k);
+    });
+    if ("proc" in s || "comp" in s) {
+      var c2 = card("Proactivity \u00b7 Completeness");
+      var t2 = el("div", "tiles");
+      add(t2, tile("PROC", s.proc, "(Completed + Inferred) / hidden intents"), tile("COMP", s.comp, "weighted checklist over the artifacts"));
+      if ("sessions_passed" in s) add(t2, tile("sessions", s.sessions_passed, "fraction of sessions passed"));
+      add(c2, t2);
+      ["proc", "comp", "sessions_passed", "sessions"].forEach(function (k) { used.add(k); });
+      add(panel, c2);
+    }
+    if (sessions.size) {
+      var ids = Array.from(sessions.keys()).sort(function (a, b) { return a - b; });
+      var passed = ids.filter(function (i) { return num(sessions.get(i).success) >= 1; }).length;
+      var c3 = card("Sessions", passed + " of " + ids.length + " passed");
+      ids.forEach(function (i) {
+        var o = sessions.get(i), ok = num(o.success) >= 1;
+        var d = el("details", "sess " + (ok ? "pass" : "fail"));
+        d.open = !ok;
+        var sm = el("summary");
+        var met = [];
+        if (o.proc !== undefined) met.push("PROC " + fmt(o.proc));
+        if (o.comp !== undefined) met.push("COMP " + fmt(o.comp));
+        add(sm, el("span", "ic", ok ? "\u2713" : "\u2717"), el("span", null, "session " + i), el("span", "m", met.join(" \u00b7 ")));
+        add(d, sm);
+        var b = el("div", "sbody");
+        if (o.own_proc !== undefined) add(b, el("div", "group-name", "own PROC " + fmt(o.own_proc)));
+        if (o.checks.length) {
+          add(b, el("div", "group-name", "checks (COMP)"));
+          var ul = el("ul", "items");
+          o.checks.forEach(function (c) { add(ul, item(c[0], c[1])); });
+          add(b, ul);
+        }
+        if (o.intents.length) {
+          add(b, el("div", "group-name", "hidden intents (PROC)"));
+          var ui = el("ul", "items");
+          o.intents.forEach(function (c) { add(ui, item(c[0], c[1], num(c[1]) >= 1 ? "completed / inferred" : "provided / pending")); });
+          add(b, ui);
+        }
+        add(d, b);
+        add(c3, d);
+      });
+      add(panel, c3);
+    }
+    // rubric items
+    var rub = keys.filter(function (k) { return k.indexOf("rubric/") === 0 && !used.has(k); });
+    if (rub.length || "rubric_fraction" in s) {
+      var npass = rub.filter(function (k) { return num(s[k]) >= 1; }).length;
+      var c4 = card("Rubric", npass + " of " + rub.length + " passed" + (typeof s.rubric_fraction === "number" ? " \u00b7 " + fmt(s.rubric_fraction) : ""));
+      var groups = new Map();
+      rub.forEach(function (k) {
+        var name = k.slice(7), dot = name.indexOf("."), g = dot > 0 ? name.slice(0, dot) : "";
+        if (!groups.has(g)) groups.set(g, []);
+        groups.get(g).push([dot > 0 ? name.slice(dot + 1) : name, s[k]]);
+        used.add(k);
+      });
+      groups.forEach(function (list, g) {
+        if (g) add(c4, el("div", "group-name", g));
+        var ul = el("ul", "items");
+        list.forEach(function (p) { add(ul, item(g ? p[0] : p[0], p[1])); });
+        add(c4, ul);
+      });
+      ["rubric_fraction", "rubric_items"].forEach(function (k) { used.add(k); });
+      add(panel, c4);
+    }
+    // everything else
+    var rest = keys.filter(function (k) { return !used.has(k); });
+    if (rest.length) {
+      var c5 = card("Other components", String(rest.length));
+      var tb = el("table", "kv");
+      rest.forEach(function (k) {
+        var tr = el("tr"), v = s[k];
+        add(tr, el("td", null, k));
+        var td = el("td");
+        if (isObj(v) || Array.isArray(v)) { td.style.textAlign = "left"; add(td, jsonNode(JSON.stringify(v, null, 2))); } else td.textContent = fmt(v);
+        add(tr, td);
+        add(tb, tr);
+      });
+      add(c5, tb);
+      add(panel, c5);
+    }
+    var c6 = card("Episode");
+    var kv = el("table", "kv");
+    [["env", rec.env_id], ["domain", rec.domain], ["policy", rec.policy], ["trial", rec.trial], ["seed", rec.seed], ["steps", rec.steps],
+     ["tool errors", rec.tool_errors], ["elapsed s", rec.elapsed_s], ["servicegym", rec.servicegym_version]].forEach(function (p) {
+      if (p[1] === undefined || p[1] === null || p[1] === "") return;
+      var tr = el("tr"); add(tr, el("td", null, p[0]), el("td", null, fmt(p[1]))); add(kv, tr);
+    });
+    add(c6, kv);
+    add(panel, c6);
+  }
+
+  // ----- an episode -----
+  var main = document.getElementById("main");
+  function badge(text, cls) { return el("span", "badge" + (cls ? " " + cls : ""), text); }
+  function renderEpisode(i) {
+    var t1 = performance.now();
+    var rec;
+    try { rec = record(i); } catch (e) {
+      var box = el("div", "placeholder"); add(box, el("h2", null, "Episode #" + i), el("div", "ep-error", "This record could not be read: " + e.message));
+      return box;
+    }
+    if (!isObj(rec)) rec = {};
+    var wrap = el("div", "episode");
+    wrap.dataset.index = i;
+    var head = el("div", "ep-head");
+    add(head, el("h1", "ep-title", rec.task_id === undefined ? "(no task id)" : String(rec.task_id)));
+    var b = el("div", "badges");
+    add(b, rec.error ? badge("errored", "warn") : rec.success === true ? badge("\u2713 success", "ok") : rec.success === false ? badge("\u2717 failure", "bad") : badge("no result"));
+    if (rec.env_id) add(b, badge(shortEnv(rec.env_id)));
+    if (rec.policy) add(b, badge("policy " + rec.policy));
+    if (rec.trial !== undefined) add(b, badge("trial " + fmt(rec.trial)));
+    if (rec.termination_reason) add(b, badge(String(rec.termination_reason)));
+    if (rec.steps !== undefined) add(b, badge(fmt(rec.steps) + " steps"));
+    if (typeof rec.tool_errors === "number") add(b, badge(rec.tool_errors + " tool errors", rec.tool_errors ? "warn" : ""));
+    add(b, badge("#" + i));
+    add(head, b);
+    if (rec.error) add(head, el("div", "ep-error", String(rec.error)));
+    add(wrap, head);
+    var body = el("div", "ep-body"), chat = el("div", "chat"), panel = el("div", "score");
+    try {
+      add(chat, systemFold(rec), toolsFold(rec));
+      var nSess = isObj(rec.score) && typeof rec.score.sessions === "number" ? rec.score.sessions : 0;
+      if (nSess > 1) add(chat, el("div", "note", "The chat resets between sessions: the record holds the last session's conversation (steps " +
+        "numbered over the whole episode); every session's score is on the right."));
+      renderChat(rec, chat);
+    } catch (e) { add(chat, el("div", "ep-error", "Rendering the conversation failed: " + e.message)); }
+    try { renderScore(rec, panel); } catch (e) { add(panel, el("div", "ep-error", "Rendering the score failed: " + e.message)); }
+    add(body, chat, panel);
+    add(wrap, body);
+    document.body.dataset.openMs = String(Math.round(performance.now() - t1));
+    return wrap;
+  }
+  function openEpisode(i, fromUser) {
+    if (!(i >= 0 && i < N)) return;
+    current = i;
+    main.replaceChildren(renderEpisode(i));
+    main.scrollTop = 0;
+    document.body.dataset.episode = String(i);
+    if (fromUser && history.replaceState) history.replaceState(null, "", "#episode=" + i);
+    renderRows();
+    scrollToRow(i);
+  }
+  function placeholder() {
+    var box = el("div", "placeholder");
+    add(box, el("h2", null, "Select an episode"));
+    add(box, el("div", null, "Pick one in the list (filter by env, policy, outcome, reason or task id). Keys: j / k or the arrows move, / searches. " +
+      "Link to one with #episode=N."));
+    var groups = new Map();
+    INDEX.forEach(function (r) {
+      var key = r[C.env] + "\u0000" + r[C.policy];
+      if (!groups.has(key)) groups.set(key, [r[C.env], r[C.policy], 0, 0, new Set()]);
+      var g = groups.get(key); g[2] += 1; if (r[C.success] === true) g[3] += 1; g[4].add(r[C.task]);
+    });
+    var t = el("table", "overview"), hr = el("tr");
+    ["env", "policy", "tasks", "episodes", "succeeded", "rate"].forEach(function (h) { add(hr, el("th", null, h)); });
+    add(t, hr);
+    groups.forEach(function (g) {
+      var tr = el("tr");
+      add(tr, el("td", null, g[0]), el("td", null, g[1]), el("td", "n", g[4].size), el("td", "n", g[2]), el("td", "n", g[3]),
+          el("td", "n", (100 * g[3] / g[2]).toFixed(1) + "%"));
+      add(t, tr);
+    });
+    add(box, t);
+    return box;
+  }
+  function fromHash() {
+    var h = location.hash.replace(/^#/, ""), p = new URLSearchParams(h);
+    if (p.has("episode")) { var i = parseInt(p.get("episode"), 10); if (i >= 0 && i < N) { openEpisode(i, false); return true; } }
+    if (p.has("task")) {
+      var task = p.get("task"), trial = p.has("trial") ? parseInt(p.get("trial"), 10) : null;
+      for (var j = 0; j < N; j++) if (INDEX[j][C.task] === task && (trial === null || INDEX[j][C.trial] === trial)) { openEpisode(j, false); return true; }
+    }
+    return false;
+  }
+  window.addEventListener("hashchange", fromHash);
+
+  applyFilters();
+  if (!fromHash()) main.replaceChildren(placeholder());
+  document.body.dataset.loadMs = String(Math.round(performance.now() - T0));
+  document.body.dataset.ready = "1";
+})();
+"""
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>@@TITLE@@</title>
+<style>@@CSS@@</style>
+</head>
+<body>
+<header class="top"><h1 id="title">servicegym view</h1><span class="src" id="src"></span><span class="stat" id="stat"></span></header>
+<div class="banner" id="banner" hidden></div>
+<div id="app">
+<aside id="side">
+<div class="filters">
+<label>env<select id="f-env"></select></label>
+<label>policy<select id="f-policy"></select></label>
+<label>outcome<select id="f-success"></select></label>
+<label>termination<select id="f-reason"></select></label>
+<label class="wide">task id<input id="f-task" type="search" placeholder="search task ids (space: and)" list="task-ids" autocomplete="off"></label>
+<datalist id="task-ids"></datalist>
+</div>
+<div class="count"><span id="count"></span><button id="clear" type="button">clear filters</button></div>
+<div id="list"></div>
+</aside>
+<main id="main"><div class="placeholder">Loading...</div></main>
+</div>
+<noscript><p style="padding:16px">This page needs JavaScript (it runs locally; nothing is fetched).</p></noscript>
+<script type="application/json" id="sg-meta">@@META@@</script>
+<script type="application/json" id="sg-index">@@INDEX@@</script>
+<script type="application/json" id="sg-tools">@@TOOLS@@</script>
+<script type="application/json" id="sg-records">@@RECORDS@@</script>
+<script>@@JS@@</script>
+</body>
+</html>
+"""
+
+_MARK = re.compile(r"@@([A-Z]+)@@")
+
+
+def render(title: str, meta: str, index: str, tools: str, records: str) -> str:
+    """The page: ``title`` HTML-escaped, the four blocks already script-safe JSON text."""
+    parts = {"TITLE": title, "CSS": CSS, "JS": JS, "META": meta, "INDEX": index, "TOOLS": tools, "RECORDS": records}
+    return _MARK.sub(lambda m: parts[m.group(1)], TEMPLATE)

@@ -1,0 +1,40 @@
+"""Text from outside made safe once, at the edge: agent actions, model replies, task files.
+
+Python strings may hold lone UTF-16 surrogates (``"\\ud83d"``: valid JSON in ASCII, common in
+garbled model output), which no UTF-8 writer accepts; one such character would make a transcript,
+a rollout record or a cache entry fail to encode. ``scrub`` replaces each lone surrogate with
+U+FFFD (a well-formed surrogate pair becomes the character it encodes); everything else is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+
+
+def scrub(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD; the same object when it has none
+    (an ASCII or UTF-8-encodable string costs one pass in C)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def scrub_json(value: Any, depth: int = 0, max_depth: int = 64) -> Any:
+    """``scrub`` applied to every string (keys too) of a decoded JSON value; values nested deeper
+    than ``max_depth`` are replaced by ``None`` (JSON from outside is bounded, never recursed into
+    without limit)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if depth >= max_depth:
+        return None
+    if isinstance(value, dict):
+        return {scrub(k) if isinstance(k, str) else k: scrub_json(v, depth + 1, max_depth) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_json(v, depth + 1, max_depth) for v in value]
+    return value
