@@ -3,7 +3,8 @@
 Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), ``rollout``
 (collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
 rollouts), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
-loads), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
+loads), ``view`` (one self-contained HTML page to look at the episodes of a rollouts file, written
+or served on 127.0.0.1), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
 ``rollout`` and ``evaluate`` both run ``servicegym.envs.running.rollouts.collect``; ``evaluate`` and ``report`` both
 write through ``servicegym.envs.cli.report``.
 
@@ -536,6 +537,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- dataset ---------------------------------------------------------------------------------
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from servicegym.envs.integrations.dataset import task_rows, write_rows
+
+    _check_env(args.env)
+    if args.n is not None:
+        _positive("--n", args.n)
+    try:
+        rows = task_rows(args.env, args.split, args.n, args.seed, {"user_tool": True} if args.user_tool else None)
+        path = write_rows(rows, args.out)
+    except ValueError as err:
+        raise CliError(_one_line(err)) from None
+    except OSError as err:
+        raise CliError(f"cannot write {args.out}: {_one_line(err.strerror or err)}") from None
+    print(f"{len(rows)} rows of {args.env} split={args.split} -> {path}")
+    return 0
+
+
 # ----- bench -----------------------------------------------------------------------------------
 def scripts_dir() -> Path:
     """``scripts/`` of the source checkout this package runs from (envs/cli/ -> the repository)."""
@@ -642,6 +661,16 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--env", default=None, help="env id (default: the one of the file's domain)")
     ck.add_argument("--strict", action="store_true", help="load as strict_tasks=True: fail at the first bad task")
     ck.set_defaults(fn=cmd_check)
+
+    ds = sub.add_parser("dataset", help="write task rows (task_id, seed, system prompt, opening, tools) as JSON lines "
+                                        "for a trainer's dataloader (Hugging Face datasets reads them)")
+    ds.add_argument("--env", default="servicegym/Delivery-v0")
+    ds.add_argument("--split", default="train", choices=["train", "test"])
+    ds.add_argument("--n", type=int, default=None, help="rows (default: the split's listed tasks)")
+    ds.add_argument("--seed", type=int, default=0, help="base seed of the rows' episode seeds")
+    ds.add_argument("--user-tool", action="store_true", help="rows for envs made with user_tool=True (respond tool)")
+    ds.add_argument("--out", required=True, help="the JSONL file to write")
+    ds.set_defaults(fn=cmd_dataset)
 
     tr = sub.add_parser("train", help="train a stable-baselines3 agent on a discrete-action adapter (servicegym[rl])")
     tr.add_argument("--env", default="servicegym/Delivery-v0")

@@ -42,6 +42,22 @@ MAX_TEXT = MAX_ACTION_CHARS  # both spaces' max_length; an observation is cut to
 # one); it bounds the user's work, and an LLM user's prompt, whatever the agent sends
 USER_READ_CHARS = 8000
 _resolve_llm = LLMConfig.resolve  # a module name: __init__ may import LLMConfig locally
+USER_TOOL = "respond"  # the simulated user as a tool (``user_tool=True``), as the trainers' peers name it
+USER_TOOL_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": USER_TOOL,
+        "description": ("Send a message to the user and get their reply (the tool's result). Ask what you need to "
+                        "know, confirm before you create or pay for anything, and report what you did. Put "
+                        "###STOP### in the message to end the conversation; the user ends it the same way."),
+        "parameters": {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "the text the user reads"}},
+            "required": ["message"],
+            "additionalProperties": False,
+        },
+    },
+}
 
 
 def _attr(value: str) -> str:
@@ -61,6 +77,9 @@ class ToolUseEnv(gym.Env[str, str]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     domain: ClassVar[str] = ""
     tool_specs: ClassVar[list[ToolSpec]] = []
+    # the components of ``info["score"]`` every finished episode of the env reports, as floats
+    # (more may follow, e.g. ``rubric/<item>`` per task)
+    score_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -75,6 +94,7 @@ class ToolUseEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         check_postconditions: bool = False,
         strict_tasks: bool = False,
+        user_tool: bool = False,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -99,6 +119,10 @@ class ToolUseEnv(gym.Env[str, str]):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
         if max_steps < 1 or max_errors < 1:
             raise ValueError("max_steps and max_errors must be positive")
+        # user_tool=True: the simulated user is also reachable as the tool ``respond(message)``, whose
+        # result is the user's reply (for trainer loops that end at a reply without a tool call)
+        self.user_tool = bool(user_tool)
+        self._turn_start = 0
         self.render_mode = render_mode
         self.split = split
         self.max_steps = max_steps
@@ -251,9 +275,23 @@ class ToolUseEnv(gym.Env[str, str]):
             "task_id": task.task_id,
             "domain": self.domain,
             "system_prompt": self._system_prompt,
-            "tools": self.toolkit.schemas(),
+            "tools": self.tool_schemas(),
         }
         return opening, info
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """``reset`` as a coroutine (in a worker thread when the user is an LLM, whose opening may
+        call its model)."""
+        if not self._llm_user:
+            return self.reset(seed=seed, options=options)
+        import asyncio
+
+        return await asyncio.to_thread(self.reset, seed=seed, options=options)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI function schemas the agent sees (with ``respond`` when ``user_tool=True``)."""
+        schemas = self.toolkit.schemas()
+        return [*schemas, USER_TOOL_SCHEMA] if self.user_tool else schemas
 
     def _choose_task(self, options: dict[str, Any]) -> Task:
         if options.get("task") is not None:
@@ -276,9 +314,95 @@ class ToolUseEnv(gym.Env[str, str]):
         return self.source.sample(self.np_random, split)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One assistant turn; see the domain env's docstring for the contract."""
+        events = self._step_events(self._before_step(action))
+        try:
+            request = next(events)
+            while True:
+                kind, payload = request
+                try:
+                    value = self._user.reply(payload) if kind == "user" else self._judge(*payload)
+                except LLMError as err:  # the episode records it and goes on
+                    request = events.throw(err)
+                    continue
+                request = events.send(value)
+        except StopIteration as stop:
+            return self._after_step(stop.value)
+
+    async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """``step`` as a coroutine, so one event loop drives many episodes: what blocks (an LLM
+        user's reply, the LLM judge) is awaited (an ``areply`` coroutine of the user) or runs in a
+        worker thread; tools and the scripted user run inline. Same transcript as ``step``."""
+        import asyncio
+
+        events = self._step_events(self._before_step(action))
+        try:
+            request = next(events)
+            while True:
+                kind, payload = request
+                try:
+                    if kind == "user" and hasattr(self._user, "areply"):
+                        value = await self._user.areply(payload)
+                    elif kind == "user" and not self._llm_user:
+                        value = self._user.reply(payload)
+                    elif kind == "user":
+                        value = await asyncio.to_thread(self._user.reply, payload)
+                    else:
+                        value = await asyncio.to_thread(self._judge, *payload)
+                except LLMError as err:
+                    request = events.throw(err)
+                    continue
+                request = events.send(value)
+        except StopIteration as stop:
+            return self._after_step(stop.value)
+
+    def _before_step(self, action: Any) -> Any:
+        """Domain hook: the action as the base step should read it (Payments maps its conversation calls)."""
+        return action
+
+    def _after_step(self, result: tuple[str, float, bool, bool, dict[str, Any]]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Domain hook: the step's result as the agent should get it (Workspace moves to the next session)."""
+        return result
+
+    def _judge(self, success: bool, score: dict[str, Any]) -> tuple[bool, dict[str, Any], dict[str, Any]]:
+        from servicegym.rewards.judge import score_with_llm_judge
+
+        return score_with_llm_judge(self, success, score)
+
+    def turn_messages(self) -> list[dict[str, Any]]:
+        """What the last step added after the assistant's own message, in OpenAI format: the tool
+        results (``role: tool``, by ``tool_call_id``), the user's reply (``role: user``) or an
+        error turn. For trainers that keep the conversation themselves and append only this.
+        A Workspace step that starts the next session returns that session's new conversation
+        (system message first): the chat restarts there."""
+        return self.messages[self._turn_start :]
+
+    def _user_turn(self, text: str):
+        """Send ``text`` to the simulated user (a generator: yields ``("user", text)`` for the
+        reply). Returns ``(reply, terminated, reason, user_error)``; ``reply`` is None when the
+        agent ended the conversation or the user's model failed."""
+        self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="assistant", content=text)
+        if STOP in text:
+            return None, True, "agent_stop", ""
+        try:
+            reply = yield ("user", text[:USER_READ_CHARS])
+        except LLMError as err:
+            # the user model failed (after its retries): the episode ends truncated, and says why
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                name="user_error", arguments=err.to_json(), content=str(err))
+            return None, False, "", str(err)
+        self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
+        return reply, STOP in reply, "user_stop" if STOP in reply else "", ""
+
+    def _step_events(self, action: Any):
+        """The step as a generator: it yields ``("user", text)`` for a reply of the simulated user
+        and ``("judge", (success, score))`` for the LLM judge, is sent their results (or thrown
+        ``LLMError``), and returns the step's 5-tuple. ``step`` and ``astep`` drive it: one
+        logic, two ways to wait."""
         if self._done or self.task is None:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         self._steps += 1
+        self._turn_start = len(self._log) + 1  # after the assistant's own record
         parsed = parse_action(action)
         blocks: list[str] = []
         terminated = False
@@ -307,6 +431,25 @@ class ToolUseEnv(gym.Env[str, str]):
             self._log.append(("calls", parsed.message or None, calls))
             self._transcript.append(f"[assistant] {raw}")
             for call, (cid, _, _) in zip(parsed.tool_calls, calls):
+                if terminated or user_error:  # the conversation ended at an earlier call of this action
+                    content = "not run: the conversation ended at an earlier call of this action"
+                    blocks.append(_block("tool_error", content, name=call.name, call_id=cid))
+                    self._log.append(("tool", cid, content))
+                    continue
+                if self.user_tool and call.name == USER_TOOL:
+                    text = call.arguments.get("message") if isinstance(call.arguments, dict) else None
+                    if not isinstance(text, str) or not text.strip():
+                        self._tool_errors += 1
+                        content = f'{USER_TOOL} needs a "message": the text to send to the user. Usage: {USER_TOOL}(message: string)'
+                        blocks.append(_block("tool_error", content, name=USER_TOOL, call_id=cid))
+                        self._log.append(("tool", cid, content))
+                        continue
+                    reply, terminated, reason, user_error = yield from self._user_turn(text)
+                    content = reply if reply is not None else (
+                        f"the user simulator could not reply: {user_error}" if user_error else "conversation ended")
+                    blocks.append(_block("tool_error" if user_error else "tool_result", content, name=USER_TOOL, call_id=cid))
+                    self._log.append(("tool", cid, content))
+                    continue
                 result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, cid)
                 if not result.ok:
                     self._tool_errors += 1
@@ -321,24 +464,12 @@ class ToolUseEnv(gym.Env[str, str]):
             text = parsed.message
             self._log.append(("assistant", text))
             self._transcript.append(f"[assistant] {text}")
-            self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="assistant", content=text)
-            if STOP in text:
-                terminated, reason = True, "agent_stop"
-            else:
-                try:
-                    reply = self._user.reply(text[:USER_READ_CHARS])
-                except LLMError as err:
-                    # the user model failed (after its retries): the episode ends truncated, and says why
-                    user_error = str(err)
-                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
-                                        name="user_error", arguments=err.to_json(), content=user_error)
-                    blocks.append(_block("error", f"the user simulator could not reply: {user_error}"))
-                else:
-                    self._log.append(("user", reply))
-                    self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=reply)
-                    blocks.append(_block("user", reply))
-                    if STOP in reply:
-                        terminated, reason = True, "user_stop"
+            reply, terminated, reason, user_error = yield from self._user_turn(text)
+            if user_error:
+                blocks.append(_block("error", f"the user simulator could not reply: {user_error}"))
+            elif reply is not None:
+                self._log.append(("user", reply))
+                blocks.append(_block("user", reply))
 
         if parsed.errors:
             # parse errors reach the model as an environment turn (OpenAI format has no better role)
@@ -370,13 +501,19 @@ class ToolUseEnv(gym.Env[str, str]):
             self._done = True
             success, score = self.score(self.task, self.episode_view())
             if self.judge == "llm":
-                from servicegym.rewards.judge import score_with_llm_judge
-
-                success, score, judged = score_with_llm_judge(self, success, score)
+                success, score, judged = yield ("judge", (success, score))
                 info.update(judged)
             reward = float(success)
-            info.update(termination_reason=reason, success=success, score=score)
+            info.update(termination_reason=reason, success=success, score=self._fixed_score(score))
         return obs, reward, terminated, truncated, info
+
+    def _fixed_score(self, score: dict[str, Any]) -> dict[str, Any]:
+        """``score`` with every key of ``score_keys`` present, numbers as floats (bools too), so an
+        env's episodes all report the same components (trainers log them as reward functions)."""
+        out = {k: 0.0 for k in self.score_keys}
+        for k, v in score.items():
+            out[k] = float(v) if isinstance(v, (bool, int)) else v
+        return out
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ class LifeServiceEnv(ToolUseEnv):
     """Base of the life-service envs: a domain sets its world class, tools, prompt words and tasks."""
 
     world_cls: ClassVar[type[LifeWorld]] = LifeWorld
+    score_keys = ("rubric_fraction", "rubric_items")
     role: ClassVar[dict[str, str]] = {}
     checks: ClassVar[dict[str, str]] = {}
     suite_file: ClassVar[str] = ""

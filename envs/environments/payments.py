@@ -131,6 +131,7 @@ class PaymentsEnv(ToolUseEnv):
 
     domain = "payments"
     tool_specs = RESIDENT_TOOLS
+    score_keys = ("goal", "process", "protection", "strict")
     default_difficulty = 2
 
     def __init__(self, *args: Any, max_steps: int = 200, max_errors: int = 20, **kwargs: Any) -> None:
@@ -159,13 +160,13 @@ class PaymentsEnv(ToolUseEnv):
         info["capabilities"] = len(CATALOGUE)
         return obs, info
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _before_step(self, action: Any) -> Any:
         if isinstance(action, str) and ("ask_customer" in action or "finish" in action):
             action = _conversation_call(action)
         if not self._done and self.world is not None:
             self.world.extra["_step"] = self._steps + 1
             self._user.bind(self.world, self.history, self._steps + 1)
-        return super().step(action)
+        return action
 
     def make_llm_user(self, task: Task, seed: int) -> Any:
         from servicegym.simulators.llm_user import LLMPaymentsCustomer

@@ -222,6 +222,7 @@ class WorkspaceEnv(ToolUseEnv):
 
     domain = DOMAIN
     tool_specs = _all_tools()
+    score_keys = ("proc", "comp", "sessions", "sessions_passed")
     default_difficulty = 1
 
     def __init__(self, *args: Any, max_steps: int = 60, max_errors: int = 20, check_postconditions: bool = False,
@@ -295,7 +296,7 @@ class WorkspaceEnv(ToolUseEnv):
         opening = self._start_session(self._first)
         info = {
             "task_id": task.task_id, "domain": self.domain, "system_prompt": self._system_prompt,
-            "tools": self.toolkit.schemas(), "persona": persona, "session": self._first, "sessions": [self._first, self._last],
+            "tools": self.tool_schemas(), "persona": persona, "session": self._first, "sessions": [self._first, self._last],
         }
         return opening, info
 
@@ -324,6 +325,7 @@ class WorkspaceEnv(ToolUseEnv):
         self._log = [("system", self._system_prompt), ("user", opening)]
         self._messages = []
         self._materialized = 0
+        self._turn_start = 0  # a new session's chat: turn_messages() starts with its system message
         self.history.append(step=self._steps, time=self.world.clock.text(), kind="message", role="user", content=opening)
         self._transcript += [f"[session {k}]", f"[system] {self._system_prompt}", f"[user] {opening}"]
         self.max_steps = self._steps + self.session_max_steps
@@ -346,8 +348,8 @@ class WorkspaceEnv(ToolUseEnv):
         self._results[self._session] = res
         return res.success, {}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs, _, terminated, truncated, info = super().step(action)
+    def _after_step(self, result: tuple[str, float, bool, bool, dict[str, Any]]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, _, terminated, truncated, info = result
         if not (terminated or truncated):
             return obs, 0.0, False, False, info
         k = self._session
@@ -373,5 +375,5 @@ class WorkspaceEnv(ToolUseEnv):
         for j in sorted(self._results):
             score.update(ws_rewards.session_components(self._results[j]))
         info["success"] = all(r.success for r in self._results.values())
-        info["score"] = score
+        info["score"] = self._fixed_score(score)
         return obs, reward, terminated, truncated, info
