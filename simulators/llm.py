@@ -661,7 +661,8 @@ def _error_text(err: Any) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
+            msg = inner["message"]  # any JSON: its str() of a deeply nested value would recurse
+            return msg[:300] if isinstance(msg, str) else f"(an error message that is a {type(msg).__name__})"
         if isinstance(inner, str):
             return inner[:300]
     return str(getattr(err, "message", err))[:300]

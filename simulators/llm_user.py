@@ -151,6 +151,14 @@ class _LLMRole:
         add_usage(self.usage, result)
         return result
 
+    async def _achat(self, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResult:
+        """``_chat`` on the running event loop (``LLMClient.achat``), for the env's ``astep``."""
+        if self.seed is not None and self.client.config.seed is None:
+            kwargs.setdefault("seed", self.seed)
+        result = await self.client.achat(messages, budget=self.budget, **kwargs)
+        add_usage(self.usage, result)
+        return result
+
     def _empty(self, result: ChatResult) -> LLMError:
         c = self.client.config
         return LLMError(f"LLM endpoint {c.base_url} (model {c.model!r}) gave the user an empty reply "
@@ -174,7 +182,14 @@ class LLMUser(_LLMRole):
 
     def reply(self, agent_message: str) -> str:
         self.messages.append({"role": "user", "content": agent_message})
-        result = self._chat(self.messages)
+        return self._take(self._chat(self.messages))
+
+    async def areply(self, agent_message: str) -> str:
+        """``reply`` awaiting the model (``env.astep`` uses it: no thread per waiting episode)."""
+        self.messages.append({"role": "user", "content": agent_message})
+        return self._take(await self._achat(self.messages))
+
+    def _take(self, result: ChatResult) -> str:
         text = _clean(result.content)
         if not text:
             self.messages.pop()

@@ -241,6 +241,7 @@ class WorkspaceEnv(ToolUseEnv):
         self._session_initial: WorkspaceWorld | None = None
         self._hist0 = 0
         self._user_seed = 0
+        self._budget: Any = None
 
     def default_source(self, difficulty: int | None) -> TaskSource:
         return WorkspaceSource(DOMAIN, generate_workspace_task, SUITE_PATH,
@@ -291,6 +292,7 @@ class WorkspaceEnv(ToolUseEnv):
             self.world = golden_world(task, session, self.build_world, self.toolkit).copy()
         self._results = {}
         self._user_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self._budget = None  # user="llm": one budget of model-call seconds for the whole episode
         self.history = History()
         self._transcript = []
         opening = self._start_session(self._first)
@@ -316,7 +318,12 @@ class WorkspaceEnv(ToolUseEnv):
         if self._llm_user:  # user="llm": the two-stage decisions by the model, the code check as its fallback
             from servicegym.simulators.llm_workspace_user import LLMWorkspaceUser
 
-            self._wsuser = LLMWorkspaceUser(data.script, satisfied, self.llm_client(), seed=self._user_seed * 100 + k)
+            if self._budget is None:
+                from servicegym.simulators.llm import EpisodeBudget
+
+                self._budget = EpisodeBudget(self.llm_client().config.episode_budget_s)
+            self._wsuser = LLMWorkspaceUser(data.script, satisfied, self.llm_client(), seed=self._user_seed * 100 + k,
+                                            budget=self._budget)
         else:
             self._wsuser = WorkspaceUser(data.script, satisfied, seed=self._user_seed * 100 + k)
         self._user = self._wsuser

@@ -100,9 +100,9 @@ def test_aact_turns_the_fault_into_llm_error(fault):
         assert err.value.kind == kind and policy.messages[-1]["role"] == "user"  # the conversation is as it was
 
 
-def test_surrogates_and_overflowing_usage_keep_the_episode_going():
+def test_surrogates_and_overflowing_usage_keep_the_episode_going(tmp_path):
     with LoopbackServer(script=[Fault.surrogate("Two of us \ud800."), Fault.overflow_usage("No coriander.")]) as server:
-        env = make_env(user="llm", llm=quick(server))
+        env = make_env(user="llm", llm=quick(server, cache_dir=str(tmp_path)))
         env.reset(seed=0)
         obs, _, terminated, truncated, info = env.step("How many people is it for?")
         assert not (terminated or truncated) and obs == "<user>Two of us \ufffd.</user>"
@@ -110,6 +110,8 @@ def test_surrogates_and_overflowing_usage_keep_the_episode_going():
         assert not (terminated or truncated) and obs == "<user>No coriander.</user>"
         assert info["llm_usage"]["user"]["prompt_tokens"] >= 0
         assert encodes(env.messages) and encodes([list(e) for e in env.history])
+    files = [p.name for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) == 2 and not [f for f in files if f.startswith(".tmp-")]  # both cached, no orphan
 
 
 def test_a_surrogate_laden_agent_reply_is_a_safe_action():

@@ -215,6 +215,20 @@ def test_parse_completion_and_loads_json_raise_value_errors_only():
     assert loads_json(json.dumps({"a": "[" * 500})) == {"a": "[" * 500}
 
 
+def test_error_bodies_that_trickle_or_nest_deep_end_within_the_deadline(server, chat):
+    deep = '{"error": {"message": ' + "[" * 50_000 + "]" * 50_000 + "}}"
+    server.push(Fault.trickle(0.05, then=Fault.status(500)), Fault.raw(deep, code=400),
+                Fault.raw(b'{"error": {"message": "no \\ud800 such model"}}', code=404))
+    client = client_for(server, deadline_s=1.0, max_retries=2)
+    with pytest.raises(LLMError) as info:
+        chat(client, HI)
+    assert info.value.kind == "deadline" and server.trickles[0]["sent"] < server.trickles[0]["total"] / 2
+    for status, text in ((400, "HTTP 400"), (404, "no \ufffd such model")):
+        with pytest.raises(LLMError) as info:
+            chat(client, HI)
+        assert info.value.status == status and text in str(info.value) and encodes(info.value.to_json())
+
+
 # ----- resets, refusals ------------------------------------------------------------------------
 @pytest.mark.parametrize("after", [8, None], ids=["mid-body", "before-reply"])
 def test_a_reset_connection_is_reported_as_a_reset(server, chat, after):
