@@ -73,6 +73,12 @@ class DeliveryEnv(LifeServiceEnv):
     ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
     ones are listed in ``env.unwrapped.skipped_tasks``).
 
+    Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
+    ``respond(message)``, whose result is the reply, for trainer loops that end at a reply
+    without a tool call), and offers ``astep``/``areset`` (awaitable), ``turn_messages()`` (the
+    OpenAI messages a step added) and ``score_keys`` (the components of ``info["score"]`` every
+    finished episode reports as floats).
+
     ## References
     VitaBench (arXiv 2509.26490), tau2-bench.
 
@@ -80,6 +86,14 @@ class DeliveryEnv(LifeServiceEnv):
     * v0: initial release (generator v1, frozen suite of 100 tasks). Before the first published
       release the scripted user learned to answer a question about the order note (a hidden note,
       in 26 of the 100 suite tasks, could not be revealed); tasks and suite are unchanged.
+    * v0, before the first published release: action limits at the edge (1 MiB, 32 calls, 256 KiB
+      an argument, 1,000-character search queries), lone surrogates replaced by U+FFFD, the
+      user reads the first 8,000 characters of a message, ``score_keys`` always present as
+      floats; generated tasks, suites and their scores unchanged.
+    * v0, before the first published release: VitaBench-file tasks load task by task (bad ones
+      skipped with their reason), natural-language time items decide delivery and visit times
+      (``rubric/nl_time_<k>``, ``rubric_nl_coverage``), and the tools follow VitaBench of the
+      file's release (every match ranked, its caps and cancel rules); generated tasks unchanged.
     """
 
     domain = "delivery"

@@ -119,6 +119,12 @@ class PaymentsEnv(ToolUseEnv):
     customer-side tools, one write or wait a turn; endpoint ``llm={"base_url": ..., "model": ...}``
     or ``SERVICEGYM_BASE_URL``/``SERVICEGYM_MODEL``).
 
+    Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
+    ``respond(message)``, whose result is the reply, for trainer loops that end at a reply
+    without a tool call), and offers ``astep``/``areset`` (awaitable), ``turn_messages()`` (the
+    OpenAI messages a step added) and ``score_keys`` (the components of ``info["score"]`` every
+    finished episode reports as floats).
+
     ## References
     BizBench (compliant long-horizon business execution), tau2-bench banking knowledge.
 
@@ -127,6 +133,10 @@ class PaymentsEnv(ToolUseEnv):
       limit-increase applications at difficulty 4, FX conversions inside tasks from difficulty 3
       (required FX legal, any other FX a forbidden side effect), checks ``process.application``,
       ``process.fx_quote`` and ``goal.fx``.
+    * v0, before the first published release: action limits at the edge (1 MiB, 32 calls, 256 KiB
+      an argument, 1,000-character search queries), lone surrogates replaced by U+FFFD, the
+      user reads the first 8,000 characters of a message, ``score_keys`` always present as
+      floats; generated tasks, suites and their scores unchanged.
     """
 
     domain = "payments"

@@ -213,11 +213,21 @@ class WorkspaceEnv(ToolUseEnv):
     ``difficulty`` 0-1 (0: at most two hidden intents a session), ``max_steps`` (60) and
     ``max_errors`` (20) per session, ``render_mode`` (``ansi``), ``tasks`` (a task file or list).
 
+    Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
+    ``respond(message)``, whose result is the reply, for trainer loops that end at a reply
+    without a tool call), and offers ``astep``/``areset`` (awaitable), ``turn_messages()`` (the
+    OpenAI messages a step added) and ``score_keys`` (the components of ``info["score"]`` every
+    finished episode reports as floats).
+
     ## References
     pi-Bench (proactive personal assistants over many sessions).
 
     ## Version History
     * v0: initial release (generator v1, frozen suite of 5 episodes x 20 sessions).
+    * v0, before the first published release: action limits at the edge (1 MiB, 32 calls, 256 KiB
+      an argument, 1,000-character search queries), lone surrogates replaced by U+FFFD, the
+      user reads the first 8,000 characters of a message, ``score_keys`` always present as
+      floats; generated tasks, suites and their scores unchanged.
     """
 
     domain = DOMAIN
