@@ -5,12 +5,13 @@
 
 The page needs no network: its CSS and JavaScript are inline (``view_page``) and the records are
 embedded as JSON in ``<script type="application/json">`` blocks, which the page's script reads;
-record text is only ever put into the page through ``textContent``, never parsed as HTML. Three
+record text is only ever put into the page through ``textContent``, never parsed as HTML. The
 blocks: ``sg-meta`` (source, skipped lines, notes), ``sg-index`` (one short row per episode, for
-the list and its filters) and ``sg-tools`` (each distinct tool list once), and ``sg-records``, a
-JSON array written one record a line, so the page parses only the record of the episode it opens.
-``</`` in any string is written ``<\\/`` (and ``<!--`` as ``\\u003c!--``), so a transcript cannot
-end the script element. The list is virtualised: only the rows in view exist in the DOM.
+the list and its filters), ``sg-tools`` (each distinct tool list once, records refer to it by
+position) and the records, in ``sg-records`` blocks of up to 1000 (or 8 MB): JSON arrays written
+one record a line, so the page parses only the record of the episode it opens. ``</`` in any
+string is written ``<\\/`` (and ``<!--`` as ``\\u003c!--``), so a transcript cannot end the script
+element. The list is virtualised: only the rows in view exist in the DOM.
 
 A line of the file that is not an episode record (not JSON, not an object, no ``task_id``) is
 skipped, named on stderr and in the page; a file none of whose lines is a record is a
@@ -37,6 +38,8 @@ __all__ = ["ViewError", "LoadedRun", "resolve_input", "load_run", "default_out",
 ROLLOUTS_NAME = "rollouts.jsonl"
 VIEW_NAME = "view.html"
 MAX_REASON = 200
+CHUNK_RECORDS = 1000  # records per <script> block of the page ...
+CHUNK_CHARS = 8_000_000  # ... or fewer, to keep each block's text well within a browser's string limit
 
 
 class ViewError(ValueError):
@@ -257,13 +260,19 @@ def build_page(run: LoadedRun, title: str | None = None) -> str:
         "skipped": [[n, why] for n, why in run.skipped],
         "notes": list(run.notes),
     }
-    records_text = "[\n" + ",\n".join(lines) + "\n]"
+    chunks, first, size = [], 0, 0
+    for n, line in enumerate(lines):
+        size += len(line)
+        if n + 1 - first >= CHUNK_RECORDS or size >= CHUNK_CHARS or n + 1 == len(lines):
+            body = "[\n" + ",\n".join(lines[first:n + 1]) + "\n]"
+            chunks.append(f'<script type="application/json" class="sg-records" data-first="{first}">{body}</script>')
+            first, size = n + 1, 0
     return view_page.render(
         title=html.escape(meta["title"]),
         meta=_json_block(meta),
         index=_json_block(index),
         tools=_json_block(tool_lists),
-        records=records_text,
+        records="\n".join(chunks),
     )
 
 

@@ -3,11 +3,14 @@
 Kept as Python strings so the page ships inside the package like any module. ``render`` fills
 the template's ``@@NAME@@`` markers in one pass (inserted text is never scanned again). The script
 reads the JSON blocks ``sg-meta``, ``sg-index``, ``sg-tools`` and, per opened episode, one line
-of ``sg-records``; every piece of record text reaches the DOM through ``textContent``.
+of a ``sg-records`` block; every piece of record text reaches the DOM through ``textContent``.
 
 Deep links: ``view.html#episode=N`` opens the episode of index N (0-based, file order of the
-records kept), ``#task=ID`` (optionally ``&trial=K``) the first episode of that task. Keys: j/k or
-the arrow keys move through the filtered list, / focuses the task search.
+records kept), ``#task=ID`` (optionally ``&trial=K``) the first episode of that task; ``env``,
+``policy``, ``outcome`` (``ok``, ``bad``, ``err``), ``reason`` and ``q`` (task id search) preset the
+filters. Keys: j/k or the arrow keys move through the filtered list, / focuses the task search.
+Once loaded, ``<body>`` carries ``data-ready="1"``, ``data-load-ms`` (since navigation started),
+``data-script-ms`` and, after an episode is opened, ``data-episode`` and ``data-open-ms``.
 """
 
 from __future__ import annotations
@@ -180,11 +183,21 @@ JS = r"""
   var C = { env: 0, domain: 1, task: 2, trial: 3, policy: 4, success: 5, reason: 6, ret: 7, steps: 8, errs: 9, err: 10, head: 11 };
   var N = INDEX.length;
   var lowerTask = INDEX.map(function (r) { return String(r[C.task]).toLowerCase(); });
-  var recordLines = null;
+  // the records: JSON arrays written one record a line, in blocks of up to 1000; their text is
+  // taken out of the DOM (one copy in memory, a light DOM) and one record is parsed when opened
+  var CHUNKS = Array.prototype.map.call(document.querySelectorAll("script.sg-records"), function (node) {
+    var chunk = { first: Number(node.dataset.first), text: node.textContent, lines: null };
+    node.remove();
+    return chunk;
+  });
   function record(i) {
-    if (!recordLines) recordLines = document.getElementById("sg-records").textContent.split("\n");
-    var line = recordLines[i + 1];
-    if (line === undefined) throw new Error("no record " + i);
+    var lo = 0, hi = CHUNKS.length - 1;
+    while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (CHUNKS[mid].first <= i) lo = mid; else hi = mid - 1; }
+    var chunk = CHUNKS[lo];
+    if (!chunk) throw new Error("no record " + i);
+    if (!chunk.lines) chunk.lines = chunk.text.split("\n");
+    var line = chunk.lines[i - chunk.first + 1];
+    if (line === undefined || line === "]") throw new Error("no record " + i);
     if (line.charAt(line.length - 1) === ",") line = line.slice(0, -1);
     return JSON.parse(line);
   }
@@ -197,7 +210,7 @@ JS = r"""
   document.getElementById("src").textContent = META.source;
   document.getElementById("src").title = META.source + " (generated " + META.generated + ", servicegym " + META.servicegym_version + ")";
   var okCount = INDEX.filter(function (r) { return r[C.success] === true; }).length;
-  document.getElementById("stat").textContent = N + " episodes \u00b7 " + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)";
+  document.getElementById("stat").textContent = N + (N === 1 ? " episode \u00b7 " : " episodes \u00b7 ") + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)";
   var banner = document.getElementById("banner");
   if (META.skipped.length || META.notes.length) {
     banner.hidden = false;
@@ -256,7 +269,7 @@ JS = r"""
       for (var t = 0; t < terms.length; t++) if (lowerTask[i].indexOf(terms[t]) < 0) { ok = false; break; }
       if (ok) view.push(i);
     }
-    document.getElementById("count").textContent = view.length === N ? N + " episodes" : view.length + " of " + N + " episodes";
+    document.getElementById("count").textContent = (view.length === N ? String(N) : view.length + " of " + N) + (N === 1 ? " episode" : " episodes");
     spacer.style.height = (view.length * ROW) + "px";
     listEl.scrollTop = 0;
     renderRows();
@@ -568,7 +581,7 @@ JS = r"""
       var c2 = card("Proactivity \u00b7 Completeness");
       var t2 = el("div", "tiles");
       add(t2, tile("PROC", s.proc, "(Completed + Inferred) / hidden intents"), tile("COMP", s.comp, "weighted checklist over the artifacts"));
-      if ("sessions_passed" in s) add(t2, tile("sessions", s.sessions_passed, "fraction of sessions passed"));
+      if ("sessions_passed" in s) add(t2, tile("sessions passed", s.sessions_passed, "fraction of the sessions passed"));
       add(c2, t2);
       ["proc", "comp", "sessions_passed", "sessions"].forEach(function (k) { used.add(k); });
       add(panel, c2);
@@ -610,7 +623,7 @@ JS = r"""
     var rub = keys.filter(function (k) { return k.indexOf("rubric/") === 0 && !used.has(k); });
     if (rub.length || "rubric_fraction" in s) {
       var npass = rub.filter(function (k) { return num(s[k]) >= 1; }).length;
-      var c4 = card("Rubric", npass + " of " + rub.length + " passed" + (typeof s.rubric_fraction === "number" ? " \u00b7 " + fmt(s.rubric_fraction) : ""));
+      var c4 = card("Rubric", rub.length ? npass + " of " + rub.length + " passed" : "fraction " + fmt(s.rubric_fraction));
       var groups = new Map();
       rub.forEach(function (k) {
         var name = k.slice(7), dot = name.indexOf("."), g = dot > 0 ? name.slice(0, dot) : "";
@@ -738,10 +751,22 @@ JS = r"""
     return false;
   }
   window.addEventListener("hashchange", fromHash);
+  function filtersFromHash() {  // #env=..&policy=..&outcome=ok|bad|err&reason=..&q=.. preset the filters
+    var p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    [[fEnv, "env"], [fPolicy, "policy"], [fSuccess, "outcome"], [fReason, "reason"]].forEach(function (f) {
+      if (!p.has(f[1])) return;
+      var v = p.get(f[1]);
+      if (f[1] === "env" && v.indexOf("/") < 0) v = "servicegym/" + v;
+      if (Array.prototype.some.call(f[0].options, function (o) { return o.value === v; })) f[0].value = v;
+    });
+    if (p.has("q")) fTask.value = p.get("q");
+  }
 
+  filtersFromHash();
   applyFilters();
   if (!fromHash()) main.replaceChildren(placeholder());
-  document.body.dataset.loadMs = String(Math.round(performance.now() - T0));
+  document.body.dataset.scriptMs = String(Math.round(performance.now() - T0));
+  document.body.dataset.loadMs = String(Math.round(performance.now()));  // since navigation started
   document.body.dataset.ready = "1";
 })();
 """
@@ -776,7 +801,7 @@ TEMPLATE = """<!DOCTYPE html>
 <script type="application/json" id="sg-meta">@@META@@</script>
 <script type="application/json" id="sg-index">@@INDEX@@</script>
 <script type="application/json" id="sg-tools">@@TOOLS@@</script>
-<script type="application/json" id="sg-records">@@RECORDS@@</script>
+@@RECORDS@@
 <script>@@JS@@</script>
 </body>
 </html>
