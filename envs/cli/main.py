@@ -32,7 +32,8 @@ from servicegym.envs.environments.registration import ENV_IDS
 from servicegym.envs.running.rollouts import BACKENDS, RolloutWriteError, collect, failed, read_records
 from servicegym.envs.tasks.model import TaskFileError
 
-BENCHES = ("delivery", "envs", "payments", "rollouts", "workspace")
+# every benchmark script (scripts/bench_<name>.py); each takes --quick
+BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts")
 
 
 class CliError(Exception):
@@ -158,6 +159,10 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
     if args.ray_episodes_per_actor is not None:
         _positive("--ray-episodes-per-actor", args.ray_episodes_per_actor)
 
+    if not resume and out.is_file() and out.stat().st_size:
+        n = sum(1 for line in out.read_bytes().splitlines() if line.strip())
+        print(f"servicegym: --no-resume: removing the {n} episode{'s' if n != 1 else ''} already in {out}",
+              file=sys.stderr)
     try:
         summary = collect(args.env, policy, out=out, task_ids=ids, split=args.split, trials=args.trials,
                           concurrency=args.concurrency, backend=args.backend, env_kwargs=env_kwargs or None,
@@ -233,13 +238,30 @@ Type one agent action per line:
 Commands: /tools (names), /tools NAME (its schema), /system (the system prompt), /help, /quit"""
 
 
+def _line_editing() -> bool:
+    """Turn on line editing and history for ``input()`` (arrow keys, Ctrl-R), where the platform
+    has ``readline``; the session's actions are the history."""
+    try:
+        import readline  # noqa: F401  (importing it is what enables editing in input())
+    except ImportError:
+        return False
+    return True
+
+
 def _read_action(stream: Any, prompt: bool) -> str | None:
-    """One action from ``stream``: lines ending in a backslash continue; None at end of input."""
+    """One action from ``stream``: lines ending in a backslash continue; None at end of input.
+    At a terminal the line is read with ``input()``, so readline's editing and history apply."""
     parts: list[str] = []
     while True:
-        if prompt:
-            print("agent> " if not parts else "  ...> ", end="", flush=True)
-        line = stream.readline()
+        if prompt and stream is sys.stdin:
+            try:
+                line = input("agent> " if not parts else "  ...> ") + "\n"
+            except EOFError:
+                line = ""
+        else:
+            if prompt:
+                print("agent> " if not parts else "  ...> ", end="", flush=True)
+            line = stream.readline()
         if not line:
             return "\n".join(parts) if parts else None
         line = line.rstrip("\r\n")
@@ -270,6 +292,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise CliError(f"unknown task id {args.task_id!r} for {args.env}: {_one_line(err.args[0] if err.args else err)}") from None
     tools = {t["function"]["name"]: t["function"] for t in info["tools"]}
     interactive = sys.stdin.isatty()
+    if interactive:
+        _line_editing()
     print(f"servicegym play: {args.env} task {info['task_id']} (domain {info['domain']}, {len(tools)} tools, seed {args.seed})")
     print("system prompt:")
     print(_summarize_prompt(info["system_prompt"]))
@@ -352,11 +376,11 @@ def _selected(records: list[dict[str, Any]], env_id: str, policy: str, ids: list
             and r.get("task_id") in wanted and int(r.get("trial", 0)) < trials]
 
 
-def _report(records: list[dict[str, Any]], out: Path, title: str) -> None:
+def _report(records: list[dict[str, Any]], out: Path, title: str, wide: bool = False) -> None:
     from servicegym.envs.cli.report import print_table, write_report
 
     summaries, md, png = write_report(records, out, title=title)
-    print_table(summaries, title=title)
+    print_table(summaries, title=title, wide=wide)
     print(f"wrote {md} and {png}")
 
 
@@ -375,7 +399,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         records = _selected(load_rollouts(out / "rollouts.jsonl"), args.env, policy, ids, args.trials)
     except ReportError as err:
         raise CliError(_one_line(err)) from None
-    _report(records, out, f"servicegym evaluation: {args.env}, policy {policy}")
+    _report(records, out, f"servicegym evaluation: {args.env}, policy {policy}", args.wide)
     print(f"rollouts in {out / 'rollouts.jsonl'}")
     return _failures(summary)
 
@@ -389,7 +413,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         records = load_rollouts(args.inp)
         out.mkdir(parents=True, exist_ok=True)
-        _report(records, out, args.title or f"servicegym report: {Path(args.inp).name}")
+        _report(records, out, args.title or f"servicegym report: {Path(args.inp).name}", args.wide)
     except ReportError as err:
         raise CliError(_one_line(err)) from None
     except OSError as err:
@@ -562,19 +586,27 @@ def scripts_dir() -> Path:
 
 
 def cmd_bench(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.which not in BENCHES:
-        raise CliError(f"unknown benchmark {args.which!r}; choose from {', '.join(BENCHES)}")
-    script = scripts_dir() / f"bench_{args.which}.py"
+    # the name comes first (servicegym bench NAME [--quick] [script options]); the rest, in order,
+    # goes to the script
+    positional = extra.pop(0) if extra and not extra[0].startswith("-") else None
+    name = positional or args.which
+    if positional and args.which and positional != args.which:
+        raise CliError(f"two benchmarks named ({positional!r} and --which {args.which!r}); name one")
+    if not name:
+        raise CliError(f"name a benchmark: servicegym bench NAME [--quick] (one of {', '.join(BENCHES)})")
+    if name not in BENCHES:
+        raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)}")
+    script = scripts_dir() / f"bench_{name}.py"
     if not script.is_file():
         raise CliError(f"benchmark script not found: {script} (the benchmarks run from a source checkout)")
-    cmd = [sys.executable, str(script), *extra]
+    cmd = [sys.executable, str(script), *(["--quick"] if args.quick else []), *extra]
     sys.stdout.flush()
     proc = subprocess.run(cmd, stdout=sys.stdout if _has_fileno(sys.stdout) else subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
     if proc.stdout:  # captured (e.g. under pytest's capsys): pass it on
         print(proc.stdout, end="")
     if proc.returncode == 2:
-        raise CliError(f"bench_{args.which}.py rejected its options: {' '.join(extra) or '(none)'}")
+        raise CliError(f"bench_{name}.py rejected its options: {' '.join(cmd[2:]) or '(none)'}")
     return proc.returncode
 
 
@@ -638,12 +670,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="collect episodes, then write rollouts.jsonl, report.md and pass_k.png")
     _collect_options(ev)
     ev.add_argument("--out", default="runs/eval", help="output directory")
+    ev.add_argument("--wide", action="store_true", help="print every score component (default: the headline ones, "
+                                                         "as wide as the terminal; report.md always has all)")
     ev.set_defaults(fn=cmd_evaluate)
 
     rp = sub.add_parser("report", help="rebuild report.md and pass_k.png from a rollouts file")
     rp.add_argument("--in", dest="inp", required=True, help="a rollouts JSONL file")
     rp.add_argument("--out", required=True, help="output directory")
     rp.add_argument("--title", default=None)
+    rp.add_argument("--wide", action="store_true", help="print every score component")
     rp.set_defaults(fn=cmd_report)
 
     vw = sub.add_parser("view", help="write one self-contained HTML page to look at the episodes of a rollouts file "
@@ -684,8 +719,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(fn=cmd_train)
 
-    be = sub.add_parser("bench", help="run a benchmark script; options after the name go to the script (e.g. --quick)")
-    be.add_argument("--which", default="rollouts", help=", ".join(BENCHES))
+    be = sub.add_parser("bench", usage="servicegym bench NAME [--quick] [script options]",
+                        help=f"run a benchmark script ({', '.join(BENCHES)}); other options go to the script")
+    be.add_argument("--which", default=None, help=f"the benchmark, also given as the first word: {', '.join(BENCHES)}")
+    be.add_argument("--quick", action="store_true", help="fewer repetitions (every benchmark takes it)")
     be.set_defaults(fn=cmd_bench)
     return p
 

@@ -173,13 +173,14 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
 
 
 def summarize_records(records: Iterable[dict[str, Any]], bootstrap: int = BOOTSTRAP_SAMPLES) -> list[DomainSummary]:
-    """One summary per domain, in order of first appearance."""
-    by_domain: dict[str, list[dict[str, Any]]] = {}
+    """One summary per domain and policy, in order of first appearance: episodes of different
+    policies are never pooled (two policies' one trial each would read as one policy's k = 2)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in records:
-        by_domain.setdefault(domain_of(r), []).append(r)
-    if not by_domain:
+        groups.setdefault((domain_of(r), str(r.get("policy", ""))), []).append(r)
+    if not groups:
         raise ReportError("no episodes to report")
-    return [summarize_domain(d, recs, bootstrap) for d, recs in by_domain.items()]
+    return [summarize_domain(d, recs, bootstrap) for (d, _), recs in groups.items()]
 
 
 # ----- rendering ------------------------------------------------------------------------------
@@ -241,8 +242,9 @@ def plot_pass_k(summaries: list[DomainSummary], path: str | Path) -> Path:
         for i, s in enumerate(x for x in summaries if x.tasks):
             ks = list(range(1, s.trials + 1))
             color = f"C{i % 10}"
-            ax.plot(ks, s.pass_hat(), marker="o", color=color, label=f"{s.domain} pass^k")
-            ax.plot(ks, s.pass_at(), linestyle="--", marker=".", color=color, alpha=0.7, label=f"{s.domain} pass@k")
+            name = f"{s.domain} {'/'.join(s.policies)}"
+            ax.plot(ks, s.pass_hat(), marker="o", color=color, label=f"{name} pass^k")
+            ax.plot(ks, s.pass_at(), linestyle="--", marker=".", color=color, alpha=0.7, label=f"{name} pass@k")
             if all(f"pass^{k}" in s.ci for k in ks):
                 ax.fill_between(ks, [s.ci[f"pass^{k}"][0] for k in ks], [s.ci[f"pass^{k}"][1] for k in ks],
                                 color=color, alpha=0.15, linewidth=0)
@@ -261,32 +263,40 @@ def plot_pass_k(summaries: list[DomainSummary], path: str | Path) -> Path:
     return out
 
 
-def table_rows(summaries: list[DomainSummary]) -> tuple[list[str], list[list[str]]]:
-    head = ["domain", "tasks", "k", "avg@k", "pass@1", "pass@k", "pass^k", "components", "errors"]
+def table_rows(summaries: list[DomainSummary], wide: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The terminal table's rows. Components: the headline ones (no ``/`` in the name: rubric
+    fraction, G/P/F, PROC/COMP); ``wide`` adds every per-item and per-session one."""
+    head = ["domain", "policy", "tasks", "k", "avg@k", "pass@1", "pass@k", "pass^k", "components", "errors"]
     rows = []
     for s in summaries:
+        policy = "/".join(s.policies)
         if not s.tasks:
-            rows.append([s.domain, "0", "0", "-", "-", "-", "-", "", str(s.errors)])
+            rows.append([s.domain, policy, "0", "0", "-", "-", "-", "-", "", str(s.errors)])
             continue
         k = s.trials
-        comps = " ".join(f"{COMPONENT_SHORT.get(c, c)}={v:.2f}" for c, v in s.components.items())
-        rows.append([s.domain, str(s.tasks), str(k), _fmt(s, f"avg@{k}"), f"{s.metrics['pass@1']:.3f}",
+        comps = " ".join(f"{COMPONENT_SHORT.get(c, c)}={v:.2f}" for c, v in s.components.items() if wide or "/" not in c)
+        rows.append([s.domain, policy, str(s.tasks), str(k), _fmt(s, f"avg@{k}"), f"{s.metrics['pass@1']:.3f}",
                      _fmt(s, f"pass@{k}"), _fmt(s, f"pass^{k}"), comps, str(s.errors)])
     return head, rows
 
 
-def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "servicegym evaluation") -> None:
-    """The headline table, with rich (plain text when the output is not a terminal)."""
+def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "servicegym evaluation",
+                wide: bool = False) -> None:
+    """The headline table, with rich, as wide as the terminal (80 columns when the output is not
+    one, e.g. a pipe); ``wide`` prints every component at 200 columns whatever the terminal."""
+    import shutil
+
     from rich.console import Console
     from rich.table import Table
 
-    head, rows = table_rows(summaries)
+    head, rows = table_rows(summaries, wide)
     table = Table(title=title, show_lines=False)
     for h in head:
         table.add_column(h, overflow="fold")
     for r in rows:
         table.add_row(*r)
-    Console(file=file, width=160).print(table)
+    width = 200 if wide else shutil.get_terminal_size((80, 24)).columns
+    Console(file=file, width=width).print(table)
 
 
 def write_report(records: list[dict[str, Any]], out_dir: str | Path, title: str = "servicegym evaluation",

@@ -27,15 +27,16 @@ import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a f
 from servicegym.envs.running.policies import make_policy
 from servicegym.world_state.text import scrub
 
-__all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
+__all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
 
 RECORD_FIELDS = (
-    "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy",
+    "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy", "config",
     "messages", "tools", "rewards", "return", "success", "score", "steps", "termination_reason",
     "tool_errors", "error", "elapsed_s",
 )
 """Fields of every record. ``env_version`` is the ``-vN`` of the id, ``servicegym_version`` the
-installed package's version; ``error`` is ``None`` or ``"ExceptionType: message"`` when the policy
+installed package's version; ``config`` a digest of the run's settings (env and policy keyword
+arguments: ``run_config``), so one file never mixes runs made with other settings; ``error`` is ``None`` or ``"ExceptionType: message"`` when the policy
 (or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
 ``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
 TIMING_FIELDS = ("elapsed_s",)
@@ -54,6 +55,12 @@ TOOLS_REF = "$ref"
 list itself is a line ``{"digest": ..., "tools": [...]}`` of the sidecar ``tools_path(out)``,
 written once per distinct list before any record that refers to it; ``read_records`` puts the
 lists back (``resolve_tools=False`` leaves the references)."""
+
+
+def run_config(env_kwargs: dict[str, Any] | None, policy_kwargs: dict[str, Any] | None) -> str:
+    """A short digest of a run's settings: the env's and the policy's keyword arguments."""
+    text = json.dumps({"env": env_kwargs or {}, "policy": policy_kwargs or {}}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def episode_seed(seed: int, task_id: str, trial: int) -> int:
@@ -207,6 +214,7 @@ class EpisodeWorker:
         self.env = gym.make(env_id, **(env_kwargs or {}))
         self.maker = maker
         self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
+        self._config = run_config(env_kwargs, maker.kwargs)
         base = self.env.unwrapped
         # an env whose user or judge calls a model blocks in step: the async backend steps it in a thread
         self._blocking_env = getattr(base, "user", "") == "llm" or getattr(base, "judge", "") == "llm"
@@ -296,6 +304,7 @@ class EpisodeWorker:
             "trial": job.trial,
             "seed": job.seed,
             "policy": self.maker.name,
+            "config": self._config,
             "messages": list(env.unwrapped.messages) if started else [],
             "tools": tools,
             "rewards": rewards,

@@ -68,6 +68,7 @@ from servicegym.envs.running.episodes import (
     PolicyMaker,
     episode_seed,
     failed,
+    run_config,
     thread_per_episode,
 )
 from servicegym.envs.running.vector import resolve_env_id
@@ -439,9 +440,13 @@ def collect(
             side.unlink(missing_ok=True)
         stored_tools = {t.get("digest") for t in _read_jsonl(side, repair=True)}
         done: dict[tuple[str, int], dict[str, Any]] = {}
+        config = run_config(env_kwargs, maker.kwargs)
         for rec in existing:
-            if rec.get("env_id") != env_id or rec.get("policy") != maker.name:
-                continue
+            if rec.get("env_id") != env_id or rec.get("policy") != maker.name or rec.get("config", config) != config:
+                other = f"env {rec.get('env_id')}, policy {rec.get('policy')!r}"
+                same = rec.get("env_id") == env_id and rec.get("policy") == maker.name
+                raise ValueError(f"{path} holds episodes of another run ({other}{', other settings' if same else ''}); "
+                                 "write to another out, or pass resume=False (CLI --no-resume) to replace them")
             key = (rec.get("task_id"), rec.get("trial"))
             if key in wanted:
                 if rec.get("seed") != wanted[key]:

@@ -1,0 +1,1 @@
+"""servicegym tests (a package, so `tests.<...>` imports never resolve to another distribution's top-level `tests`)."""
