@@ -1,0 +1,1460 @@
+"""A labelled check set for the VitaBench scorer, derived from the rubric text alone.
+
+For each loaded VitaBench task this module builds variants of the task's golden route (the JSON
+tool calls in ``task.golden_actions``) and labels each one ``accept`` or ``reject`` by reading the
+task's natural-language rubric (``task.nl_rubric``) with its own regular expressions and keyword
+lists. It never asks the scorer and never imports its parser (``rewards/nl_rubric.py``): the
+labels are an independent reading, so comparing them with ``info["success"]`` measures how far the
+code scorer agrees with the rubric.
+
+Legal alternatives (label ``accept``)
+    ``reorder``        the independent golden read calls (no later write's pre-conditions name
+                       their tool, and no item requires them) moved after the last call, or two
+                       adjacent order blocks (create, then pay) from different places swapped;
+    ``extra_reads``    read-only calls (``ToolSpec.kind == "read"``) inserted;
+    ``around_shift``   for an item "around T" (``左右``): the delivery (or visit) the golden route
+                       puts near T moved to a few minutes (at most ``AROUND_SHIFT_MIN``) off T;
+    ``other_product``  another product of the same store, only where no rubric item says anything
+                       but addresses, times, notes and cancellations (conservative: rare).
+
+Targeted violations (label ``reject``)
+    ``late_delivery``      a delivery (or visit) 3 hours after a "before / around / between / at"
+                           bound of an item;
+    ``wrong_address``      another address of the task where an item names the delivery address;
+    ``wrong_store``        another store (shop) of the catalogue where an item names the store;
+    ``wrong_product``      another product of the same store where an item names the product;
+    ``wrong_option``       another option of the product where an item names the chosen option;
+    ``contradicting_note`` a note saying the opposite of the note an item asks for;
+    ``missing_query``      the golden read call dropped where an item says it must be queried.
+
+A kind yields a variant only when the text justifies it; each variant carries the item (and its
+index) that did. Mentions are read conservatively: a name or option counts only in a clause
+without negation before it and without example or preference words ("such as", "like",
+"preferably", ``如``, ``等``, ``优先``), and not in an item about cancelling an existing order.
+
+``golden_context`` runs a task's golden route through an env and collects what the variants need
+(catalogue, addresses, the golden delivery times); ``build_variants`` is pure (tests feed it
+hand-written contexts); ``check_file`` runs everything for one task file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+Label = Literal["accept", "reject"]
+
+LEGAL_KINDS = ("reorder", "extra_reads", "around_shift", "other_product")
+VIOLATION_KINDS = (
+    "late_delivery",
+    "wrong_address",
+    "wrong_store",
+    "wrong_product",
+    "wrong_option",
+    "contradicting_note",
+    "missing_query",
+)
+KINDS = LEGAL_KINDS + VIOLATION_KINDS
+# the order in which a task's variants are kept when there are more kinds than the cap
+PRIORITY = (
+    "missing_query",
+    "other_product",
+    "around_shift",
+    "contradicting_note",
+    "wrong_option",
+    "reorder",
+    "wrong_product",
+    "wrong_store",
+    "late_delivery",
+    "extra_reads",
+    "wrong_address",
+)
+MAX_PER_TASK = 6
+AROUND_SHIFT_MIN = 5  # a legal "around T" variant lands at most this many minutes off T
+LATE_BY_MIN = 180  # a late variant lands this long after the bound
+FAR_ADDRESS_M = 1000.0  # a wrong address is at least this far from the right one
+TIME_FMT = "%Y-%m-%d %H:%M:%S"
+
+
+# ----- text helpers --------------------------------------------------------------------------
+def norm(text: str) -> str:
+    """NFKC (full-width brackets become ASCII), case-folded, blanks collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", str(text)).casefold().split())
+
+
+def _is_zh(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", norm(text).replace("-", " ")))
+
+
+def _bracketless(name: str) -> str:
+    return norm(re.sub(r"[\(（\[【][^\)）\]】]*[\)）\]】]", " ", name))
+
+
+_CLAUSE_SEP = re.compile(r"[,;，；。!?！？]|\s-\s|\bbut\b|\bwhile\b|\bwhereas\b|但|而是")
+_NEG = re.compile(
+    r"\b(?:not|no|never|avoid\w*|cannot|can't|won't|without|except|instead of|rather than|other than|"
+    r"exclud\w*|nor|neither)\b|n't|不|避免|避开|别|勿|非|禁止|排除|除了|除"
+)
+_EXAMPLE = re.compile(
+    r"\b(?:such as|like|e\.g|for example|for instance|similar|etc|or other|or similar|and so on)\b|"
+    r"例如|比如|诸如|如|等|之类|类似|这种|这类|一类"
+)
+# an item naming a place as a reference point ("within 1km of the café (Meow Café, ...)")
+_REFERENCE = re.compile(r"\b(?:within|near|nearby|distance|away from|close to|km|kilometers?|meters?|metres?)\b|距离|附近|以内|公里|米以")
+# a mention asks for the thing only in the predicate: after a modal or selection verb, or before a
+# passive one ("..., Bajibaji (Longzihu Branch) should be selected")
+_PREDICATE_BEFORE = re.compile(
+    r"\b(?:should|must|need|needs|has to|have to|is|are|be|select\w*|choos\w*|chose|include\w*|order from|"
+    r"purchase\w*|buy|book\w*|reserv\w*)\b|应|须|需|要|选|包含|为|是|在|购买|预订|预约"
+)
+_PREDICATE_AFTER = re.compile(r"^\s*(?:should|must|needs? to|has to) be (?:selected|chosen|ordered|used|purchased|booked|reserved)\b")
+_SOFT = re.compile(r"\b(?:prefer\w*|priorit\w*|ideally|if possible|recommend\w*)\b|优先|尽量|最好|推荐|首选|如果|若")
+_CANCEL = re.compile(r"\b(?:cancel\w*|refund\w*)\b|取消|退款|退订")
+_ORDER_REF = re.compile(r"\b(?:order[_ ]?id|order number|order with id|booking id|reservation id)\b|订单编号|订单号|id为|\b\d{6,}[a-z]\d{2,}\b", re.I)
+_CUT = re.compile(
+    r",?\s*(?:ensuring|to ensure|so that|so as to|in order to|in line with|in accordance with|"
+    r"for use|to avoid|to satisfy|to meet|meeting|because|since|as the user|as they)\b|"
+    r"[，,]\s*(?:确保|以便|这样|保证|避免|满足|符合|因为|由于|方便|但)|【|\(i\.e|（即"
+)
+
+
+def cut_rationale(item: str) -> str:
+    """The item without its rationale tail (", ensuring ...", "，确保...", "【即...】")."""
+    m = _CUT.search(item)
+    return item[: m.start()] if m else item
+
+
+def _clause_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """(the part of the clause before the span, the whole clause) around text[start:end]."""
+    left = 0
+    for m in _CLAUSE_SEP.finditer(text, 0, start):
+        left = m.end()
+    right = len(text)
+    m = _CLAUSE_SEP.search(text, end)
+    if m:
+        right = m.start()
+    return text[left:start], text[left:right]
+
+
+def _phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where ``phrase`` occurs in the normalised ``text`` (words whole for Latin text)."""
+    t, p = norm(text).replace("-", " "), norm(phrase).replace("-", " ")
+    if not p:
+        return []
+    if _is_zh(p):
+        return [(m.start(), m.end()) for m in re.finditer(re.escape(p), t)]
+    return [(m.start(), m.end()) for m in re.finditer(r"(?<![a-z0-9])" + re.escape(p) + r"(?![a-z0-9])", t)]
+
+
+def positive_mention(item: str, phrase: str, *, single_zh_ok: bool = False,
+                     shadows: Iterable[str] = ()) -> bool:
+    """Whether ``item`` asks for ``phrase``: it occurs in the predicate of a clause (after a modal
+    or selection verb) with no negation before it and no example or preference words, in an item
+    that is not about cancelling an existing order nor uses the name as a reference point.
+    ``shadows``: longer names containing ``phrase``; a mention inside one of them does not count."""
+    if _CANCEL.search(norm(item)) or _ORDER_REF.search(item) or _REFERENCE.search(norm(item)):
+        return False
+    longer = [span for other in shadows for span in _phrase_spans(item, other)]
+    text = norm(item).replace("-", " ")
+    p = norm(phrase).replace("-", " ")
+    for start, end in _phrase_spans(item, phrase):
+        if _is_zh(p) and len(p) == 1 and not single_zh_ok:
+            continue
+        if _is_zh(p) and len(p) == 1:
+            # a one-character option ("热", "冰") counts only as "选(择)热" / "热饮" / "热的" / "为热"
+            before, after = text[max(0, start - 2): start], text[end: end + 1]
+            if not (before.endswith(("选", "选择", "为", "是")) or after in ("饮", "的", "食")):
+                continue
+        if any(a <= start and end <= b and (a, b) != (start, end) for a, b in longer):
+            continue
+        before, clause = _clause_around(text, start, end)
+        if _NEG.search(before) or _EXAMPLE.search(clause) or _SOFT.search(clause):
+            continue
+        after = text[end: end + 60]
+        if not (_PREDICATE_BEFORE.search(before) or _PREDICATE_AFTER.search(after)):
+            continue
+        return True
+    return False
+
+
+def named_anywhere(items: Iterable[str], phrase: str) -> bool:
+    return any(_phrase_spans(x, phrase) for x in items)
+
+
+# option classes: words that set a degree or a temperature; two options of different classes
+# never mean the same thing ("mild spicy" / "extra spicy"), two of the same class may
+_OPTION_CLASSES: tuple[tuple[str, frozenset[str], tuple[str, ...]], ...] = (
+    ("room", frozenset({"room"}), ("常温",)),
+    ("none", frozenset({"no", "non", "not", "without", "free", "zero", "none"}), ("不", "无", "免", "去", "零")),
+    ("mild", frozenset({"mild", "slight", "slightly", "little", "light", "less", "low", "micro", "half"}),
+     ("微", "少", "低", "轻", "半")),
+    ("normal", frozenset({"normal", "regular", "standard", "original", "medium", "usual", "moderate", "default"}),
+     ("正常", "标准", "常规", "原味", "中")),
+    ("extra", frozenset({"extra", "very", "heavy", "super", "double", "more", "strong"}), ("特", "多", "加", "重", "超", "爆")),
+    ("hot", frozenset({"hot", "warm", "heated"}), ("热", "温", "暖")),
+    ("cold", frozenset({"iced", "ice", "cold", "chilled", "cool", "frozen"}), ("冰", "冷", "凉", "冻")),
+)
+
+
+def option_classes(text: str) -> set[str]:
+    t = norm(text)
+    words = _words(t)
+    out: set[str] = set()
+    for name, ws, chars in _OPTION_CLASSES:
+        hit_chars = [c for c in chars if c in t]
+        if words & ws or hit_chars:
+            out.add(name)
+        for c in chars:
+            if len(c) > 1:
+                t = t.replace(c, " ")  # "常温" is room temperature, not "温"
+    return out
+
+
+def _new_tokens(replacement: str, named: str) -> set[str]:
+    """What ``replacement`` says that ``named`` does not: words, or characters for Chinese."""
+    if _is_zh(replacement):
+        return set(norm(replacement)) - set(norm(named)) - {" "}
+    return _words(replacement) - _words(named)
+
+
+# ----- times ----------------------------------------------------------------------------------
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"], 1)}
+_MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MON_RE = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DATE_RES = (
+    ("iso", re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")),
+    ("zh", re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")),
+    ("mdy", re.compile(_MON_RE + r"\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.I)),
+    ("dmy", re.compile(r"(?<!\d)(\d{1,2})(?:st|nd|rd|th)?\s+" + _MON_RE + r"\.?,?\s+(\d{4})", re.I)),
+)
+_TIME_HM = re.compile(
+    r"(上午|下午|晚上|中午|早上|傍晚|凌晨|夜里)?\s*(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])\s*"
+    r"(a\.?m\.?|p\.?m\.?)?(?![a-z])",
+    re.I,
+)
+_TIME_H = re.compile(r"(?<![\d:.])(\d{1,2})\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.I)
+_TIME_ZH = re.compile(r"(上午|下午|晚上|中午|早上|傍晚|凌晨|夜里)?(\d{1,2})\s*[点點](半|(\d{1,2})分?)?")
+_PM_ZH = ("下午", "晚上", "傍晚", "夜里")
+
+Relation = Literal["around", "before", "after", "between", "exact"]
+_EN_REL = re.compile(
+    r"\b(on or before|no later than|not later than|earlier than|prior to|before|on or after|no earlier than|"
+    r"not earlier than|later than|after|around|about|approximately|approx|roughly|between|within|from|by)\b"
+)
+_EN_REL_MAP = {
+    "on or before": "before", "no later than": "before", "not later than": "before", "earlier than": "before",
+    "prior to": "before", "before": "before", "on or after": "after", "no earlier than": "after",
+    "not earlier than": "after", "later than": "after", "after": "after", "around": "around", "about": "around",
+    "approximately": "around", "approx": "around", "roughly": "around", "between": "between",
+    "within": "between", "from": "between", "by": "before",
+}
+_ZH_SUFFIX = re.compile(r"^\s*的?\s*(左右|前后|及以前|或之前|或以前|之前|以前|以内|之内|前|之后|以后|或之后|后|之间|时间段内|时间范围内|范围内|区间内|内)")
+_ZH_SUFFIX_MAP = {
+    "左右": "around", "前后": "around", "及以前": "before", "或之前": "before", "或以前": "before", "之前": "before",
+    "以前": "before", "前": "before", "之后": "after", "以后": "after", "或之后": "after", "后": "after",
+    "之间": "between", "时间段内": "between", "时间范围内": "between", "范围内": "between", "区间内": "between",
+    "内": "between", "以内": "between", "之内": "between",
+}
+_ZH_PREFIX = re.compile(r"(不得晚于|不能晚于|不应晚于|不迟于|不晚于|早于|不得早于|不能早于|不应早于|不早于|晚于|迟于)\s*$")
+_ZH_PREFIX_MAP = {"不得晚于": "before", "不能晚于": "before", "不应晚于": "before", "不迟于": "before", "不晚于": "before",
+                  "早于": "before", "不得早于": "after", "不能早于": "after", "不应早于": "after", "不早于": "after",
+                  "晚于": "after", "迟于": "after"}
+_MODAL_EN = re.compile(r"\b(?:should|must|need|needs|has to|have to|will|is|are|was|be)\b")
+_MODAL_ZH = re.compile(r"应该|应当|应|须|需要|需|要|将|为|在")
+_TIME_SUBJECT = re.compile(
+    r"\b(?:deliver\w*|arriv\w*|time|reservation|reserve|appointment|booking|booked|book|scheduled|dispatch\w*)\b|"
+    r"送达|配送|时间|预约|预订|到店|到达|订座"
+)
+_VISIT_SUBJECT = re.compile(r"\b(?:reservation|reserve|appointment|booking|booked|book)\b|预约|预订|到店|订座")
+_OPENING = re.compile(r"\b(?:open\w*|clos\w*|business hours)\b|营业|开业|开门|关门")
+
+
+@dataclass(frozen=True)
+class TimeBound:
+    """A time an item sets for a delivery or a visit, as this module reads it."""
+
+    index: int
+    item: str
+    relation: Relation
+    start: datetime
+    end: datetime
+    visits: bool  # the item names a reservation/booking/appointment, not a delivery
+
+    def holds(self, t: datetime, slack_min: float = 0.0) -> bool:
+        """Whether ``t`` meets the bound (around/exact: within ``slack_min`` of it)."""
+        s = timedelta(minutes=slack_min)
+        if self.relation == "before":
+            return t <= self.end
+        if self.relation == "after":
+            return t >= self.start
+        if self.relation == "between":
+            return self.start <= t <= self.end
+        return abs(t - self.start) <= s
+
+    def same(self, other: TimeBound) -> bool:
+        return (self.relation, self.start, self.end) == (other.relation, other.start, other.end)
+
+
+def _month(word: str) -> int:
+    w = word.lower().rstrip(".")
+    return _MONTHS.get(w) or _MONTHS[w[:3]]
+
+
+def _find_dates(text: str) -> list[tuple[int, datetime]]:
+    out: list[tuple[int, datetime]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, rx in _DATE_RES:
+        for m in rx.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            g = m.groups()
+            try:
+                if kind in ("iso", "zh"):
+                    d = datetime(int(g[0]), int(g[1]), int(g[2]))
+                elif kind == "mdy":
+                    d = datetime(int(g[2]), _month(g[0]), int(g[1]))
+                else:
+                    d = datetime(int(g[2]), _month(g[1]), int(g[0]))
+            except (ValueError, KeyError):
+                continue
+            taken.append((m.start(), m.end()))
+            out.append((m.start(), d))
+    return sorted(out, key=lambda x: x[0])
+
+
+def _find_times(text: str) -> list[tuple[int, int, int, int]]:
+    """(start, end, hour, minute) of every clock time in ``text``."""
+    out: list[tuple[int, int, int, int]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(start: int, end: int, h: int, mi: int) -> None:
+        if 0 <= h <= 24 and 0 <= mi < 60 and not any(a < end and start < b for a, b in taken):
+            taken.append((start, end))
+            out.append((start, end, h % 24, mi))
+
+    for m in _TIME_HM.finditer(text):
+        pre, h, mi, _, ampm = m.groups()
+        h, mi = int(h), int(mi)
+        if ampm:
+            pm = ampm.lower().startswith("p")
+            h = (h % 12) + (12 if pm else 0)
+        elif pre in _PM_ZH and h < 12 or pre == "中午" and h < 6:
+            h += 12
+        add(m.start(2), m.end(), h, mi)
+    for m in _TIME_H.finditer(text):
+        h = int(m.group(1))
+        pm = m.group(2).lower().startswith("p")
+        add(m.start(), m.end(), (h % 12) + (12 if pm else 0), 0)
+    for m in _TIME_ZH.finditer(text):
+        pre, h, half, mins = m.groups()
+        h = int(h)
+        mi = 30 if half == "半" else int(mins) if mins else 0
+        if pre in _PM_ZH and h < 12 or pre == "中午" and h < 6:
+            h += 12
+        add(m.start(2), m.end(), h, mi)
+    return sorted(out)
+
+
+def parse_time_bound(index: int, item: str) -> TimeBound | None:
+    """The time bound an item sets ("around 12:00 on 2025-06-21", "2025年9月13日12点前",
+    "between 11:30 and 12:30 on ...", a reservation "should be 2024-10-12 09:00"), or None
+    when the item sets none this reading is sure of."""
+    text = cut_rationale(item)
+    if not _TIME_SUBJECT.search(norm(text)) or _OPENING.search(norm(text)):
+        return None
+    dates = _find_dates(text)
+    times = _find_times(text)
+    if not dates or not times:
+        return None
+    instants: list[datetime] = []
+    for start, _end, h, mi in times:
+        pos, day = min(dates, key=lambda d: abs(d[0] - start))
+        t = day + timedelta(hours=h, minutes=mi)
+        if t not in instants:
+            instants.append(t)
+    first = min(times[0][0], dates[0][0])
+    last_end = max(times[-1][1], max(p for p, _ in dates))
+    rels: set[str] = set()
+    low = text.lower()
+    modal_end = 0
+    for m in _MODAL_EN.finditer(low, 0, first):
+        modal_end = m.end()
+    if re.search(r"\bnot\b(?! later| earlier)|\bnever\b", low[modal_end:first]):
+        return None  # "not before 18:00": no sure reading
+    for m in _EN_REL.finditer(low, modal_end, first):
+        rels.add(_EN_REL_MAP[m.group(1)])
+    if _is_zh(text):
+        zh_modal = 0
+        for m in _MODAL_ZH.finditer(text, 0, first):
+            zh_modal = m.end()
+        m = _ZH_PREFIX.search(text[zh_modal:first])
+        if m:
+            rels.add(_ZH_PREFIX_MAP[m.group(1)])
+        m = _ZH_SUFFIX.search(text[last_end:])
+        if m:
+            rels.add(_ZH_SUFFIX_MAP[m.group(1)])
+        if re.search(r"\d\s*[-~～至到]\s*\d", text[first:last_end]) and len(instants) == 2:
+            rels.add("between")
+    visits = bool(_VISIT_SUBJECT.search(norm(text)))
+    if len(instants) == 1:
+        if len(rels) > 1 or "between" in rels:
+            return None
+        rel = next(iter(rels), "exact")
+        return TimeBound(index, item, rel, instants[0], instants[0], visits)  # type: ignore[arg-type]
+    if len(instants) == 2:
+        if rels - {"between", "around"}:
+            return None
+        a, b = sorted(instants)
+        return TimeBound(index, item, "between", a, b, visits)
+    return None
+
+
+# ----- other readings of the items ------------------------------------------------------------
+_ADDRESS = re.compile(r"\baddress\b|地址")
+_ADDRESS_VALUE_EN = re.compile(r"\baddress\b.*?\b(?:should be|must be|is|be|to)\b\s*:?\s*(.+)$", re.I)
+_ADDRESS_VALUE_ZH = re.compile(r"地址.*?(?:应为|应是|应该是|应该为|应当为|必须为|为|是)\s*[:：]?\s*(.+)$")
+_NOTE = re.compile(r"\b(?:note|remark|comment)s?\b|备注")
+_NOTE_VALUE_EN = re.compile(
+    r"\b(?:note|remark|comment)s?\b\s*(?:requesting|asking(?: for)?|saying|that says|stating|which says|"
+    r"specifying|indicating|mentioning|telling|that|of|with|for|to|reading|:)?\s*(?:the merchant to |the merchant for |from the merchant )?[:\"'“]?\s*(.+)$",
+    re.I,
+)
+_NOTE_VALUE_ZH = re.compile(r"备注\s*(?:修改为|改为|应为|为|写|说明|要求)?\s*[:：]?\s*(?:要求)?\s*(.+)$")
+_NOTE_TAIL = re.compile(
+    r"\s*(?:,|，|;|；|。|\bto ensure\b|\bensuring\b|\bin line with\b|\bin accordance with\b|\bso that\b|"
+    r"\bfrom the merchant\b|\bbecause\b|\bas the\b)"
+)
+_QUERY_EN = re.compile(
+    r"\b(?:must|need to|needs to|should|has to|have to|required to)\s+(?:first\s+)?(?:query|check|verify|look up|inquire|confirm)\b|"
+    r"\b(?:should|must|needs? to) be (?:queried|checked|verified|looked up)\b"
+)
+_QUERY_ZH = re.compile(r"(?:需要|必须|应当|应该|应|需)(?:先)?(?:查询|查看|确认|核实|核查|检查)")
+_NO_QUERY = re.compile(
+    r"\b(?:should not|must not|shouldn't|mustn't|do not|don't|no need to|need not)\s+(?:query|check|search|look up)\b|"
+    r"不要查询|无需查询|不需要查询|不必查询|不应查询"
+)
+# what a "must query X" item asks to look at, and the tools that do
+QUERY_TARGETS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("behaviors", re.compile(r"histor\w* behavio\w*|behavio\w* histor\w*|user'?s? histor\w*|usual|habit|frequent|"
+                             r"previously visited|历史行为|行为记录|常去|习惯|消费水平|消费区间"),
+     ("get_user_historical_behaviors",)),
+    ("orders", re.compile(r"\borders?\b|\bbookings?\b|\breservations?\b|订单|预订记录|预约记录"),
+     ("get_user_all_orders", "get_delivery_order_status", "get_delivery_order_detail", "search_delivery_orders",
+      "get_instore_orders", "get_instore_books", "get_instore_reservations", "search_instore_book",
+      "search_instore_reservation")),
+    ("weather", re.compile(r"weather|temperature|天气|气温"), ("weather",)),
+    ("distance", re.compile(r"distance|距离"), ("longitude_latitude_to_distance", "get_nearby", "delivery_distance_to_time")),
+    ("holiday", re.compile(r"holiday|festival|节日|节假日"), ("get_holiday_date", "get_date_holiday_info")),
+)
+_SILENT_PREFIX_EN = frozenset(
+    "the a an delivery order orders new estimated expected for of time address all".split()
+)
+_SILENT_PREFIX_ZH = re.compile(r"^(?:订单|的|配送|送达|预计|预期|新|用户|重新下单|下单|所有|地址|时间)*$")
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    index: int
+    item: str
+    value: str = ""  # the address, note text or query target the item names
+
+
+@dataclass
+class Reading:
+    """What the rubric text says, by kind of requirement (no catalogue needed)."""
+
+    times: list[TimeBound] = field(default_factory=list)
+    addresses: list[ItemRef] = field(default_factory=list)
+    notes: list[ItemRef] = field(default_factory=list)
+    queries: list[ItemRef] = field(default_factory=list)
+    forbids_queries: bool = False
+    # items that are only about addresses, times, notes or cancellations
+    silent_on_products: bool = False
+
+
+def _address_value(item: str) -> str | None:
+    text = cut_rationale(item)
+    m = (_ADDRESS_VALUE_ZH if _is_zh(text) else _ADDRESS_VALUE_EN).search(text)
+    if not m:
+        return None
+    value = m.group(1).strip().rstrip(".。;；")
+    return value if len(norm(value)) >= 8 else None
+
+
+def _note_value(item: str) -> str | None:
+    note = _NOTE.search(item.casefold())
+    colon = re.search(r"[:：]", item[note.end():]) if note else None
+    if colon and note:
+        value = item[note.end() + colon.end():]  # "... the note: Please place it at the front desk"
+    else:
+        m = (_NOTE_VALUE_ZH if _is_zh(item) else _NOTE_VALUE_EN).search(item)
+        if not m:
+            return None
+        value = m.group(1)
+    tail = _NOTE_TAIL.search(value)
+    if tail and tail.start() > 0:
+        value = value[: tail.start()]
+    quoted = re.search(r"['\"“‘「『]([^'\"”’」』]{2,})['\"”’」』]", value)
+    if quoted:
+        value = quoted.group(1)
+    value = value.strip().strip("\"'“”‘’:：").strip()
+    if _is_zh(value):
+        value = re.sub(r"^(?:要求|请|让)?(?:商家|店家|骑手)?(?:提供|给|准备)?", "", value) or value
+    return value or None
+
+
+_QUERY_OBJECT_END = re.compile(
+    r"\b(?:to find|to see|to confirm|to determine|to know|and the|which|where|who|that (?:was|were|is|are)|the result|"
+    r"results?)\b|[,;:，；：。]|结果|发现|得知|找到"
+)
+
+
+_CATALOGUE_CHECK = re.compile(r"\b(?:has|have|had|offers?|includes?|available|provides?|sells?)\b|有没有|是否有|有无|提供")
+
+
+def query_target(item: str) -> str | None:
+    """What an item says must be queried ("Need to query the user's historical behavior ...",
+    "需要查询用户历史行为"): a ``QUERY_TARGETS`` name, read from the object of the verb only."""
+    low = norm(item)
+    m = _QUERY_EN.search(low)
+    if m:
+        if re.search(r"\bbe (?:queried|checked|verified|looked up)\b", m.group(0)):
+            obj = _clause_around(low, m.start(), m.end())[0]  # passive: the subject is the object
+        else:
+            rest = low[m.end():]
+            end = _QUERY_OBJECT_END.search(rest)
+            obj = rest[: end.start()] if end else rest
+    else:
+        m = _QUERY_ZH.search(item)
+        if not m:
+            return None
+        rest = item[m.end():]
+        end = _QUERY_OBJECT_END.search(rest)
+        obj = rest[: end.start()] if end else rest
+    if _CATALOGUE_CHECK.search(obj):
+        return None  # "check if the shop has / offers ...": the catalogue, no one tool
+    for name, rx, _tools in QUERY_TARGETS:
+        if rx.search(obj):
+            return name
+    return None
+
+
+def _is_silent_item(item: str, reading_kinds: set[str]) -> bool:
+    """An item that says nothing about which store or product: only an address or a time, every
+    word outside the value generic ("The delivery address should be ...", "订单的送达时间应在...")."""
+    if not reading_kinds - {"note"}:
+        return False
+    text = norm(cut_rationale(item))
+    m = re.search(r"\b(?:should|must|is)\b|应|须|为", text)
+    if not m:
+        return False
+    subject = text[: m.start()]
+    if _is_zh(subject):
+        return bool(_SILENT_PREFIX_ZH.match(subject.replace(" ", "")))
+    return set(re.findall(r"[a-z']+", subject)) <= _SILENT_PREFIX_EN
+
+
+def read_rubric(items: list[str]) -> Reading:
+    """Read the natural-language rubric items (English or Chinese)."""
+    r = Reading()
+    silent = bool(items)
+    for i, item in enumerate(items):
+        kinds: set[str] = set()
+        tb = parse_time_bound(i, item)
+        if tb is not None:
+            r.times.append(tb)
+            kinds.add("time")
+        if _ADDRESS.search(norm(item)):
+            value = _address_value(item)
+            if value:
+                r.addresses.append(ItemRef(i, item, value))
+                kinds.add("address")
+        if _NOTE.search(norm(item)):
+            value = _note_value(item)
+            if value:
+                r.notes.append(ItemRef(i, item, value))
+                kinds.add("note")
+        low = norm(item)
+        target = query_target(item)
+        if target is not None:
+            r.queries.append(ItemRef(i, item, target))
+        if _NO_QUERY.search(low):
+            r.forbids_queries = True
+        silent = silent and _is_silent_item(item, kinds)
+    r.silent_on_products = silent
+    return r
+
+
+def rubric_kinds(items: list[str]) -> dict[str, Label]:
+    """The kinds of variants the text alone can justify, with their label (the catalogue-based
+    kinds ``wrong_store``, ``wrong_product`` and ``wrong_option`` need a task: ``build_variants``)."""
+    r = read_rubric(items)
+    out: dict[str, Label] = {}
+    if any(t.relation == "around" for t in r.times):
+        out["around_shift"] = "accept"
+    if any(t.relation in ("before", "around", "between", "exact") for t in r.times):
+        out["late_delivery"] = "reject"
+    if r.addresses:
+        out["wrong_address"] = "reject"
+    if r.notes:
+        out["contradicting_note"] = "reject"
+    if r.queries:
+        out["missing_query"] = "reject"
+    if not r.forbids_queries:
+        out["extra_reads"] = "accept"
+        out["reorder"] = "accept"
+    if r.silent_on_products:
+        out["other_product"] = "accept"
+    return out
+
+
+def contradicting_note(requested: str) -> str:
+    """A note saying the opposite of ``requested`` ("no cilantro" -> "Please add cilantro")."""
+    text = requested.strip()
+    swap = {"extra": "Less", "more": "Less", "less": "Extra", "多": "少", "少": "多"}
+    first = text.split()[0].lower() if text.split() else ""
+    if _is_zh(text) and text[:1] in swap and len(text) <= 4:
+        return swap[text[:1]] + text[1:]  # "多辣" -> "少辣"
+    if not _is_zh(text) and first in swap:
+        return swap[first] + text[len(first):]  # "Extra spicy" -> "Less spicy"
+    if _is_zh(text):
+        if re.search(r"不|无|免|别|没|去掉", text):
+            rest = re.sub(r"不要|不用|不需要|无需|不加|不放|去掉|别放|别加|免|不|无|别|没有|没", "", text).strip()
+            return "请务必加" + rest if rest else "请照常"
+        return "请不要" + text
+    low = text.lower()
+    if re.search(r"\b(?:no|not|without|never)\b|n't|\bdo not\b", low):
+        # the negations flipped: "no cilantro" -> "Extra cilantro", "without pearls" -> "with pearls"
+        flipped = re.sub(r"\bwithout\b", "with", text, flags=re.I)
+        flipped = re.sub(r"\bno\b", "extra", flipped, flags=re.I)
+        flipped = re.sub(r"\b(?:do not|don't|not|never)\s*", "", flipped, flags=re.I).strip()
+        return flipped[:1].upper() + flipped[1:] if flipped else "Anything is fine"
+    if low.startswith("please "):
+        return "Please do not " + text[7:]
+    if low.startswith("to "):
+        return "Please do not " + text[3:]
+    return f"Please do not provide {text}"
+
+
+# ----- the task as the variants see it --------------------------------------------------------
+@dataclass
+class Place:
+    """A store (delivery) or shop (in-store)."""
+
+    name: str
+    products: list[str] = field(default_factory=list)
+    takes: frozenset[str] = frozenset({"book", "reservation"})
+
+
+@dataclass
+class Product:
+    name: str
+    place: str
+    options: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaskContext:
+    """What ``build_variants`` needs of a task: plain data, built by ``golden_context`` from an
+    env or by hand in tests."""
+
+    task_id: str
+    nl_rubric: list[str]
+    golden: list[str]
+    now: datetime
+    user_id: str = ""
+    places: dict[str, Place] = field(default_factory=dict)
+    products: dict[str, Product] = field(default_factory=dict)
+    locations: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # golden step index of a create_delivery_order call -> (dispatch, delivery) of the order it made
+    delivery_times: dict[int, tuple[datetime, datetime]] = field(default_factory=dict)
+    # read-only tools (kind "read") -> their JSON-schema parameters
+    read_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    write_tools: frozenset[str] = frozenset()
+    # write tool -> the tools its pre-conditions may need called first (the env's tool graph): a
+    # read one of the later writes may need is not independent, and is never moved
+    depends: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Variant:
+    task_id: str
+    kind: str
+    label: Label
+    actions: list[str]
+    item: str = ""  # the rubric item that justified the label ("" for process-only kinds)
+    item_index: int | None = None
+    detail: str = ""
+
+
+@dataclass
+class Step:
+    raw: str
+    name: str | None = None  # None: a message to the user
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_call(self) -> bool:
+        return self.name is not None
+
+    def with_args(self, **changes: Any) -> Step:
+        args = {**self.args, **changes}
+        return Step(json.dumps({"name": self.name, "arguments": args}, ensure_ascii=False), self.name, args)
+
+
+def parse_route(actions: list[str]) -> list[Step]:
+    """The golden actions as steps (a JSON list of calls becomes one step per call)."""
+    steps: list[Step] = []
+    for a in actions:
+        try:
+            data = json.loads(a)
+        except (json.JSONDecodeError, TypeError):
+            steps.append(Step(a))
+            continue
+        calls = data if isinstance(data, list) else [data]
+        if not all(isinstance(c, dict) and "name" in c for c in calls):
+            steps.append(Step(a))
+            continue
+        for c in calls:
+            args = c.get("arguments") or {}
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    args = {}
+            raw = a if len(calls) == 1 else json.dumps(c, ensure_ascii=False)
+            steps.append(Step(raw, str(c["name"]), dict(args) if isinstance(args, dict) else {}))
+    return steps
+
+
+def _actions(steps: list[Step]) -> list[str]:
+    return [s.raw for s in steps]
+
+
+CREATE_DELIVERY = "create_delivery_order"
+CREATE_INSTORE = "create_instore_product_order"
+VISIT_TOOLS = ("instore_book", "instore_reservation", "instore_modify_reservation")
+PLACE_CALLS = (CREATE_DELIVERY, CREATE_INSTORE, "instore_book", "instore_reservation")
+NOTE_CALLS = (CREATE_DELIVERY, "modify_delivery_order")
+
+
+def _place_arg(step: Step) -> str | None:
+    return step.args.get("store_id") or step.args.get("shop_id")
+
+
+def _line_products(step: Step) -> list[str]:
+    if step.name == CREATE_DELIVERY:
+        return list(step.args.get("product_ids") or [])
+    if step.name == CREATE_INSTORE:
+        return [step.args.get("product_id")] if step.args.get("product_id") else []
+    return []
+
+
+def _fmt(t: datetime) -> str:
+    return t.strftime(TIME_FMT)
+
+
+def _parse_dt(text: str) -> datetime | None:
+    for fmt in (TIME_FMT, "%Y-%m-%d %H:%M"):
+        try:
+            return datetime.strptime(str(text).strip(), fmt)
+        except ValueError:
+            pass
+    return None
+
+
+def _haversine_m(a: tuple[float, float], b: tuple[float, float]) -> float:
+    lon1, lat1, lon2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * 6371000.0 * math.asin(math.sqrt(h))
+
+
+# ----- the records a time bound governs -------------------------------------------------------
+@dataclass
+class _Record:
+    step: int
+    time: datetime  # delivery time, or the visit time
+    dispatch: datetime | None  # delivery orders only
+
+
+def _records(ctx: TaskContext, steps: list[Step], visits: bool) -> list[_Record]:
+    out: list[_Record] = []
+    for i, s in enumerate(steps):
+        if not visits and s.name == CREATE_DELIVERY and i in ctx.delivery_times:
+            d, t = ctx.delivery_times[i]
+            out.append(_Record(i, t, d))
+        elif visits and s.name in VISIT_TOOLS:
+            t = _parse_dt(s.args.get("time", ""))
+            if t is not None:
+                out.append(_Record(i, t, None))
+    return out
+
+
+def _bound_records(ctx: TaskContext, steps: list[Step], tb: TimeBound) -> list[_Record]:
+    """The golden records an item's bound can be about: those the golden route puts in it."""
+    recs = _records(ctx, steps, tb.visits)
+    if not recs and not tb.visits:
+        recs = _records(ctx, steps, True)
+    slack = 30.0 if tb.relation in ("around", "exact") else 0.0
+    return [r for r in recs if tb.holds(r.time, slack)]
+
+
+def _move(step: Step, rec: _Record, new_time: datetime) -> Step:
+    if rec.dispatch is not None:
+        return step.with_args(dispatch_time=_fmt(rec.dispatch + (new_time - rec.time)))
+    return step.with_args(time=_fmt(new_time))
+
+
+# ----- one builder per kind -------------------------------------------------------------------
+def _v(ctx: TaskContext, kind: str, label: Label, steps: list[Step], ref: ItemRef | TimeBound | None, detail: str) -> Variant:
+    return Variant(ctx.task_id, kind, label, _actions(steps), ref.item if ref else "", ref.index if ref else None, detail)
+
+
+def _late_delivery(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    for tb in r.times:
+        if tb.relation == "after":
+            continue
+        recs = _bound_records(ctx, steps, tb)
+        if not recs:
+            continue
+        target = tb.end + timedelta(minutes=LATE_BY_MIN)
+        new = list(steps)
+        for rec in recs:
+            new[rec.step] = _move(steps[rec.step], rec, target)
+        out.append(_v(ctx, "late_delivery", "reject", new, tb,
+                      f"{len(recs)} record(s) moved to {_fmt(target)}, {LATE_BY_MIN} min after the {tb.relation} bound"))
+    return out
+
+
+def _around_shift(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    for tb in r.times:
+        if tb.relation != "around":
+            continue
+        recs = [rec for rec in _records(ctx, steps, tb.visits) if tb.holds(rec.time, 15.0)]
+        if not recs:
+            continue
+        others = [o for o in r.times if not o.same(tb)]
+        for off in (4, -4, 3, -3, 2, -2):
+            new_t = tb.start + timedelta(minutes=off)
+            ok = True
+            for rec in recs:
+                if rec.dispatch is not None and rec.dispatch + (new_t - rec.time) < ctx.now:
+                    ok = False
+                for o in others:
+                    if not o.holds(rec.time, 15.0):
+                        continue  # the golden record is not under that bound
+                    if o.relation == "exact" or (o.relation == "around" and not o.holds(new_t, AROUND_SHIFT_MIN)):
+                        ok = False
+                    elif o.relation != "around" and not o.holds(new_t):
+                        ok = False
+            if not ok:
+                continue
+            new = list(steps)
+            for rec in recs:
+                new[rec.step] = _move(steps[rec.step], rec, new_t)
+            out.append(_v(ctx, "around_shift", "accept", new, tb, f"{len(recs)} record(s) moved to {_fmt(new_t)} ({off:+d} min)"))
+            break
+    return out
+
+
+def _wrong_address(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    for ref in r.addresses:
+        want = norm(ref.value)
+        hits = []
+        for i, s in enumerate(steps):
+            if s.name != CREATE_DELIVERY:
+                continue
+            got = norm(s.args.get("address", ""))
+            if got and (got == want or got in want or (len(want) >= 12 and want in got)):
+                hits.append(i)
+        if not hits:
+            continue
+        golden_addr = steps[hits[0]].args["address"]
+        here = ctx.locations.get(golden_addr)
+        if here is None:
+            continue
+        alt = next(
+            (a for a, pos in sorted(ctx.locations.items())
+             if norm(a) not in want and want not in norm(a) and _haversine_m(here, pos) >= FAR_ADDRESS_M),
+            None,
+        )
+        if alt is None:
+            continue
+        new = list(steps)
+        for i in hits:
+            new[i] = steps[i].with_args(address=alt)
+        out.append(_v(ctx, "wrong_address", "reject", new, ref, f"address -> {alt!r}"))
+    return out
+
+
+def _named_places(ctx: TaskContext) -> dict[str, ItemRef]:
+    """Places an item asks for by name (full name, or the name without its bracketed branch when
+    that is unique and long enough)."""
+    return _named(ctx, {k: p.name for k, p in ctx.places.items()})
+
+
+def _named_products(ctx: TaskContext) -> dict[str, ItemRef]:
+    return _named(ctx, {k: p.name for k, p in ctx.products.items()})
+
+
+def _named(ctx: TaskContext, names: dict[str, str]) -> dict[str, ItemRef]:
+    out: dict[str, ItemRef] = {}
+    for key, name in names.items():
+        others = [n for k, n in names.items() if k != key and norm(n) != norm(name)]
+        shadows = [n for n in others if norm(name) in norm(n)]
+        for phrase in _name_forms(name, others):
+            for i, item in enumerate(ctx.nl_rubric):
+                if key not in out and positive_mention(item, phrase, shadows=shadows):
+                    out[key] = ItemRef(i, item, phrase)
+    return out
+
+
+def _name_forms(name: str, others: list[str]) -> list[str]:
+    """The full name, and the bracket-less name when it is long and no other name contains it."""
+    forms = [name]
+    base = _bracketless(name)
+    long_enough = len(base) >= 4 if _is_zh(base) else len(base.split()) >= 2 and len(base) >= 8
+    if base and base != norm(name) and long_enough and not any(base in norm(o) for o in others):
+        forms.append(base)
+    return forms
+
+
+def _wrong_store(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    named = _named_places(ctx)
+    out = []
+    for pid, ref in named.items():
+        hits = [i for i, s in enumerate(steps) if s.name in PLACE_CALLS and _place_arg(s) == pid]
+        if not hits:
+            continue
+        kinds_needed = {s.name for s in (steps[i] for i in hits)}
+        alt = None
+        for qid, q in sorted(ctx.places.items()):
+            if qid == pid or qid in named or norm(q.name) == norm(ctx.places[pid].name):
+                continue
+            if {CREATE_DELIVERY, CREATE_INSTORE} & kinds_needed and not q.products:
+                continue
+            if "instore_book" in kinds_needed and "book" not in q.takes:
+                continue
+            if "instore_reservation" in kinds_needed and "reservation" not in q.takes:
+                continue
+            alt = qid
+            break
+        if alt is None:
+            continue
+        q = ctx.places[alt]
+        new = list(steps)
+        for i in hits:
+            s = steps[i]
+            if s.name == CREATE_DELIVERY:
+                new[i] = s.with_args(store_id=alt, product_ids=[q.products[0]], product_cnts=[1], attributes=[""])
+            elif s.name == CREATE_INSTORE:
+                new[i] = s.with_args(shop_id=alt, product_id=q.products[0])
+            else:
+                new[i] = s.with_args(shop_id=alt)
+        out.append(_v(ctx, "wrong_store", "reject", new, ref, f"{ctx.places[pid].name!r} -> {q.name!r}"))
+    return out
+
+
+def _wrong_product(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    named = _named_products(ctx)
+    out = []
+    for prod_id, ref in named.items():
+        hits = [i for i, s in enumerate(steps) if prod_id in _line_products(s)]
+        if not hits:
+            continue
+        s0 = steps[hits[0]]
+        place = _place_arg(s0)
+        own = norm(ctx.products[prod_id].name)
+        in_call = set(_line_products(s0))
+        alt = next(
+            (q for q in (ctx.places[place].products if place in ctx.places else [])
+             if q not in in_call and q not in named and q in ctx.products
+             and own not in norm(ctx.products[q].name) and norm(ctx.products[q].name) not in own),
+            None,
+        )
+        if alt is None:
+            continue
+        new = list(steps)
+        for i in hits:
+            s = steps[i]
+            if s.name == CREATE_DELIVERY:
+                ids = list(s.args["product_ids"])
+                attrs = list(s.args.get("attributes") or [""] * len(ids))
+                attrs += [""] * (len(ids) - len(attrs))
+                k = ids.index(prod_id)
+                ids[k], attrs[k] = alt, ""
+                new[i] = s.with_args(product_ids=ids, attributes=attrs)
+            else:
+                new[i] = s.with_args(product_id=alt)
+        out.append(_v(ctx, "wrong_product", "reject", new, ref,
+                      f"{ctx.products[prod_id].name!r} -> {ctx.products[alt].name!r}"))
+    return out
+
+
+_ATTR_SPLIT = re.compile(r"[,，;；、/|+]")
+
+
+def _wrong_option(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    done: set[str] = set()
+    for s in steps:
+        if s.name != CREATE_DELIVERY:
+            continue
+        ids = list(s.args.get("product_ids") or [])
+        attrs = list(s.args.get("attributes") or [])
+        for k, pid in enumerate(ids):
+            prod = ctx.products.get(pid)
+            if prod is None or k >= len(attrs) or not attrs[k]:
+                continue
+            opts = {norm(o): o for o in prod.options}
+            for part in (p.strip() for p in _ATTR_SPLIT.split(attrs[k])):
+                if norm(part) not in opts or norm(part) in done:
+                    continue  # an option the catalogue words differently: no sure reading
+                ref = next((ItemRef(j, x, part) for j, x in enumerate(ctx.nl_rubric)
+                            if positive_mention(x, part, single_zh_ok=True)), None)
+                if ref is None:
+                    continue
+                spans = _phrase_spans(ref.item, part)
+                text = norm(ref.item).replace("-", " ")
+                _, clause = _clause_around(text, *spans[0])
+                taken = option_classes(part) | option_classes(clause)
+                clause_tokens = set(clause) if _is_zh(clause) else _words(clause)
+                alt = next(
+                    (o for o in prod.options
+                     if norm(o) != norm(part) and not named_anywhere(ctx.nl_rubric, o)
+                     and not (option_classes(o) & taken) and not (_new_tokens(o, part) & clause_tokens)),
+                    None,
+                )
+                if alt is None:
+                    continue
+                new = list(steps)
+                changed = 0
+                for j, t in enumerate(steps):
+                    if t.name != CREATE_DELIVERY:
+                        continue
+                    t_attrs = list(t.args.get("attributes") or [])
+                    hit = False
+                    for m, a in enumerate(t_attrs):
+                        parts = [p.strip() for p in _ATTR_SPLIT.split(a or "")]
+                        if any(norm(p) == norm(part) for p in parts):
+                            t_attrs[m] = ", ".join(alt if norm(p) == norm(part) else p for p in parts)
+                            hit = True
+                    if hit:
+                        new[j] = t.with_args(attributes=t_attrs)
+                        changed += 1
+                done.add(norm(part))
+                out.append(_v(ctx, "wrong_option", "reject", new, ref, f"option {part!r} -> {alt!r} in {changed} order(s)"))
+    return out
+
+
+def _shares_content(a: str, b: str) -> bool:
+    if _is_zh(a) or _is_zh(b):
+        grams = lambda t: {t[i: i + 2] for i in range(len(t) - 1)}  # noqa: E731
+        common = grams(norm(a).replace(" ", "")) & grams(norm(b).replace(" ", ""))
+        return len(common - {"不要", "需要", "要求", "商家", "提供", "一份", "请给", "麻烦"}) >= 1 and len(common) >= 2
+    stop = {"please", "the", "and", "a", "an", "for", "with", "request", "requesting", "note", "order", "merchant",
+            "provide", "need", "needs", "include", "thanks", "thank", "you", "to", "of", "in", "it", "be"}
+    return bool({w for w in _words(a) if len(w) >= 3} - stop & _words(b))
+
+
+def _contradicting_note(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    seen: set[str] = set()
+    for ref in r.notes:
+        hits = [i for i, s in enumerate(steps)
+                if s.name in NOTE_CALLS and s.args.get("note") and _shares_content(ref.value, s.args["note"])]
+        if not hits:
+            continue
+        bad = contradicting_note(ref.value)
+        key = norm(bad)
+        if key in seen:
+            continue
+        seen.add(key)
+        new = list(steps)
+        for i in hits:
+            new[i] = steps[i].with_args(note=bad)
+        out.append(_v(ctx, "contradicting_note", "reject", new, ref, f"note -> {bad!r}"))
+    return out
+
+
+def _missing_query(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    out = []
+    seen: set[str] = set()
+    for ref in r.queries:
+        tools = next(t for name, _rx, t in QUERY_TARGETS if name == ref.value)
+        drop = [i for i, s in enumerate(steps) if s.name in tools and s.name not in ctx.write_tools]
+        if not drop or ref.value in seen:
+            continue
+        seen.add(ref.value)
+        new = [s for i, s in enumerate(steps) if i not in drop]
+        out.append(_v(ctx, "missing_query", "reject", new, ref,
+                      f"dropped {', '.join(steps[i].name or '' for i in drop)}"))
+    return out
+
+
+def _query_tools(r: Reading) -> set[str]:
+    out: set[str] = set()
+    for ref in r.queries:
+        out |= set(next(t for name, _rx, t in QUERY_TARGETS if name == ref.value))
+    return out
+
+
+def _pay_of(steps: list[Step], i: int) -> tuple[str, str] | None:
+    """(argument name, id) of the pay call right after step ``i``, if there is one."""
+    if i + 1 < len(steps) and (steps[i + 1].name or "").startswith("pay_"):
+        for key in ("order_id", "book_id"):
+            if key in steps[i + 1].args:
+                return key, steps[i + 1].args[key]
+    return None
+
+
+def _reorder(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if r.forbids_queries:
+        return []
+    required = _query_tools(r)
+    calls = [i for i, s in enumerate(steps) if s.is_call]
+
+    def independent(i: int) -> bool:
+        name = steps[i].name
+        return name not in ctx.write_tools and name not in required and not any(
+            name in ctx.depends.get(steps[j].name or "", ()) for j in calls if j > i
+        )
+
+    reads = [i for i in calls if independent(i)]
+    if reads and len(calls) > len(reads):
+        # the independent reads moved after the last call (nothing later needs them)
+        rest = [s for i, s in enumerate(steps) if i not in reads]
+        moved = [steps[i] for i in reads]
+        k = max(j for j, s in enumerate(rest) if s.is_call) + 1
+        new = rest[:k] + moved + rest[k:]
+        if [s.raw for s in new] != [s.raw for s in steps]:
+            return [_v(ctx, "reorder", "accept", new, None, f"{len(moved)} read call(s) moved to the end")]
+    # two adjacent order blocks (create [+ pay]) from different places swapped
+    for i, s in enumerate(steps):
+        if s.name not in (CREATE_DELIVERY, CREATE_INSTORE):
+            continue
+        pay_a = _pay_of(steps, i)
+        j = i + (2 if pay_a else 1)
+        if j >= len(steps) or steps[j].name != s.name or _place_arg(steps[j]) == _place_arg(s):
+            continue
+        pay_b = _pay_of(steps, j)
+        if bool(pay_a) != bool(pay_b):
+            continue
+        end = j + (2 if pay_b else 1)
+        block_a, block_b = steps[i:j], steps[j:end]
+        if pay_a and pay_b:
+            ids = {pay_a[1], pay_b[1]}
+            later = " ".join(t.raw for t in steps[end:] + steps[:i])
+            if any(x in later for x in ids):
+                continue  # another call refers to one of the two orders
+            block_b = [block_b[0], block_b[1].with_args(**{pay_b[0]: pay_a[1]})]
+            block_a = [block_a[0], block_a[1].with_args(**{pay_a[0]: pay_b[1]})]
+        new = steps[:i] + block_b + block_a + steps[end:]
+        return [_v(ctx, "reorder", "accept", new, None, "two independent order blocks swapped")]
+    return []
+
+
+def _fill_args(ctx: TaskContext, name: str, schema: dict[str, Any], steps: list[Step]) -> dict[str, Any] | None:
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    place = next((_place_arg(s) for s in steps if _place_arg(s)), None)
+    product = next((p for s in steps for p in _line_products(s)), None)
+    address = next((s.args.get("address") for s in steps if s.args.get("address")), None)
+    values: dict[str, Any] = {"user_id": ctx.user_id or next((s.args["user_id"] for s in steps if "user_id" in s.args), None)}
+    if place:
+        values["store_id"] = values["shop_id"] = place
+        values["keywords"] = [ctx.places[place].name.split()[0] if place in ctx.places and ctx.places[place].name.split() else place]
+    if product:
+        values["product_id"] = product
+    if address and address in ctx.locations:
+        values["longitude"], values["latitude"] = ctx.locations[address]
+        values["range"] = 1000
+    args: dict[str, Any] = {}
+    for key in required:
+        if values.get(key) is None:
+            return None
+        args[key] = values[key]
+    if "user_id" in props and "user_id" not in args and values.get("user_id"):
+        args["user_id"] = values["user_id"]
+    return args
+
+
+def _extra_reads(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if r.forbids_queries or not ctx.read_tools:
+        return []
+    prefer = ("get_user_historical_behaviors", "get_user_all_orders", "get_delivery_store_info", "get_delivery_product_info",
+              "get_instore_orders", "instore_shop_search_recommend", "delivery_store_search_recommend")
+    names = sorted(ctx.read_tools, key=lambda n: (prefer.index(n) if n in prefer else len(prefer), n))
+    chosen: list[Step] = []
+    for n in names:
+        args = _fill_args(ctx, n, ctx.read_tools[n], steps)
+        if args is None:
+            continue
+        chosen.append(Step(json.dumps({"name": n, "arguments": args}, ensure_ascii=False), n, args))
+        if len(chosen) == 3:
+            break
+    if not chosen:
+        return []
+    first_write = next((i for i, s in enumerate(steps) if s.name in ctx.write_tools), 0)
+    last = max((i for i, s in enumerate(steps) if s.is_call), default=0)
+    new = list(steps)
+    # from the back, so earlier positions stay valid: before the end, after the first write, at the start
+    for pos, st in sorted(zip((0, first_write + 1, last + 1), chosen), key=lambda x: -x[0]):
+        new.insert(pos, st)
+    return [_v(ctx, "extra_reads", "accept", new, None, "inserted " + ", ".join(s.name or "" for s in chosen))]
+
+
+def _other_product(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if not r.silent_on_products:
+        return []
+    for i, s in enumerate(steps):
+        if s.name not in (CREATE_DELIVERY, CREATE_INSTORE):
+            continue
+        place = _place_arg(s)
+        have = set(_line_products(s))
+        alt = next((q for q in (ctx.places[place].products if place in ctx.places else []) if q not in have), None)
+        if alt is None:
+            continue
+        new = list(steps)
+        if s.name == CREATE_DELIVERY:
+            new[i] = s.with_args(product_ids=[alt], product_cnts=[1], attributes=[""])
+        else:
+            new[i] = s.with_args(product_id=alt, quantity=1)
+        return [_v(ctx, "other_product", "accept", new, None,
+                   f"products -> {ctx.products[alt].name if alt in ctx.products else alt!r} (the rubric names none)")]
+    return []
+
+
+BUILDERS = {
+    "reorder": _reorder,
+    "extra_reads": _extra_reads,
+    "around_shift": _around_shift,
+    "other_product": _other_product,
+    "late_delivery": _late_delivery,
+    "wrong_address": _wrong_address,
+    "wrong_store": _wrong_store,
+    "wrong_product": _wrong_product,
+    "wrong_option": _wrong_option,
+    "contradicting_note": _contradicting_note,
+    "missing_query": _missing_query,
+}
+
+
+def build_variants(ctx: TaskContext, max_per_task: int | None = MAX_PER_TASK, kinds: Iterable[str] = PRIORITY) -> list[Variant]:
+    """Labelled variants of the task's golden route: at most one per kind, the kinds taken in
+    ``PRIORITY`` order up to ``max_per_task``."""
+    steps = parse_route(ctx.golden)
+    reading = read_rubric(ctx.nl_rubric)
+    out: list[Variant] = []
+    for kind in kinds:
+        if max_per_task is not None and len(out) >= max_per_task:
+            break
+        golden_raw = _actions(steps)
+        cands = [v for v in BUILDERS[kind](ctx, steps, reading) if v.actions != golden_raw]
+        if cands:
+            out.append(cands[0])
+    return out
+
+
+@dataclass
+class TimeMiss:
+    """A time item no record of the golden route meets (around: within 15 min, at: within 10 min)."""
+
+    bound: TimeBound
+    golden: list[datetime]
+    # the earliest any golden delivery could arrive, when even that is after the window closes
+    earliest: datetime | None = None
+
+
+def golden_time_misses(ctx: TaskContext) -> list[TimeMiss]:
+    """Time items the golden route does not meet: where its oracle passes, the scorer does not
+    check the item as the rubric words it (or no order could arrive in time: ``earliest``)."""
+    steps = parse_route(ctx.golden)
+    out = []
+    for tb in read_rubric(ctx.nl_rubric).times:
+        recs = _records(ctx, steps, tb.visits) or _records(ctx, steps, not tb.visits)
+        slack = {"around": 15.0, "exact": 10.0}.get(tb.relation, 0.0)
+        if not recs or any(tb.holds(r.time, slack) for r in recs):
+            continue
+        closes = tb.end + timedelta(minutes=slack)
+        soonest = [ctx.now + (r.time - r.dispatch) for r in recs if r.dispatch is not None]
+        late = min(soonest) if soonest and tb.relation != "after" and min(soonest) > closes else None
+        out.append(TimeMiss(tb, [r.time for r in recs], late))
+    return out
+
+
+# ----- running against an env -----------------------------------------------------------------
+def _run(env: Any, task_id: str, actions: list[str], seed: int) -> dict[str, Any]:
+    env.reset(seed=seed, options={"task_id": task_id})
+    info: dict[str, Any] = {}
+    ended = False
+    for a in actions:
+        _obs, _r, term, trunc, info = env.step(a)
+        if term or trunc:
+            ended = True
+            break
+    if not ended:
+        _obs, _r, term, trunc, info = env.step("###STOP###")
+    return info
+
+
+def golden_context(env: Any, task_id: str, seed: int = 0) -> tuple[TaskContext, dict[str, Any]]:
+    """Run the task's golden route through ``env`` (the unwrapped env's world is read) and return
+    the context the variants need, and the final info of that run (the oracle)."""
+    u = env.unwrapped
+    task = u.source.get(task_id)
+    env.reset(seed=seed, options={"task_id": task_id})
+    w0 = u.world
+    initial_orders = set(w0.table("orders").rows) if "orders" in w0.tables else set()
+    now = w0.clock.now
+    places: dict[str, Place] = {}
+    products: dict[str, Product] = {}
+    if "stores" in w0.tables:
+        for s in w0.table("stores"):
+            places[s.store_id] = Place(s.name)
+        for p in w0.table("products"):
+            seller = getattr(p, "seller", p.store_id)
+            products[p.product_id] = Product(p.name, seller, list(getattr(p, "attributes", []) or []))
+            if seller in places:
+                places[seller].products.append(p.product_id)
+    if "shops" in w0.tables:
+        for s in w0.table("shops"):
+            takes = frozenset(k for k, on in (("book", s.enable_book), ("reservation", s.enable_reservation)) if on)
+            places[s.shop_id] = Place(s.shop_name, takes=takes)
+        for p in w0.table("shop_products"):
+            products[p.product_id] = Product(p.name, p.shop_id)
+            if p.shop_id in places:
+                places[p.shop_id].products.append(p.product_id)
+    locations = {loc.address: (loc.longitude, loc.latitude) for loc in w0.table("locations")} if "locations" in w0.tables else {}
+    specs = u.toolkit.specs
+    schemas = {}
+    for t in u.tool_schemas() if hasattr(u, "tool_schemas") else []:
+        fn = t.get("function", t)
+        schemas[fn["name"]] = fn.get("parameters") or {}
+    read_tools = {n: schemas.get(n, {}) for n, s in specs.items() if s.kind == "read"}
+    write_tools = frozenset(n for n, s in specs.items() if s.kind == "write")
+    depends = {n: frozenset(a for p in s.pre for a in p.after) for n, s in specs.items() if s.kind == "write"}
+    user_id = getattr(w0, "user_id", "") or ""
+    info = _run(env, task_id, list(task.golden_actions), seed)
+    steps = parse_route(list(task.golden_actions))
+    delivery_times: dict[int, tuple[datetime, datetime]] = {}
+    w = u.world
+    if "orders" in w.tables:
+        made = [o for o in w.table("orders") if o.order_id not in initial_orders and o.order_type == "delivery"]
+        made.sort(key=lambda o: o.order_id)
+        creates = [i for i, s in enumerate(steps) if s.name == CREATE_DELIVERY]
+        if len(made) == len(creates):
+            for i, o in zip(creates, made):
+                d, t = _parse_dt(o.dispatch_time), _parse_dt(o.delivery_time)
+                if d is not None and t is not None:
+                    delivery_times[i] = (d, t)
+    ctx = TaskContext(task_id, list(task.nl_rubric or []), list(task.golden_actions), now, user_id, places, products,
+                      locations, delivery_times, read_tools, write_tools, depends)
+    return ctx, info
+
+
+@dataclass
+class Outcome:
+    variant: Variant
+    success: bool
+    tool_errors: int
+    failed: list[str]  # score components below 1 (rubric items that failed)
+
+    @property
+    def agrees(self) -> bool:
+        return self.success == (self.variant.label == "accept")
+
+
+@dataclass
+class TaskResult:
+    task_id: str
+    release: str | None
+    oracle: bool
+    coverage: float | None
+    nl_total: int
+    outcomes: list[Outcome] = field(default_factory=list)
+    time_misses: list[TimeMiss] = field(default_factory=list)
+
+
+def run_variant(env: Any, v: Variant, seed: int = 0) -> Outcome:
+    info = _run(env, v.task_id, v.actions, seed)
+    score = info.get("score") or {}
+    failed = sorted(k for k, x in score.items() if k.startswith("rubric/") and isinstance(x, (int, float)) and x < 1)
+    return Outcome(v, bool(info.get("success")), int(info.get("tool_errors") or 0), failed)
+
+
+def check_task(env: Any, task_id: str, seed: int = 0, max_per_task: int | None = MAX_PER_TASK) -> TaskResult:
+    task = env.unwrapped.source.get(task_id)
+    ctx, info = golden_context(env, task_id, seed)
+    score = info.get("score") or {}
+    cov = score.get("rubric_nl_coverage")
+    world = task.world if isinstance(task.world, dict) else {}
+    res = TaskResult(task_id, world.get("vitabench_release"), bool(info.get("success")),
+                     float(cov) if cov is not None else None, len(task.nl_rubric or []))
+    if res.oracle:  # a variant of a failing golden route says nothing about the scorer
+        res.outcomes = [run_variant(env, v, seed) for v in build_variants(ctx, max_per_task)]
+        res.time_misses = golden_time_misses(ctx)
+    return res
+
+
+@dataclass
+class FileResult:
+    path: str
+    env_id: str
+    loaded: int
+    skipped: list[dict[str, Any]]
+    tasks: list[TaskResult]
+
+
+def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None = MAX_PER_TASK,
+               max_tasks: int | None = None) -> FileResult:
+    """Load a VitaBench task file into ``env_id`` and check every task (or the first
+    ``max_tasks``): the oracle, the rubric coverage and the labelled variants."""
+    import warnings
+
+    import gymnasium as gym
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = gym.make(env_id, tasks=str(path))
+    u = env.unwrapped
+    skipped = [dict(s) if isinstance(s, dict) else dict(vars(s)) for s in u.skipped_tasks]
+    ids = list(u.task_ids())
+    results = [check_task(env, tid, seed, max_per_task) for tid in ids[:max_tasks]]
+    env.close()
+    return FileResult(str(path), env_id, len(ids), skipped, results)
+
+
+def agreement(outcomes: Iterable[Outcome]) -> dict[str, tuple[int, int]]:
+    """Per label: (variants the scorer agrees on, variants), keys ``accept`` and ``reject``."""
+    out = {"accept": [0, 0], "reject": [0, 0]}
+    for o in outcomes:
+        cell = out[o.variant.label]
+        cell[0] += int(o.agrees)
+        cell[1] += 1
+    return {k: (a, n) for k, (a, n) in out.items()}
+
+
+def by_kind(outcomes: Iterable[Outcome]) -> dict[str, tuple[int, int]]:
+    out: dict[str, list[int]] = {}
+    for o in outcomes:
+        cell = out.setdefault(o.variant.kind, [0, 0])
+        cell[0] += int(o.agrees)
+        cell[1] += 1
+    return {k: (a, n) for k, (a, n) in sorted(out.items(), key=lambda kv: KINDS.index(kv[0]))}

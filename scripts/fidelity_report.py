@@ -1,0 +1,204 @@
+"""How faithfully the code scorer reads the VitaBench task files.
+
+Per task file (and per release, "2025-11" or "2026", when a file holds both): tasks loaded and
+skipped (with the loader's reasons), oracle success (the golden route through the env), the share
+of natural-language rubric items checked by code (``rubric_nl_coverage`` averaged, and the items
+it counts), and the scorer's agreement with a labelled check set built from the rubric text
+(``servicegym.envs.tasks.vitabench.labelled``): legal variants of the golden route it accepts and
+targeted violations it rejects, per kind, with every disagreement listed.
+
+    python scripts/fidelity_report.py                                   # ../shared/data/vitabench
+    python scripts/fidelity_report.py --data DIR --out runs/fidelity.md
+    python scripts/fidelity_report.py --max-per-task 11                  # every kind a task yields
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import servicegym  # noqa: E402,F401  registers the ids
+from servicegym.envs.tasks.vitabench import vitabench_domain  # noqa: E402
+from servicegym.envs.tasks.vitabench.labelled import (  # noqa: E402
+    KINDS,
+    MAX_PER_TASK,
+    FileResult,
+    Outcome,
+    agreement,
+    by_kind,
+    check_file,
+)
+
+ENV_OF_DOMAIN = {
+    "delivery": "servicegym/Delivery-v0",
+    "instore": "servicegym/InStore-v0",
+    "travel": "servicegym/Travel-v0",
+    "cross": "servicegym/CrossScenario-v0",
+}
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("SERVICEGYM_VITABENCH_DIR")
+    return Path(override) if override else ROOT.parent / "shared" / "data" / "vitabench"
+
+
+def task_files(data: Path) -> list[tuple[Path, str]]:
+    """The VitaBench task files under ``data`` with the env id of their domain."""
+    out = []
+    for path in sorted(data.rglob("*.json")):
+        try:
+            tasks = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(tasks, list) or not tasks or not isinstance(tasks[0], dict):
+            continue
+        domain = None
+        for part in (path.parent.name, str(tasks[0].get("domain", ""))):
+            domain = vitabench_domain(part) or ("cross" if part.startswith("cross") else None)
+            if domain:
+                break
+        if domain in ENV_OF_DOMAIN:
+            out.append((path, ENV_OF_DOMAIN[domain]))
+    return out
+
+
+def pct(a: int, n: int) -> str:
+    return f"{a}/{n} ({100.0 * a / n:.1f}%)" if n else "-"
+
+
+def label_of(path: Path, data: Path) -> str:
+    rel = path.relative_to(data) if path.is_relative_to(data) else path
+    return f"`{rel.as_posix()}`"
+
+
+def summary_rows(fr: FileResult, name: str) -> list[list[str]]:
+    """One row per release of the file (one row when the file holds one release)."""
+    by_release: dict[str, list] = defaultdict(list)
+    for t in fr.tasks:
+        by_release[t.release or "-"].append(t)
+    rows = []
+    releases = sorted(by_release) or ["-"]
+    for k, rel in enumerate(releases):
+        tasks = by_release.get(rel, [])
+        outs = [o for t in tasks for o in t.outcomes]
+        ag = agreement(outs)
+        covs = [t.coverage for t in tasks if t.coverage is not None]
+        compiled = sum(round((t.coverage or 0.0) * t.nl_total) for t in tasks)
+        total = sum(t.nl_total for t in tasks)
+        skipped = ""
+        if k == 0:
+            skipped = str(len(fr.skipped))
+            if fr.skipped:
+                skipped += " (" + ", ".join(str(s.get("task_id")) for s in fr.skipped) + ")"
+        rows.append([
+            name, rel, str(len(tasks)), skipped,
+            pct(sum(t.oracle for t in tasks), len(tasks)),
+            (f"{100.0 * sum(covs) / len(covs):.1f}% ({compiled}/{total} items)" if covs else "-"),
+            pct(*ag["accept"]), pct(*ag["reject"]),
+        ])
+    return rows
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def scorer_said(o: Outcome) -> str:
+    if o.success:
+        return "success"
+    said = "failure: " + (", ".join(o.failed) if o.failed else "no rubric item failed (ended early?)")
+    if o.tool_errors:
+        said += f"; {o.tool_errors} tool error(s)"
+    return said
+
+
+def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None) -> str:
+    out = ["# VitaBench fidelity report", ""]
+    rows = [r for name, fr in results for r in summary_rows(fr, name)]
+    out.append(table(["file", "release", "tasks", "skipped", "oracle", "NL rubric checked by code",
+                      "legal accepted", "violations rejected"], rows))
+    out += ["", f"Labelled variants: at most {max_per_task or 'all'} per task, one per kind; a task whose "
+                "golden route fails gives none. Legal: golden route variants the rubric accepts; "
+                "violations: variants the rubric rejects (`envs/tasks/vitabench/labelled.py`).", ""]
+    # per kind
+    out += ["## Agreement per kind", ""]
+    header = ["kind", "label"] + [name for name, _ in results]
+    krows = []
+    per_file = [by_kind(o for t in fr.tasks for o in t.outcomes) for _, fr in results]
+    for kind in KINDS:
+        if not any(kind in k for k in per_file):
+            continue
+        label = "accept" if kind in ("reorder", "extra_reads", "around_shift", "other_product") else "reject"
+        krows.append([kind, label] + [pct(*k[kind]) if kind in k else "-" for k in per_file])
+    out.append(table(header, krows))
+    # disagreements
+    out += ["", "## Disagreements", ""]
+    dis = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes if not o.agrees]
+    if not dis:
+        out.append("None.")
+    for name, o in dis:
+        v = o.variant
+        item = f" item {v.item_index}: \"{v.item}\"" if v.item else ""
+        out.append(f"- {name} task {v.task_id}, {v.kind} (label {v.label}; {v.detail}); scorer: "
+                   f"{scorer_said(o)}.{item}")
+    # golden routes against the rubric's times
+    misses = [(name, t.task_id, m) for name, fr in results for t in fr.tasks for m in t.time_misses]
+    out += ["", "## Time items the golden route does not meet (read by the labeller)", "",
+            "The oracle passes these tasks, so the scorer does not check the item as worded (or, where "
+            "marked, no order could arrive in time and the loader widened the window).", ""]
+    if not misses:
+        out.append("None.")
+    for name, tid, m in misses:
+        tb = m.bound
+        got = ", ".join(x.strftime("%Y-%m-%d %H:%M") for x in m.golden)
+        why = f" (no order could arrive before {m.earliest:%H:%M})" if m.earliest else ""
+        out.append(f"- {name} task {tid}, item {tb.index} ({tb.relation} "
+                   f"{tb.start:%Y-%m-%d %H:%M}{'' if tb.start == tb.end else f' - {tb.end:%H:%M}'}); golden: {got}"
+                   f"{why}: \"{tb.item}\"")
+    # skipped tasks
+    out += ["", "## Skipped tasks", ""]
+    skipped = [(name, s) for name, fr in results for s in fr.skipped]
+    if not skipped:
+        out.append("None.")
+    for name, s in skipped:
+        reason = str(s.get("reason", ""))
+        out.append(f"- {name} task {s.get('task_id')} ({s.get('field')}): {reason[:300]}{'...' if len(reason) > 300 else ''}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=default_data_dir(), help="the VitaBench data directory")
+    ap.add_argument("--out", type=Path, default=None, help="write the markdown report here too")
+    ap.add_argument("--max-per-task", type=int, default=MAX_PER_TASK, help="labelled variants per task (0: all kinds)")
+    ap.add_argument("--max-tasks", type=int, default=None, help="only the first N tasks of each file")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"no VitaBench data at {args.data} (pass --data or set SERVICEGYM_VITABENCH_DIR)", file=sys.stderr)
+        return 2
+    files = task_files(args.data)
+    if not files:
+        print(f"no VitaBench task files under {args.data}", file=sys.stderr)
+        return 2
+    cap = args.max_per_task or None
+    results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks)) for p, env_id in files]
+    report = build_report(results, cap)
+    print(report, end="")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
