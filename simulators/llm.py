@@ -170,6 +170,9 @@ class ChatResult:
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
     cached: bool = False
     attempts: int = 0
+    # the chat completion's ``id`` as the endpoint sent it ("" when it sent none, and on a cache hit,
+    # which no endpoint served): gateways that record token ids key them on it
+    id: str = ""
 
     def message(self) -> dict[str, Any]:
         """The assistant message in OpenAI chat format (for appending to a conversation)."""
@@ -182,6 +185,7 @@ class ChatResult:
         d = asdict(self)
         d.pop("cached")
         d.pop("attempts")
+        d.pop("id")
         return d
 
 
@@ -783,7 +787,9 @@ def parse_completion(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> ChatR
         msg = choice.get("message")
         if not isinstance(msg, dict):
             raise _Malformed("the first choice has no message")
-        return _message_result(msg, choice.get("finish_reason"), data.get("usage"))
+        result = _message_result(msg, choice.get("finish_reason"), data.get("usage"))
+        result.id = _text(data.get("id"))
+        return result
     except _Malformed:
         raise
     except RecursionError:
