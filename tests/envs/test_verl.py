@@ -97,7 +97,12 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    """A byte-level BPE (any text round-trips) with Qwen's special tokens and the template above."""
+    return build_tokenizer()
+
+
+def build_tokenizer():
+    """A byte-level BPE (any text round-trips) with Qwen's special tokens and the template above
+    (also used by scripts/bench_adapters.py)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
