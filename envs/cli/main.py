@@ -4,7 +4,8 @@ Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), 
 (collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
 rollouts), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
 loads), ``view`` (one self-contained HTML page to look at the episodes of a rollouts file, written
-or served on 127.0.0.1), ``train`` (stable-baselines3, the ``rl`` extra) and ``bench`` (the benchmark scripts).
+or served on 127.0.0.1), ``train`` (stable-baselines3, the ``rl`` extra), ``serve`` (an OpenEnv server of
+one env, the ``server`` extra) and ``bench`` (the benchmark scripts).
 ``rollout`` and ``evaluate`` both run ``servicegym.envs.running.rollouts.collect``; ``evaluate`` and ``report`` both
 write through ``servicegym.envs.cli.report``.
 
@@ -33,7 +34,7 @@ from servicegym.envs.running.rollouts import BACKENDS, RolloutWriteError, collec
 from servicegym.envs.tasks.model import TaskFileError
 
 # every benchmark script (scripts/bench_<name>.py); each takes --quick
-BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts")
+BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts", "server")
 
 
 class CliError(Exception):
@@ -579,6 +580,62 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- serve -----------------------------------------------------------------------------------
+SERVER_HINT = "pip install 'servicegym[server]' (openenv-core)"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """An OpenEnv server of one env (``servicegym.envs.integrations.openenv.server``) until Ctrl-C
+    or SIGTERM, which close the open sessions. The token, if any, is read from the environment
+    variable ``--token-env`` names: never from the command line, never printed."""
+    _check_env(args.env)
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0-65535, got {args.port}")
+    _positive("--max-sessions", args.max_sessions)
+    if not args.idle_timeout > 0:
+        raise CliError(f"--idle-timeout must be a positive number of seconds, got {args.idle_timeout:g}")
+    _positive("--max-message-bytes", args.max_message_bytes, 1024)
+    token = None
+    if args.token_env is not None:
+        if not (args.token_env.isascii() and args.token_env.isidentifier()):
+            # not echoed: a token given here by mistake must not reach the terminal or a log
+            raise CliError("--token-env takes the NAME of the environment variable that holds the token "
+                           "(e.g. --token-env SERVICEGYM_SERVER_TOKEN), never the token itself")
+        token = os.environ.get(args.token_env)
+        if not token:
+            raise CliError(f"--token-env {args.token_env}: that environment variable is not set or is empty")
+    env_kwargs = _env_kwargs(args)
+    if importlib.util.find_spec("openenv") is None:
+        raise CliError(f"serve needs the server extra (openenv-core is not installed): {SERVER_HINT}")
+    # openenv imports Gradio for its optional web UI (unused here; openenv skips it when Gradio is
+    # missing): this process serves only, so it starts without it (about 40% of the start-up time)
+    sys.modules.setdefault("gradio", None)  # type: ignore[arg-type]
+    from servicegym.envs.integrations.openenv import server
+
+    if args.host not in LOOPBACK_HOSTS and token is None:
+        print(f"servicegym: warning: serving on {args.host} without a token: anyone who can reach it can open "
+              "sessions (use --token-env VAR)", file=sys.stderr)
+
+    def ready(url: str) -> None:
+        auth = f"bearer token from ${args.token_env}" if token else "no token"
+        print(f"servicegym serve: {args.env} on {url} (WebSocket sessions at {url.replace('http', 'ws', 1)}/ws), "
+              f"at most {args.max_sessions} sessions, idle limit {args.idle_timeout:g} s, {auth}; Ctrl-C to stop",
+              flush=True)
+
+    try:
+        srv = server.serve(args.env, host=args.host, port=args.port, max_sessions=args.max_sessions, token=token,
+                           idle_timeout_s=args.idle_timeout, max_message_bytes=args.max_message_bytes,
+                           env_kwargs=env_kwargs or None, ready=ready)
+    except OSError as err:
+        raise CliError(f"cannot serve on {args.host}:{args.port}: {_one_line(err.strerror or err)}") from None
+    except (TaskFileError, ValueError) as err:
+        raise CliError(_one_line(err)) from None
+    print(f"servicegym serve: stopped; {srv.opened} session{'s' if srv.opened != 1 else ''} served, "
+          f"{srv.open_at_shutdown} open at shutdown (closed, their envs released)", flush=True)
+    return 0
+
+
 # ----- bench -----------------------------------------------------------------------------------
 def scripts_dir() -> Path:
     """``scripts/`` of the source checkout this package runs from (envs/cli/ -> the repository)."""
@@ -718,6 +775,21 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--out", default="runs/train", help="output directory (model, learning_curve.png, curve.json)")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(fn=cmd_train)
+
+    sv = sub.add_parser("serve", help="serve one env over OpenEnv's WebSocket protocol (servicegym[server]): a session "
+                                      "per connection, the tools listed and called MCP-style, the user as a tool")
+    sv.add_argument("--env", required=True, help="env id (servicegym list)")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to bind (default: loopback only; 0.0.0.0 opens it to the network: use a token)")
+    sv.add_argument("--port", type=int, default=8000, help="the port (0: any free one, printed)")
+    sv.add_argument("--max-sessions", type=int, default=64, help="sessions open at once; one more gets a 'server full' error")
+    sv.add_argument("--token-env", default=None, metavar="VAR",
+                    help="the environment variable holding the bearer token clients must send (never the token itself)")
+    sv.add_argument("--idle-timeout", type=float, default=300.0, help="seconds a session may stay silent before it is closed")
+    sv.add_argument("--max-message-bytes", type=int, default=8 * 1024 * 1024,
+                    help="larger messages get an error reply and are not run")
+    sv.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) for the sessions' envs")
+    sv.set_defaults(fn=cmd_serve)
 
     be = sub.add_parser("bench", usage="servicegym bench NAME [--quick] [script options]",
                         help=f"run a benchmark script ({', '.join(BENCHES)}); other options go to the script")
