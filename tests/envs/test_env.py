@@ -7,7 +7,13 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
-from conftest import (
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given
+from hypothesis import strategies as st
+
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.environments.parsing import TOOL_CALL_FORM
+from tests.conftest import (
     BEEF_SOUP,
     FIRST_NEW_ORDER,
     GOLDEN_ACTIONS,
@@ -18,12 +24,6 @@ from conftest import (
     make_delivery_task,
     make_env,
 )
-from gymnasium.utils.env_checker import check_env
-from hypothesis import given
-from hypothesis import strategies as st
-
-import servicegym  # noqa: F401  registers the ids
-from servicegym.envs.environments.parsing import TOOL_CALL_FORM
 
 ENV_ID = "servicegym/Delivery-v0"
 

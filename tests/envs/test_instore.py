@@ -252,7 +252,8 @@ def _success(env: gym.Env, actions: list[str]) -> bool:
 def test_mini_task_converts(mini_env: gym.Env) -> None:
     task = mini_env.unwrapped.source.get("M1")
     assert task.domain == "instore" and task.source == "vitabench", "the domain's other spellings are accepted"
-    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders"]
+    # "sauna cancelled" compiles (a status item, rewards/nl_rubric.py); the rest stays with the judge
+    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders", "nl_status"]
     (state,) = task.rubric[0].params["states"]  # duplicate states collapse
     visits = {v["record_id"]: v for v in state["visits"]}
     assert visits["M1T004"]["table"] == "books" and visits["M1T004"]["time"] == "2025-06-21 18:30:00"
@@ -301,14 +302,14 @@ def test_each_item_can_fail(mini_env: gym.Env) -> None:
         rec = run_episode(mini_env, Scripted(actions), seed=0, options={"task_id": "M1"})
         return {k.split("/", 1)[1]: v for k, v in rec["score"].items() if k.startswith("rubric/")}
 
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0}
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_6": 1.0}
     assert score(golden) == ok
     unpaid_fee = [a for a in golden if '"pay_instore_book"' not in a]  # the booking fee stays unpaid
     assert score(unpaid_fee) == ok | {"required_orders": 0.0, "no_unrequested_orders": 0.0}
     book = next(a for a in golden if '"instore_book"' in a)
     assert score(golden[:-1] + [book, golden[-1]]) == ok | {"no_unrequested_orders": 0.0}
     kept_sauna = [a for a in golden if '"instore_cancel_reservation"' not in a]
-    assert score(kept_sauna)["required_orders"] == 0.0
+    assert score(kept_sauna)["required_orders"] == 0.0 and score(kept_sauna)["nl_status_6"] == 0.0
     moved = golden[:-1] + ['{"name": "search_instore_reservation", "arguments": {"user_id": "U500001"}}',
                            '{"name": "instore_modify_reservation", "arguments": {"reservation_id": "M1R01", '
                            '"time": "2025-06-21 17:00:00"}}', golden[-1]]

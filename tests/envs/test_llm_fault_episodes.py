@@ -10,7 +10,6 @@ import json
 
 import gymnasium as gym
 import pytest
-from conftest import make_env
 
 import servicegym  # noqa: F401  registers the ids
 from servicegym.envs.running.llm_policy import LLMAgentPolicy
@@ -18,6 +17,7 @@ from servicegym.envs.running.policies import OraclePolicy, run_episode
 from servicegym.simulators.llm import LLMClient, LLMError, aclose_clients
 from servicegym.simulators.llm_workspace_user import parse_decision
 from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
+from tests.conftest import make_env
 
 
 @pytest.fixture(autouse=True)
@@ -174,10 +174,9 @@ def test_workspace_decision_nested_too_deep_falls_back():
 
 
 def test_llm_user_budget_is_shared_when_given():
-    from conftest import make_delivery_task
-
     from servicegym.simulators.llm import EpisodeBudget
     from servicegym.simulators.llm_user import LLMUser
+    from tests.conftest import make_delivery_task
 
     client = LLMClient({"base_url": "http://127.0.0.1:9/v1", "model": "m", "episode_budget_s": 3})
     assert LLMUser(make_delivery_task().user, client).budget.seconds == 3.0

@@ -7,7 +7,6 @@ import json
 
 import gymnasium as gym
 import pytest
-from conftest import GOLDEN_ACTIONS, make_env
 
 import servicegym  # noqa: F401
 from servicegym.envs.environments.parsing import parse_action
@@ -15,6 +14,7 @@ from servicegym.envs.running.llm_policy import LLMAgentPolicy, observation_messa
 from servicegym.envs.running.policies import make_policy, run_episode
 from servicegym.simulators.llm import LLMError
 from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
+from tests.conftest import GOLDEN_ACTIONS, make_env
 
 
 @pytest.fixture(autouse=True)

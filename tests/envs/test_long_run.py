@@ -11,10 +11,10 @@ import gc
 import tracemalloc
 
 import gymnasium as gym
-from conftest import OPEN_STORE, call, make_env
 
 import servicegym  # noqa: F401  registers the ids
 import servicegym.envs.tasks.sources as tasks_module
+from tests.conftest import OPEN_STORE, call, make_env
 
 EPISODES = 2000
 MARKS = (500, 1250, 2000)

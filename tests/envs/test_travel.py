@@ -429,7 +429,9 @@ def ota_env(tmp_path: Path) -> gym.Env:
 
 def test_ota_file_converts(ota_env: gym.Env) -> None:
     task = ota_env.unwrapped.source.get("OTA0001")
-    assert task.source == "vitabench" and task.domain == "travel" and task.notes == []
+    assert task.source == "vitabench" and task.domain == "travel"
+    # "flight cancelled" compiles to a status item (rewards/nl_rubric.py): its notes are the only ones
+    assert all(n.startswith(("nl_status_", "natural-language rubric:")) for n in task.notes)
     assert task.reasoning_points == 6 and task.user.opening.startswith("I am going to Hangzhou")
     flight = next(f for f in task.world["flights"] if f["flight_id"] == "F1")
     assert (flight["departure_time"], flight["arrival_time"]) == ("08:00", "09:00"), "loose times normalised"
@@ -491,7 +493,9 @@ def test_ota_orders_match_by_content(ota_env: gym.Env, tool: str, changes: dict[
 
 def test_ota_each_item_can_fail(ota_env: gym.Env) -> None:
     golden = ota_env.unwrapped.source.get("OTA0001").golden_actions
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "success": True}
+    # "flight cancelled" is a status item checked by code (rewards/nl_rubric.py)
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_5": 1.0,
+          "success": True}
     assert _score(ota_env, golden, task_id="OTA0001") == ok
     unmoved = [a for a in golden if '"modify_train_order"' not in a and '"pay_train_order"' not in a]
     assert _score(ota_env, unmoved, task_id="OTA0001")["required_orders"] == 0.0, "the train must move to 07-16"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import call
 
 import servicegym  # noqa: F401  registers the ids
+from tests.conftest import call
 
 ENV_ID = "servicegym/Delivery-v0"
 N = 3

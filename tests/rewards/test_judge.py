@@ -412,3 +412,70 @@ def test_partial_credit_on_the_judge_fraction():
     n = rec["score"]["judge_items"]
     assert rec["reward"] == pytest.approx((n // 2) / n) and rec["success"] is False
     assert rec["score"]["code_success"] == 1.0 and 0.0 <= rec["score"]["judge_agreement"] < 1.0
+
+
+def test_code_checked_items_keep_their_code_verdict(tmp_path):
+    """A VitaBench task's compiled items (here "tea order cancelled", a status, and an address)
+    are not sent to the judge; their code verdict stands, whatever the judge would say."""
+    from servicegym.rewards.judge import split_items
+    from tests.envs.test_vitabench import HOME, _write, mini_task
+
+    raw = mini_task("M0000001")
+    raw["evaluation_criteria"]["overall_rubrics"].append(f"The delivery address should be {HOME}")
+    path = _write(tmp_path, [raw])
+    seen: list[list[str]] = []
+
+    def says_all_met(window, items, state):
+        seen.append([i.key for i in items])
+        return {i.key: "met" for i in items}
+
+    with LoopbackServer() as server:
+        env = gym.make("servicegym/Delivery-v0", tasks=str(path), judge="llm", llm=server.config())
+    env.unwrapped.llm_judge = SlidingWindowJudge(says_all_met)
+    task = env.unwrapped.source.get("M0000001")
+    judged, coded = split_items(task)
+    assert coded == {"rubric_2": "nl_status_2", "rubric_3": "nl_address_3"}
+    assert [i.key for i in judged] == ["rubric_0", "rubric_1"] and len(judge_items(task)) == 4
+
+    ok = run_episode(env, OraclePolicy(), seed=0, options={"task_id": "M0000001"})
+    assert seen and all(keys == ["rubric_0", "rubric_1"] for keys in seen)  # only the uncheckable items
+    assert ok["success"] and ok["score"]["judge_llm_items"] == 2.0 and ok["score"]["judge_code_items"] == 2.0
+    assert ok["score"]["judge_items"] == 4.0 and ok["score"]["judge_fraction"] == 1.0
+
+    # the tea kept: the judge calls everything it sees met, the code verdict of the status item fails
+    kept = [a for a in task.golden_actions if '"cancel_delivery_order"' not in a]
+
+    class Plays:
+        def __init__(self, actions):
+            self.actions = actions
+
+        def reset(self, env, obs, info):
+            self.i = 0
+
+        def act(self, obs):
+            self.i += 1
+            return self.actions[self.i - 1] if self.i <= len(self.actions) else "###STOP###"
+
+    bad = run_episode(env, Plays(kept), seed=0, options={"task_id": "M0000001"})
+    assert bad["success"] is False and bad["reward"] == 0.0
+    assert bad["score"]["judge/rubric_2"] == 0.0 and bad["score"]["judge/rubric_0"] == 1.0
+    assert bad["score"]["judge_fraction"] == pytest.approx(3 / 4)
+
+
+def test_a_task_with_every_item_code_checked_asks_no_judge(tmp_path):
+    from tests.envs.test_vitabench import HOME, _write, mini_task
+
+    raw = mini_task("M0000001")
+    raw["evaluation_criteria"]["overall_rubrics"] = [f"The delivery address should be {HOME}"]
+    for state in raw["evaluation_criteria"]["expected_states"]:
+        state["state_rubrics"] = []
+    path = _write(tmp_path, [raw])
+
+    def never(window, items, state):
+        raise AssertionError("the judge was asked")
+
+    with LoopbackServer() as server:
+        env = gym.make("servicegym/Delivery-v0", tasks=str(path), judge="llm", llm=server.config())
+    env.unwrapped.llm_judge = SlidingWindowJudge(never)
+    rec = run_episode(env, OraclePolicy(), seed=0, options={"task_id": "M0000001"})
+    assert rec["success"] and rec["score"]["judge_llm_items"] == 0.0 and rec["score"]["judge_windows"] == 0.0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import (
+
+from servicegym.rewards.rubric import CHECKS, RubricItem, evaluate, score_rubric
+from tests.conftest import (
     BEEF_SOUP,
     FAR_STORE,
     FIRST_NEW_ORDER,
@@ -17,8 +19,6 @@ from conftest import (
     make_delivery_task,
     make_env,
 )
-
-from servicegym.rewards.rubric import CHECKS, RubricItem, evaluate, score_rubric
 
 SEARCH, ASK, CREATE, PAY, DONE = GOLDEN_ACTIONS
 

@@ -8,8 +8,10 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -301,3 +303,298 @@ def test_real_files_time_items(capsys: pytest.CaptureFixture[str]) -> None:
         assert clear_compiled >= 0.97 * clear, lines[-1]
     with capsys.disabled():
         print("\n" + "\n".join(lines))
+
+
+# ==================================================================================================
+# Every kind: compile_item(text, context)
+# ==================================================================================================
+HOME_ADDR = "Room 802, Building 1, Jianlong Garden, Shahekou District, Dalian"
+ZH_ADDR = "辽宁省大连市沙河口区大连软件园3号楼5层"
+TOOLS = frozenset({"get_user_historical_behaviors", "get_user_all_orders", "search_delivery_orders", "weather",
+                   "get_holiday_date", "get_date_holiday_info", "longitude_latitude_to_distance", "get_nearby",
+                   "address_to_longitude_latitude", "delivery_store_search_recommend",
+                   "delivery_product_search_recommend", "get_delivery_store_info", "get_delivery_product_info",
+                   "create_delivery_order", "pay_delivery_order"})
+CTX = nl_rubric.ItemContext(
+    now=NOW,
+    places=(
+        nl_rubric.PlaceInfo("S1", "Noodle House", ("Noodles", "Dine-in available", "Free parking"), "", 4.7,
+                            121.5850, 38.9020, "12 Noodle Street, Dalian"),
+        nl_rubric.PlaceInfo("S2", "Tea Corner", ("Tea", "Pet-friendly"), "", 4.2, 121.5750, 38.8990, "3 Tea Lane, Dalian"),
+        nl_rubric.PlaceInfo("S3", "Mixue Ice Cream (Xinghai Branch)", ("Ice cream",), "", 3.9, 121.60, 38.88,
+                            "9 Xinghai Road, Dalian"),
+        nl_rubric.PlaceInfo("S4", "Mixue Ice Cream (Wanda Branch)", ("Ice cream",), "", 4.0, 121.61, 38.87,
+                            "Wanda Plaza, Dalian"),
+        nl_rubric.PlaceInfo("S5", "蜜雪冰城（万达店）", ("冰淇淋",), "", 4.1, 121.62, 38.86, "大连市万达广场"),
+        nl_rubric.PlaceInfo("S6", "老王面馆", ("面食", "可堂食"), "", 4.6, 121.58, 38.90, "大连市沙河口区面馆街1号"),
+    ),
+    products=(
+        nl_rubric.ProductInfo("P1", "S1", "Beef Noodles", ("Hot", "Beef"), ("Mild", "Extra Spicy", "Non-spicy"), 28.0),
+        nl_rubric.ProductInfo("P2", "S1", "Veggie Noodles", ("Vegetarian",), (), 22.0),
+        nl_rubric.ProductInfo("P3", "S2", "Jasmine Tea", ("Caffeine-free",), ("Less Ice", "No Ice", "Hot"), 12.0),
+        nl_rubric.ProductInfo("P4", "S2", "Oolong Tea", ("Contains caffeine",), (), 15.0),
+        nl_rubric.ProductInfo("P5", "S6", "牛肉面", ("招牌",), ("微辣", "不辣", "特辣", "不加葱花"), 30.0),
+        nl_rubric.ProductInfo("P6", "S6", "酸辣粉", ("酸辣",), (), 18.0),
+    ),
+    addresses=((HOME_ADDR, 121.5800, 38.9000), (ZH_ADDR, 121.5200, 38.8600)),
+    tools=TOOLS,
+    record_ids=("M0000001O01", "M0000001O02"),
+)
+
+
+def K(text: str) -> Any:
+    return nl_rubric.compile_item(text, CTX)
+
+
+# (item, kind, a check of the spec): my own phrasings in both languages, not VitaBench's
+KIND_CASES: list[tuple[str, str, Any]] = [
+    # addresses: the book's entry and coordinates when it knows the address
+    (f"The delivery address should be {HOME_ADDR}", "address", lambda s: s.longitude == 121.58),
+    (f"the delivery address for the noodle order must be {HOME_ADDR.upper()}, so that the user gets it at home",
+     "address", lambda s: s.address == HOME_ADDR),
+    (f"面条订单的配送地址应为{ZH_ADDR}", "address", lambda s: s.latitude == 38.86),
+    ("Shipping address should be No. 5 Unknown Road, Ganjingzi District, Dalian", "address",
+     lambda s: s.longitude is None and s.address.startswith("no. 5 unknown road")),
+    # process: the tool that does the look-up
+    ("Need to query the user's historical behavior to find the noodle shop they like, the result is Noodle House, "
+     "so the order should be from Noodle House", "all_of",
+     lambda s: "get_user_historical_behaviors" in s.parts[0].tools and s.parts[1].place_ids == ["S1"]),
+    ("Must check the weather forecast for tomorrow", "process", lambda s: s.tools == ["weather"]),
+    ("需要查询用户的历史订单", "process", lambda s: "get_user_historical_behaviors" in s.tools),
+    ("Should check the date of Mother's Day; the order should be from Tea Corner", "all_of",
+     lambda s: set(s.parts[0].tools) == {"get_holiday_date", "get_date_holiday_info"}),
+    # stores: a name the world knows, a chain by the start of its names, negated
+    ("The order should be placed at Noodle House", "store", lambda s: s.place_ids == ["S1"] and not s.negated),
+    ("The merchant for the new order should still be NOODLE HOUSE", "store", lambda s: s.place_ids == ["S1"]),
+    ("Drink orders cannot select Mixue Ice Cream stores", "store", lambda s: s.place_ids == ["S3", "S4"] and s.negated),
+    ("饮品订单不能选择蜜雪冰城商家", "store", lambda s: s.place_ids == ["S5"] and s.negated),
+    ("面条订单应选择老王面馆作为商家", "store", lambda s: s.place_ids == ["S6"]),
+    # features of places and products, negations, alternatives, options
+    ("The noodle restaurant must support Dine-in available", "feature",
+     lambda s: s.scope == "place" and s.phrases == ["dine-in available"]),
+    ("The noodles should be mild or non-spicy", "feature",
+     lambda s: s.scope == "product" and s.phrases == ["mild", "non-spicy"] and not s.negated),
+    ("The noodle order must not be extra spicy", "feature", lambda s: s.negated and s.phrases == ["extra spicy"]),
+    ("The temperature of the tea should be hot", "feature", lambda s: s.option_only and s.phrases == ["hot"]),
+    ("The drink should be caffeine-free, not oolong tea", "all_of",
+     lambda s: [(p.phrases, p.negated) for p in s.parts] == [(["caffeine-free"], False), (["oolong tea"], True)]),
+    ("牛肉面应选择微辣口味", "feature", lambda s: s.phrases == ["微辣"] and s.option_only),
+    ("给孩子点的面条不能是特辣的", "feature", lambda s: s.negated and s.phrases == ["特辣"]),
+    ("The tea shop should be pet-friendly", "feature", lambda s: s.scope == "place"),
+    # ratings
+    ("The restaurant rating should be 4.5 or above", "rating", lambda s: (s.op, s.value) == (">=", 4.5)),
+    ("The merchant must have a rating higher than 4.0", "rating", lambda s: (s.op, s.value) == (">", 4.0)),
+    ("The shop's rating should not be lower than 4.2 stars", "rating", lambda s: (s.op, s.value) == (">=", 4.2)),
+    ("商家评分应在4.1分及以上", "rating", lambda s: (s.op, s.value) == (">=", 4.1)),
+    ("下单的店铺评分应高于4.0分", "rating", lambda s: (s.op, s.value) == (">", 4.0)),
+    # distances to a place the task knows
+    (f"The restaurant should be within 1km (inclusive) of {HOME_ADDR}", "distance",
+     lambda s: (s.max_m, s.inclusive, s.longitude) == (1000.0, True, 121.58)),
+    ("The distance from the tea shop to Noodle House should be within 800 meters (exclusive)", "distance",
+     lambda s: (s.max_m, s.inclusive, s.longitude) == (800.0, False, 121.585)),
+    # counts: party sizes and quantities
+    ("The number of people for the restaurant reservation should be 4", "count",
+     lambda s: (s.what, s.value) == ("people", 4)),
+    ("The booking should be for two people", "count", lambda s: (s.what, s.value) == ("people", 2)),
+    ("预约人数应为3人", "count", lambda s: (s.what, s.value) == ("people", 3)),
+    ("The total number of items in the noodle order should be 2 portions", "count",
+     lambda s: (s.what, s.value, s.phrase) == ("items", 2, "")),
+    ("The quantity of Beef Noodles in the order must be 3", "count", lambda s: (s.value, s.phrase) == (3, "beef noodles")),
+    ("面条订单中的商品数量应为2份", "count", lambda s: (s.what, s.value) == ("items", 2)),
+    ("The drink order should include 3 cups", "count", lambda s: s.value == 3),
+    # prices: the order's total or a product's price; "around" is within 10%
+    ("Total price of the noodle order should be around 50 yuan", "price",
+     lambda s: (s.scope, s.low, s.high) == ("total", 45.0, 55.0)),
+    ("The price of the noodles should not exceed 30 yuan (inclusive)", "price",
+     lambda s: (s.scope, s.high, s.high_strict) == ("unit", 30.0, False)),
+    ("The tea should cost less than 20 yuan", "price", lambda s: (s.high, s.high_strict) == (20.0, True)),
+    ("The noodle order price should be between 100-150 yuan (inclusive)", "price",
+     lambda s: (s.scope, s.low, s.high) == ("total", 100.0, 150.0)),
+    ("面条订单的总价格应控制在80元以内", "price", lambda s: (s.scope, s.high) == ("total", 80.0)),
+    ("下单的商品价格应高于25元", "price", lambda s: (s.scope, s.low, s.low_strict) == ("unit", 25.0, True)),
+    ("面条订单的总价应在50元左右", "price", lambda s: (s.low, s.high) == (45.0, 55.0)),
+    # notes
+    ("The noodle order should include a note requesting no cilantro, to suit the user's taste", "note",
+     lambda s: s.text == "no cilantro"),
+    ("The order needs a note: please leave it at the front desk", "note",
+     lambda s: s.text == "please leave it at the front desk"),
+    ("面条订单需要备注不要香菜，确保孩子能吃", "note", lambda s: s.text == "不要香菜"),
+    ("为order_id为M0000001O02的订单添加备注：多放辣", "note", lambda s: (s.text, s.record_id) == ("多放辣", "M0000001O02")),
+    # status
+    ("Successfully cancel the tea order with id M0000001O01, the order status should be changed to cancelled",
+     "status", lambda s: (s.status, s.record_id) == ("cancelled", "M0000001O01")),
+    ("Cancel the order with order ID M0000001O01", "status", lambda s: s.record_id == "M0000001O01"),
+    ("The tea order status should be cancelled", "status", lambda s: s.record_id == "" and "tea" in s.about),
+    ("成功取消用户的奶茶订单，订单状态应变更为已取消", "status", lambda s: s.status == "cancelled"),
+    ("需要将order_id为M0000001O01的订单取消", "status", lambda s: s.record_id == "M0000001O01"),
+    ("The noodle order should be paid", "status", lambda s: s.status == "paid"),
+    # the time kind stays the first one read
+    ("The delivery time for the noodle order should be around 12:30", "time_window", lambda s: s.relation == "around"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "check"), KIND_CASES)
+def test_kinds_compile(text: str, kind: str, check: Any) -> None:
+    spec = K(text)
+    assert spec is not None, text
+    assert spec.kind == kind, (text, spec)
+    assert check(spec), (text, spec)
+    assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec  # it survives JSON
+    assert nl_rubric.describe_spec(spec)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The restaurant should have a good environment",  # not a tag or name in the world
+        "The noodles must not contain high-purine ingredients",
+        "The restaurant should be the closest one to Noodle House",  # a superlative over all stores
+        "If it rains, the drink should be hot",  # conditional
+        "Users prioritize noodle shops; if none are available, they choose tea",
+        "The total cost of all orders cannot exceed 200 yuan",  # a sum over orders
+        "The price per person should be 50 yuan",
+        "The noodle order and the tea order should come from the same store",
+        "Dishes in the order other than the noodles should be mild",
+        "The noodles should be mild, such as Mild from Noodle House",  # an example naming a store
+        "The delivery address should be the user's home address",  # which one?
+        "The delivery address should be near the office",
+        "The restaurant should be within 3km of the user's home",  # a place the task does not locate
+        "The number of people for the reservation should be several",
+        "Cancel the noodle order and re-order two bowls",  # more than a status
+        "The note should not mention the birthday",
+        "The order should include a note, or call the user",
+        "商家评分应该很高",
+        "饮品订单中应包含米饭等主食",  # "等": the kind asked, the dish only an example
+        "The rating should be 7 or above",  # not a rating
+        "The order should include 2 Beef Noodles, one mild and one extra spicy",
+        "The noodles should not be mild and extra spicy",  # not both, or neither?
+        "",
+        "   ",
+    ],
+)
+def test_kinds_left_to_the_judge(text: str) -> None:
+    spec = K(text)
+    assert spec is None or spec.kind == "time_window", (text, spec)
+
+
+def test_phrases_respect_negation_and_scale() -> None:
+    assert nl_rubric.phrase_in("spicy", "Extra Spicy") and not nl_rubric.phrase_in("spicy", "Non-spicy")
+    assert nl_rubric.phrase_in("non-spicy", "Not spicy") and nl_rubric.phrase_in("caffeine-free", "No caffeine")
+    assert nl_rubric.phrase_in("fried egg", "Add Fried Egg") and not nl_rubric.phrase_in("sugar", "Less sugar")
+    assert nl_rubric.phrase_in("noodle", "Beef Noodles") and nl_rubric.phrase_in("set menu for two", "Two-person set menu")
+    assert nl_rubric.phrase_in("辣", "特辣") and not nl_rubric.phrase_in("辣", "不辣") and not nl_rubric.phrase_in("冰", "去冰")
+    assert nl_rubric.phrase_in("鸡爪", "无骨鸡爪") and nl_rubric.phrase_in("不加葱花", "不加葱花")
+
+
+def test_notes_and_contradictions() -> None:
+    assert nl_rubric.note_carries("no cilantro and no scallions", "No cilantro, no scallions please")
+    assert nl_rubric.note_carries("不要香菜，要点蒜泥", "不要香菜 多放点蒜泥")
+    assert not nl_rubric.note_carries("no cilantro", "extra cilantro please")  # contradicts
+    assert not nl_rubric.note_carries("mild", "extra spicy")
+    assert not nl_rubric.note_carries("disposable gloves", "")
+    assert not nl_rubric.note_carries("two sets of cutlery", "please ring the bell")
+    assert nl_rubric.contradicts("微辣", "多辣谢谢") and not nl_rubric.contradicts("微辣", "少放辣")
+
+
+def _order(lines: list[nl_rubric.LineFacts], **kw: Any) -> nl_rubric.RecordFacts:
+    return nl_rubric.RecordFacts(table="orders", record_id="D01", place_id="S1", status="paid", lines=tuple(lines), **kw)
+
+
+def test_checks_of_each_kind() -> None:
+    beef = nl_rubric.LineFacts("P1", "Beef Noodles", ("Hot", "Beef"), "Mild", 2, 28.0, ("Mild", "Extra Spicy", "Non-spicy"))
+    tea = nl_rubric.LineFacts("P3", "Jasmine Tea", ("Caffeine-free",), "Hot", 1, 12.0, ("Less Ice", "No Ice", "Hot"))
+    home = _order([beef, tea], address=HOME_ADDR.lower(), longitude=121.5801, latitude=38.9001, total=68.0,
+                  note="no cilantro")
+    place = CTX.place("S1")
+    holds = nl_rubric.spec_holds
+    assert holds(K(f"The delivery address should be {HOME_ADDR}"), home, place)
+    near = _order([beef], address="somewhere else", longitude=121.5805, latitude=38.9003)  # 50 m away
+    far = _order([beef], address="somewhere else", longitude=121.60, latitude=38.90)
+    assert holds(K(f"The delivery address should be {HOME_ADDR}"), near, place)
+    assert not holds(K(f"The delivery address should be {HOME_ADDR}"), far, place)
+    assert holds(K("The noodles should be mild or non-spicy"), home, place)
+    assert holds(K("The noodle order must not be extra spicy"), home, place)
+    assert not holds(K("The noodle order must not be extra spicy"), _order([replace(beef, attributes="Extra Spicy")]), place)
+    # a note saying "extra spicy" contradicts "mild"
+    assert not holds(K("The noodles should be mild or non-spicy"), _order([beef], note="extra spicy please"), place)
+    assert holds(K("The temperature of the tea should be hot"), home, place)
+    assert not holds(K("The temperature of the tea should be hot"), _order([
+        nl_rubric.LineFacts("P3", "Jasmine Tea", (), "No Ice", 1, 12.0, ("Less Ice", "No Ice", "Hot"))]), place)
+    assert holds(K("The restaurant rating should be 4.5 or above"), home, place)
+    assert not holds(K("The restaurant rating should be 4.5 or above"), home, CTX.place("S2"))
+    assert holds(K("The order should be placed at Noodle House"), home, place)
+    assert not holds(K("Drink orders cannot select Mixue Ice Cream stores"), home, CTX.place("S4"))
+    assert holds(K("The noodle restaurant must support Dine-in available"), home, place)
+    assert holds(K("The total number of items in the noodle order should be 3 portions"), home, place)
+    assert not holds(K("The total number of items in the noodle order should be 2 portions"), home, place)
+    assert holds(K("Total price of the noodle order should be around 70 yuan"), home, place)  # 68 within 10 %
+    assert not holds(K("Total price of the noodle order should be around 50 yuan"), home, place)
+    assert not holds(K("The price of the noodles should not exceed 20 yuan (inclusive)"), home, place)  # 28 > 20
+    assert holds(K("The noodle order should include a note requesting no cilantro"), home, place)
+    assert not holds(K("The noodle order should include a note requesting extra cilantro"), home, place)
+    visit = nl_rubric.RecordFacts(table="reservations", record_id="R01", place_id="S1", status="unconsumed",
+                                  customer_count=4)
+    assert holds(K("The number of people for the restaurant reservation should be 4"), visit, place)
+    assert not holds(K("The booking should be for two people"), visit, place)
+    assert holds(K(f"The restaurant should be within 1km (inclusive) of {HOME_ADDR}"), home, place)  # ~490 m
+    assert not holds(K(f"The restaurant should be within 400m of {HOME_ADDR}"), home, place)
+    cancelled = nl_rubric.RecordFacts(table="orders", record_id="M0000001O01", place_id="S2", status="cancelled")
+    assert holds(K("Cancel the order with order ID M0000001O01"), cancelled, None)
+    assert not holds(K("Cancel the order with order ID M0000001O01"), home, None)
+    # process items read the calls made
+    weather = K("Must check the weather forecast for tomorrow")
+    assert holds(weather, None, None, frozenset({"weather"})) and not holds(weather, None, None, frozenset({"get_nearby"}))
+    assert holds(weather, None, None)  # judged on a record alone: not asked
+
+
+def test_policy_numbers() -> None:
+    assert (nl_rubric.PRICE_AROUND_RATIO, nl_rubric.ADDRESS_TOLERANCE_M, nl_rubric.NOTE_COVERAGE) == (0.10, 100.0, 0.6)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_compile_item_never_raises(text: str) -> None:
+    spec = nl_rubric.compile_item(text, CTX)
+    assert spec is None or spec.kind in nl_rubric.SPEC_KINDS
+
+
+KIND_VOCAB = ["The", "the noodle order", "should", "must not", "be", "include", "a note requesting", "备注", "应", "不能",
+              "Noodle House", "Mixue Ice Cream", "蜜雪冰城", "mild", "non-spicy", "微辣", "or", "and", "或", "和",
+              "rating", "4.5", "or above", "评分", "及以上", "within", "1km", "(inclusive)", "of", HOME_ADDR, ZH_ADDR,
+              "number of people", "人数", "2", "portions", "份", "total price", "around", "50 yuan", "元", "以内",
+              "cancel", "取消", "M0000001O01", "status", "cancelled", "need to query", "history", "weather",
+              "so", "therefore", "所以", ",", "，", ";", ".", "(", ")", "such as", "如", "等", "if", "如果",
+              "delivery address", "配送地址", "为", "is", "not", "x", "🔥", "\n"]
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(KIND_VOCAB), max_size=40).map(" ".join))
+def test_compile_item_never_raises_on_rubric_like_text(text: str) -> None:
+    spec = nl_rubric.compile_item(text, CTX)
+    if spec is not None:
+        assert spec.kind in nl_rubric.SPEC_KINDS and nl_rubric.describe_spec(spec)
+        assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+
+
+def test_compile_item_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eight times the text takes about eight times as long (a quadratic parse would take 64), for
+    every kind's wording, with the world's look-ups in play."""
+    monkeypatch.setattr(nl_rubric, "MAX_ITEM_CHARS", 10**9)
+    units = ["The noodle order should include ", "a note requesting ", "mild or ", "Noodle House, ",
+             "within 1km of ", "the delivery address ", "should be ", "备注", "应选择微辣或", "rating 4.5 or above ",
+             "so the ", "need to query the history, ", "(", "cancel ", "50 yuan ", "a"]
+
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            ctx = nl_rubric.ItemContext(**{f: getattr(CTX, f) for f in ("now", "places", "products", "addresses",
+                                                                             "tools", "record_ids")})
+            t0 = time.perf_counter()
+            nl_rubric.compile_item(text, ctx)  # a fresh context: nothing memoised
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    for u in units:
+        small = cost("The order " + u * (2000 // len(u)))
+        large = cost("The order " + u * (16000 // len(u)))
+        assert large < 25 * small + 0.02, (u, small, large)

@@ -12,13 +12,13 @@ import re
 
 import gymnasium as gym
 import pytest
-from conftest import GOLDEN_ACTIONS, make_delivery_task, make_env
 
 import servicegym  # noqa: F401  registers the ids
 from servicegym.simulators.llm import LLMClient
 from servicegym.simulators.llm_user import LLMPaymentsCustomer, LLMUser, user_system_prompt
 from servicegym.simulators.loopback import Fault, LoopbackServer, text_reply, tool_call_reply
 from servicegym.simulators.scripted_user import STOP, HiddenFact, IntentChange, UserScript
+from tests.conftest import GOLDEN_ACTIONS, make_delivery_task, make_env
 
 SECRET = "sk-test-user-secret-0987654321"
 

@@ -6,7 +6,6 @@ import math
 from datetime import datetime
 
 import pytest
-from conftest import FIRST_NEW_ORDER, HOME, OPEN_STORE, PAID_ORDER, QUINOA_SALAD, UNPAID_ORDER, make_delivery_spec
 from pydantic import ValidationError
 
 from servicegym.world_state.core import (
@@ -20,6 +19,7 @@ from servicegym.world_state.core import (
 )
 from servicegym.world_state.delivery import Product, Store, build_delivery_world
 from servicegym.world_state.life import Location
+from tests.conftest import FIRST_NEW_ORDER, HOME, OPEN_STORE, PAID_ORDER, QUINOA_SALAD, UNPAID_ORDER, make_delivery_spec
 
 
 def _product(pid: str = "X1", **kw) -> Product:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import (
+
+from servicegym.world_state.core import History, haversine_m
+from servicegym.world_state.delivery import Store, delivery_minutes
+from servicegym.world_state.life import Location
+from tests.conftest import (
     AVOCADO_TOAST,
     BEEF_SOUP,
     FAR_STORE,
@@ -25,10 +29,6 @@ from conftest import (
     WORK,
     create_args,
 )
-
-from servicegym.world_state.core import History, haversine_m
-from servicegym.world_state.delivery import Store, delivery_minutes
-from servicegym.world_state.life import Location
 
 
 @pytest.fixture
@@ -335,9 +335,8 @@ def test_holiday_year_must_be_plain_digits(toolkit, world, history, year):
 
 # ----- VitaBench parity: a world from a VitaBench task file follows its release's rules -----------
 def vitabench_world(release: str = "2026", **changes):
-    from conftest import make_delivery_spec
-
     from servicegym.world_state.delivery import build_delivery_world
+    from tests.conftest import make_delivery_spec
 
     spec = make_delivery_spec() | {"vitabench_release": release}
     for key, value in changes.items():
@@ -397,9 +396,8 @@ def _delivered(orders):
 
 
 def test_vitabench_cancels_and_modifies_any_order_not_cancelled(toolkit, history):
-    from conftest import make_delivery_spec
-
     from servicegym.world_state.delivery import build_delivery_world
+    from tests.conftest import make_delivery_spec
 
     generated = build_delivery_world(make_delivery_spec() | {"orders": _delivered(make_delivery_spec()["orders"])})
     run(toolkit, generated, history, "get_delivery_order_detail", order_id=PAID_ORDER)
@@ -434,9 +432,8 @@ def test_vitabench_geocodes_part_of_an_address(toolkit, world, history):
         return [{"address": "云南省昆明市盘龙区北京路100号", "longitude": 102.72, "latitude": 25.06},
                 {"address": CN_HOME, "longitude": 102.705, "latitude": 25.045}, *locations]
 
-    from conftest import make_delivery_spec
-
     from servicegym.world_state.delivery import build_delivery_world
+    from tests.conftest import make_delivery_spec
 
     generated = build_delivery_world(make_delivery_spec() | {"locations": with_cn(make_delivery_spec()["locations"])})
     vworld = vitabench_world(locations=with_cn)
@@ -459,10 +456,9 @@ def test_vitabench_geocodes_part_of_an_address(toolkit, world, history):
 
 
 def test_vitabench_release_is_validated():
-    from conftest import make_delivery_spec
-
     from servicegym.world_state.delivery import build_delivery_world
     from servicegym.world_state.life.spec import WorldSpecError
+    from tests.conftest import make_delivery_spec
 
     with pytest.raises(WorldSpecError, match="vitabench_release"):
         build_delivery_world(make_delivery_spec() | {"vitabench_release": "2024"})

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import HOME, NOW, UNPAID_ORDER, USER_ID, WORK
 from hypothesis import given
 from hypothesis import strategies as st
 
 from servicegym.world_state.core import History
 from servicegym.world_state.delivery import TOOLS
 from servicegym.world_state.tools import Toolkit
+from tests.conftest import HOME, NOW, UNPAID_ORDER, USER_ID, WORK
 
 KIT = Toolkit(TOOLS, check_postconditions=True)
 PARAM_NAMES = sorted({p for s in KIT.specs.values() for p in s.parameters["properties"]})

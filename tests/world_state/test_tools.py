@@ -6,7 +6,6 @@ import json
 from typing import Literal, Optional
 
 import pytest
-from conftest import OPEN_STORE
 
 from servicegym.world_state.core import Entity, History, World
 from servicegym.world_state.delivery import DELIVERY_TOOLS, TOOLS
@@ -22,6 +21,7 @@ from servicegym.world_state.tools import (
     rule,
     tool,
 )
+from tests.conftest import OPEN_STORE
 
 
 class Box(Entity):
