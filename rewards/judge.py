@@ -57,6 +57,15 @@ Items of a task (``judge_items``)
     description. For the latter the code checks of the same items are known, and
     ``judge_episode`` reports the judge's agreement with them (``judge_agreement`` and Cohen's
     kappa, ``judge_kappa``).
+
+Code-checked items (``split_items``)
+    A natural-language item the loader compiled into a code check (a rubric item with its
+    ``nl_index``: ``nl_time_<k>``, ``nl_address_<k>``, ...) keeps its code verdict: only the
+    others go to the judge. The episode succeeds when the judge finds every item it was given met
+    and every code-checked item holds; ``judge/rubric_<k>`` is the judge's verdict or the code's,
+    ``judge_fraction`` the share of all the task's items met, ``judge_items`` their number,
+    ``judge_llm_items`` and ``judge_code_items`` how many went to each. A task whose items are all
+    code-checked asks the judge nothing.
 """
 
 from __future__ import annotations
@@ -447,6 +456,27 @@ def judge_items(task: Any) -> list[JudgeItem]:
     return [JudgeItem(r.name, r.description or r.name) for r in task.rubric if r.weight > 0]
 
 
+def code_checked(task: Any) -> dict[str, str]:
+    """``rubric_<k>`` -> the name of the rubric item that checks natural-language item k by code."""
+    out: dict[str, str] = {}
+    for item in getattr(task, "rubric", None) or []:
+        k = (item.params or {}).get("nl_index") if item.kind.startswith("nl_") else None
+        if isinstance(k, int) and item.weight > 0:
+            out[f"rubric_{k}"] = item.name
+    return out
+
+
+def split_items(task: Any) -> tuple[list[JudgeItem], dict[str, str]]:
+    """The items the judge is asked about, and the code-checked ones (key -> rubric item name):
+    a natural-language item the loader compiled keeps its code verdict; a task without a
+    natural-language rubric gives every item to the judge."""
+    items = judge_items(task)
+    if not getattr(task, "nl_rubric", None):
+        return items, {}
+    coded = code_checked(task)
+    return [i for i in items if i.key not in coded], {i.key: coded[i.key] for i in items if i.key in coded}
+
+
 def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
                   code_score: dict[str, Any]) -> tuple[bool, dict[str, Any], dict[str, Any]]:
     """Score a finished episode of ``env`` (a ``ToolUseEnv``) with ``judge``.
@@ -461,16 +491,33 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
     score = dict(code_score)
     score["code_success"] = float(code_success)
     items: list[JudgeItem] = []
+    coded: dict[str, str] = {}
     try:
-        items = judge_items(env.task)
+        items, coded = split_items(env.task)
         world = getattr(env, "world", None)
         context = {"current_time": world.clock.text()} if world is not None and hasattr(world, "clock") else {}
-        result = judge.judge(env.messages, items, context)
+        result = judge.judge(env.messages, items, context) if items or not coded else JudgeResult([], {}, [])
     except Exception as err:  # noqa: BLE001  the env never raises out of step
         msg = f"{type(err).__name__}: {err}"
-        score.update({"judge_success": 0.0, "judge_fraction": 0.0, "judge_items": float(len(items))})
+        score.update({"judge_success": 0.0, "judge_fraction": 0.0, "judge_items": float(len(items) + len(coded))})
         return False, score, {"judge_error": msg}
     score.update(result.components())
+    if coded:
+        verdicts = {k: bool(code_score.get(f"rubric/{name}", 0.0)) for k, name in coded.items()}
+        states = {**result.states, **verdicts}
+        keys = sorted(states, key=lambda k: int(k.rsplit("_", 1)[1]))
+        judged_ok = result.success if items else result.error is None
+        success = judged_ok and all(verdicts.values())
+        score.update({f"judge/{k}": float(states[k]) for k in keys})
+        score.update(judge_success=float(success), judge_fraction=sum(states.values()) / len(states),
+                     judge_items=float(len(states)), judge_llm_items=float(len(items)),
+                     judge_code_items=float(len(coded)))
+        extra: dict[str, Any] = {"judge": {**result.to_json(), "code_items": {k: verdicts[k] for k in keys if k in verdicts},
+                                           "success": success},
+                                 "judge_usage": result.usage}
+        if result.error:
+            extra["judge_error"] = result.error
+        return success, score, extra
     nl = bool(getattr(env.task, "nl_rubric", None))
     if not nl and result.states:
         code = [bool(code_score.get(f"rubric/{k}", 0.0)) for k in result.states]

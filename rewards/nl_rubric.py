@@ -1,11 +1,19 @@
-"""Natural-language rubric items compiled to code checks; time items first.
+"""Natural-language rubric items compiled to code checks.
 
 VitaBench's ground truth is a task's natural-language rubric ("The delivery time for the rice noodle
-order should be around 2025-06-21 12:00:00"). ``compile_time_item(text, now)`` reads one such item,
-English or Chinese, and returns a ``TimeWindow`` (which time it bounds, the window, the tolerance)
-or None when the item is not a time item or its time cannot be read unambiguously: None means
-"not checkable by this compiler", never "false". ``now`` is the task's clock (VitaBench's static
-``time``), against which "today", "tomorrow", "within an hour" and times without a date are read.
+order should be around 2025-06-21 12:00:00", "The restaurant rating should be 4.5 or above"). The
+single entry ``compile_item(text, context)`` reads one such item, English or Chinese, and returns a
+typed spec of one of several kinds (``ItemSpec``): a ``TimeWindow`` (read first, by
+``compile_time_item``), an ``AddressSpec``, ``ProcessSpec``, ``StoreSpec``, ``FeatureSpec``,
+``RatingSpec``, ``DistanceSpec``, ``CountSpec``, ``PriceSpec``, ``NoteSpec``, ``StatusSpec``, or an
+``AllOf`` of several ("query the history ..., so the order should be from X"). It returns None when
+the item is none of them or cannot be read unambiguously: None means "not checkable by this
+compiler" (the LLM judge's), never "false". ``context`` is the task's ``ItemContext``: its now
+(VitaBench's static ``time``, against which "today", "tomorrow", "within an hour" and times without
+a date are read), its stores, shops and products (a value an item names must be found there), its
+address book and the domain's tool names. ``spec_holds`` checks a compiled item against one record
+(``RecordFacts``); ``rewards/vitabench.py`` registers the checks, ``envs/tasks/vitabench/`` ties
+items to the gold records.
 
 The tolerance policy (the one place these numbers live)
     ``AROUND_TOLERANCE_MIN``  "around / about / approximately / 左右 / 大约 T": |t - T| <= 15 min.
@@ -20,6 +28,26 @@ The tolerance policy (the one place these numbers live)
                               now, else tomorrow's ("before 10:00" said at 20:25 is tomorrow morning).
     ``PAST_DATE_DAYS``        a month and day without a year are this year's, or next year's when that
                               would lie more than 30 days before now.
+    ``ADDRESS_TOLERANCE_M``   an address item accepts the same text (case, blanks and punctuation aside),
+                              or a point within 100 m of the address's coordinates when the task's
+                              address book holds it (the gold-order matching uses the same number).
+    ``PRICE_AROUND_RATIO``    "around / about / 左右 X yuan": within 10 % of X either way (a 50-yuan
+                              item accepts 45 to 55); "within / not exceed / 以内 / 不超过 X": <= X;
+                              "less than / under / 低于 X": < X, unless the item says "(inclusive)" /
+                              "(including X)"; "more than / over / 高于": >, "at least / or more / 以上 /
+                              不低于": >=; "between A and B / A-B": A <= x <= B; "be X yuan": exactly X.
+                              "Total" and an order's price read the order's total; a product's, set's
+                              or package's price reads every ordered line's unit price.
+    ``RATING_MAX``            a rating item's number must be a rating (0 to 5); "4.5 or above / 及以上 /
+                              以上": >=, "above / higher than / 高于": >.
+    ``NOTE_COVERAGE``         a note item holds when at least 60 % of its content words (English word
+                              stems, Chinese character pairs) are in the order's note and the note
+                              contradicts none of it (another spice level; "extra X" where "no X" is
+                              asked, or the reverse).
+    distances                 "within N km / m (inclusive) of P": the place within N metres of P,
+                              inclusive unless "(exclusive)"; P must be an address-book entry or a
+                              store's or shop's address or name (its name and address pieces agree).
+    counts                    party sizes and quantities compare exactly ("at least" aside).
 
 How an item is read (every step a bounded pattern or a single pass, so the whole parse is linear in
 the length of the text, and it never raises)
@@ -51,17 +79,55 @@ the length of the text, and it never raises)
     7. one window: equal constraints merge; a range and an "around"/exact point inside it give the
        range ("19:30左右【即19:15到19:45区间内】"); "after A" with "before B" give [A, B]; anything
        else (two different times, "之间" with a single time, a range read two ways) is ambiguous.
+
+The other kinds (``compile_item``; every step a bounded pattern or one pass, so the parse stays
+linear in the text, up to the look-ups in the task's catalogue)
+    1. an item that is a time window is one (above); an address item ("the delivery address should
+       be X", "配送地址应为X") is read whole, since addresses hold commas;
+    2. premise and conclusion: the text after the last "so / therefore / ; / 所以 / 因此" is the
+       requirement; every clause before it is reasoning (skipped: "the result is X", "the weather is
+       sunny"), a process demand ("need to / should / must query, check, search, look up ...",
+       "需要查询..."), which becomes a ``ProcessSpec`` with the tools that do that look-up (history ->
+       the user-history and order tools, weather -> ``weather``, a holiday -> the holiday tools, a
+       distance -> the distance tools, a store or product -> the search and info tools; any of them
+       counts), or a condition or a second requirement, which makes the item unclear;
+    3. the requirement splits at its modal ("should / must / needs to / cannot / is", "应 / 必须 /
+       需要 / 不能") into the subject (which record: ``about``, for the loader) and the predicate;
+       a negative modal, "not", "avoid", "不", "避免" negate it; purpose clauses ("to ensure ...",
+       "确保...") and examples ("such as ...", "如...") are cut, an example naming a store or a "X等Y"
+       ("the kind Y, e.g. X") makes the item unclear; several records at once ("same", "each",
+       "all orders", "per person") too;
+    4. the kind, by the first reading that fits: a rating (a number compared with the place's score),
+       a distance, a party size ("number of people", a reservation "for N people"), a quantity
+       ("quantity / total number of items ... N", "包含N份"), a price (a number of yuan), a store
+       (the predicate names a store or shop of the world: exactly, or a chain by the start of its
+       names), a note ("a note requesting X", "备注X"), a status ("cancel ... order with id X", "...
+       status should be cancelled"), else a feature: the value ("mild or non-spicy", "Dine-in
+       available", "微辣") must be found in the catalogue of the subject's scope (a place's name,
+       tags or category; a product's name, tags or options; an option only when the item speaks of
+       temperature, sweetness, size...), each alternative of "or", and "A and B" read the one way
+       that finds both; "X, not Y" adds Y negated. A value found nowhere leaves the item unclear.
+
+Phrases (``phrase_in``): English words compare as stems (numbers as digits, "X-free" as "no X") and
+every word of the phrase must be in the field (one name, tag or option), with no "no / non- / less
+/ low" right before a matched word that the phrase lacks ("spicy" is not "Non-spicy"); Chinese
+phrases are substrings not right after 不 / 无 / 去 / 少 / 微 / 半 ("辣" is not "不辣", "冰" not "去冰").
+A product feature holds when an ordered line has it (name, tags or chosen options), and every line
+whose product offers it as an option has chosen it; a negated one when no line has it; a note that
+contradicts a feature ("extra spicy" where "mild" is asked) fails it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 
 from servicegym.world_state.core import TIME_FORMAT
 
@@ -792,6 +858,1589 @@ def subject_text(text: str) -> str:
     return " | ".join(subject_of(_clauses(normalise(text)))[1])
 
 
+def compiled_count(rubric: Any) -> int:
+    """How many natural-language items a task's rubric checks by code: the distinct ``nl_index``
+    of its ``nl_<kind>`` items (every kind counts)."""
+    return len({(item.params or {}).get("nl_index") for item in rubric
+                if item.kind.startswith("nl_") and "nl_index" in (item.params or {})})
+
+
 def nl_coverage(n_compiled: int, n_items: int) -> float:
     """The share of natural-language rubric items checked by code (1.0 when there are none)."""
     return n_compiled / n_items if n_items else 1.0
+
+
+# ==================================================================================================
+# Every kind: one compiler entry, ``compile_item(text, context)``
+# ==================================================================================================
+# the policy numbers of the kinds other than time (the module docstring explains each)
+ADDRESS_TOLERANCE_M = 100.0
+PRICE_AROUND_RATIO = 0.10
+NOTE_COVERAGE = 0.6
+RATING_MAX = 5.0
+
+
+# ----- what the compiler reads of the task's world ---------------------------------------------
+@dataclass(frozen=True)
+class PlaceInfo:
+    """A store (delivery) or shop (in-store) of the task, as an item may name or describe it."""
+
+    place_id: str
+    name: str
+    tags: tuple[str, ...] = ()
+    category: str = ""
+    score: float = 0.0
+    longitude: float | None = None
+    latitude: float | None = None
+    address: str = ""
+
+
+@dataclass(frozen=True)
+class ProductInfo:
+    """A product of the task's catalogue: its seller, name, tags and the options it offers."""
+
+    product_id: str
+    place_id: str
+    name: str
+    tags: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    price: float = 0.0
+
+
+@dataclass
+class ItemContext:
+    """What ``compile_item`` reads besides the text: the task's now, its places and products (a
+    value an item names must be found there), its address book, the domain's tool names (for
+    process items) and the ids of the records that exist before the episode."""
+
+    now: datetime
+    places: tuple[PlaceInfo, ...] = ()
+    products: tuple[ProductInfo, ...] = ()
+    addresses: tuple[tuple[str, float, float], ...] = ()
+    tools: frozenset[str] = frozenset()
+    record_ids: tuple[str, ...] = ()
+
+    def place(self, place_id: str) -> PlaceInfo | None:
+        index = self.__dict__.setdefault("_places", {p.place_id: p for p in self.places})
+        return index.get(place_id)
+
+
+def _options_of(row: Any) -> tuple[str, ...]:
+    return tuple(str(a) for a in (getattr(row, "attributes", None) or []))
+
+
+def item_context(world: Any, tools: Any = ()) -> ItemContext:
+    """The ``ItemContext`` of a life-service world (delivery stores and products, in-store shops
+    and their products, the address book); ``tools`` are the domain's tool names."""
+    places: list[PlaceInfo] = []
+    products: list[ProductInfo] = []
+    tables = getattr(world, "tables", {})
+    for table, name_field in (("stores", "name"), ("shops", "shop_name")):
+        if table not in tables:
+            continue
+        for row in world.table(table):
+            loc = getattr(row, "location", None)
+            places.append(PlaceInfo(
+                place_id=row.key, name=str(getattr(row, name_field, "") or ""), tags=tuple(getattr(row, "tags", ()) or ()),
+                category=str(getattr(row, "category", "") or ""), score=float(getattr(row, "score", 0.0) or 0.0),
+                longitude=getattr(loc, "longitude", None), latitude=getattr(loc, "latitude", None),
+                address=str(getattr(loc, "address", "") or "")))
+    for table in ("products", "shop_products"):
+        if table not in tables:
+            continue
+        for row in world.table(table):
+            seller = getattr(row, "seller", None) or getattr(row, "store_id", None) or getattr(row, "shop_id", "")
+            products.append(ProductInfo(
+                product_id=row.product_id, place_id=str(seller), name=str(row.name), tags=tuple(row.tags or ()),
+                options=_options_of(row), price=float(row.price or 0.0)))
+    addresses = tuple((loc.address, loc.longitude, loc.latitude) for loc in world.table("locations")) \
+        if "locations" in tables else ()
+    ids = tuple(k for t in ("orders", "books", "reservations") if t in tables for k in world.table(t).rows)
+    return ItemContext(now=world.clock.now, places=tuple(places), products=tuple(products), addresses=addresses,
+                       tools=frozenset(tools), record_ids=ids)
+
+
+# ----- the record a check reads -------------------------------------------------------------------
+@dataclass(frozen=True)
+class LineFacts:
+    product_id: str
+    name: str = ""
+    tags: tuple[str, ...] = ()
+    attributes: str = ""
+    quantity: int = 1
+    price: float = 0.0
+    options: tuple[str, ...] = ()  # the options the product offers
+
+
+@dataclass(frozen=True)
+class RecordFacts:
+    """One order, booking or reservation as the checks read it (a final record, or a gold one)."""
+
+    table: str
+    record_id: str
+    place_id: str
+    status: str = ""
+    lines: tuple[LineFacts, ...] = ()
+    note: str = ""
+    address: str = ""
+    longitude: float | None = None
+    latitude: float | None = None
+    total: float | None = None
+    customer_count: int | None = None
+
+
+# ----- the compiled kinds ------------------------------------------------------------------------
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    # the words of the item that say which order, booking or place it is about (for the loader)
+    about: str = ""
+
+
+class AddressSpec(_Spec):
+    """The delivery address is ``address`` (normalised text), or within ``ADDRESS_TOLERANCE_M``
+    of its coordinates when the task's address book knows it."""
+
+    kind: Literal["address"] = "address"
+    address: str
+    longitude: float | None = None
+    latitude: float | None = None
+
+
+class ProcessSpec(_Spec):
+    """The history holds an executed call of one of ``tools`` (what the item asks to look up)."""
+
+    kind: Literal["process"] = "process"
+    action: str
+    tools: list[str]
+
+
+class StoreSpec(_Spec):
+    """The record's store or shop is (``negated``: is not) one of ``place_ids`` (named ``name``)."""
+
+    kind: Literal["store"] = "store"
+    place_ids: list[str]
+    name: str
+    negated: bool = False
+
+
+class FeatureSpec(_Spec):
+    """A store feature (``scope="place"``: the place's name, tags or category) or a product one
+    (``"product"``: an ordered line's name, tags or chosen options) matches one of ``phrases``;
+    ``negated``: none does. A product option the line's product offers must be the one chosen;
+    ``option_only``: the item speaks of an option (temperature, sweetness, size...), so only the
+    chosen options count, not names or tags."""
+
+    kind: Literal["feature"] = "feature"
+    scope: Literal["place", "product"]
+    phrases: list[str]
+    negated: bool = False
+    option_only: bool = False
+
+
+class RatingSpec(_Spec):
+    kind: Literal["rating"] = "rating"
+    op: Literal[">=", ">", "<=", "<", "=="]
+    value: float
+
+
+class DistanceSpec(_Spec):
+    """The place lies within ``max_m`` metres of ``reference`` (inclusive unless ``inclusive`` is False)."""
+
+    kind: Literal["distance"] = "distance"
+    reference: str
+    longitude: float
+    latitude: float
+    max_m: float
+    inclusive: bool = True
+
+
+class CountSpec(_Spec):
+    """``people``: a booking's or reservation's party size; ``items``: the quantities of the order's
+    lines (those matching ``phrase`` when given) add up to ``value`` (``op``)."""
+
+    kind: Literal["count"] = "count"
+    what: Literal["people", "items"]
+    op: Literal["==", ">=", "<="] = "=="
+    value: int
+    phrase: str = ""
+
+
+class PriceSpec(_Spec):
+    """The order's total (``scope="total"``) or every line's unit price (``"unit"``) lies in the
+    bounds (None: open; ``*_strict``: the bound itself is excluded)."""
+
+    kind: Literal["price"] = "price"
+    scope: Literal["total", "unit"]
+    low: float | None = None
+    high: float | None = None
+    low_strict: bool = False
+    high_strict: bool = False
+
+
+class NoteSpec(_Spec):
+    """The order's note carries ``text`` (most of its words) and contradicts none of it."""
+
+    kind: Literal["note"] = "note"
+    text: str
+    record_id: str = ""
+
+
+class StatusSpec(_Spec):
+    """The record (``record_id`` when the item names it) is cancelled, or paid."""
+
+    kind: Literal["status"] = "status"
+    status: Literal["cancelled", "paid"]
+    record_id: str = ""
+
+
+Part = Annotated[
+    TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
+    | PriceSpec | NoteSpec | StatusSpec,
+    Field(discriminator="kind"),
+]
+
+
+class AllOf(_Spec):
+    """Every part holds: an item that asks for several things ("query the history, so the order
+    should be from X"; "hot, not iced")."""
+
+    kind: Literal["all_of"] = "all_of"
+    parts: list[Part]
+
+
+ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
+SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
+                               "price", "note", "status", "all_of")
+_SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
+
+
+def parse_spec(data: Any) -> Any:
+    """A compiled item from its JSON form (``model_dump(mode="json")``)."""
+    return _SPEC_ADAPTER.validate_python(data)
+
+
+def spec_parts(spec: Any) -> list[Any]:
+    return list(spec.parts) if isinstance(spec, AllOf) else [spec]
+
+
+def spec_target(spec: Any) -> str | None:
+    """Which gold records an item is about: ``delivery`` orders, any ``order``, a ``visit``
+    (booking or reservation), the ``place`` of an order or visit, any ``record`` (status items),
+    ``none`` (process items), or ``arrival`` (time items: a delivery or a visit)."""
+    targets = set()
+    for p in spec_parts(spec):
+        if isinstance(p, TimeWindow):
+            targets.add(p.subject)
+        elif isinstance(p, AddressSpec):
+            targets.add("delivery")
+        elif isinstance(p, ProcessSpec):
+            continue
+        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place"):
+            targets.add("place")
+        elif isinstance(p, CountSpec) and p.what == "people":
+            targets.add("visit")
+        elif isinstance(p, StatusSpec):
+            targets.add("direct" if p.record_id else "record")
+        elif isinstance(p, NoteSpec) and p.record_id:
+            targets.add("direct")
+        else:
+            targets.add("order")
+    if not targets:
+        return "none"
+    if len(targets) == 1:
+        return targets.pop()
+    if targets == {"place", "order"}:
+        return "order"
+    if targets == {"place", "visit"}:
+        return "visit"
+    if targets == {"place", "delivery"} or targets == {"order", "delivery"} or targets == {"place", "order", "delivery"}:
+        return "delivery"
+    return None
+
+
+def describe_spec(spec: Any) -> str:
+    """The compiled item in words, for task notes."""
+    if isinstance(spec, AllOf):
+        return " and ".join(describe_spec(p) for p in spec.parts)
+    if isinstance(spec, TimeWindow):
+        return spec.describe()
+    no = "not " if getattr(spec, "negated", False) else ""
+    if isinstance(spec, AddressSpec):
+        near = f" (or within {ADDRESS_TOLERANCE_M:g} m of it)" if spec.longitude is not None else ""
+        return f"delivery address {spec.address!r}{near}"
+    if isinstance(spec, ProcessSpec):
+        return f"a call of {' / '.join(spec.tools)} ({spec.action})"
+    if isinstance(spec, StoreSpec):
+        return f"the place is {no}{spec.name!r} ({', '.join(spec.place_ids)})"
+    if isinstance(spec, FeatureSpec):
+        return f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(map(repr, spec.phrases))}"
+    if isinstance(spec, RatingSpec):
+        return f"the place's rating {spec.op} {spec.value:g}"
+    if isinstance(spec, DistanceSpec):
+        return f"the place within {spec.max_m:g} m of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
+    if isinstance(spec, CountSpec):
+        what = "party size" if spec.what == "people" else f"quantity{' of ' + repr(spec.phrase) if spec.phrase else ''}"
+        return f"{what} {spec.op} {spec.value}"
+    if isinstance(spec, PriceSpec):
+        lo = "" if spec.low is None else f"{'>' if spec.low_strict else '>='} {spec.low:g}"
+        hi = "" if spec.high is None else f"{'<' if spec.high_strict else '<='} {spec.high:g}"
+        return f"{'total' if spec.scope == 'total' else 'unit'} price {' and '.join(x for x in (lo, hi) if x)} yuan"
+    if isinstance(spec, NoteSpec):
+        return f"the note carries {spec.text!r}" + (f" (order {spec.record_id})" if spec.record_id else "")
+    if isinstance(spec, StatusSpec):
+        return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
+    return str(spec)
+
+
+# ----- phrases: how a value an item names is found in a name, tag or option ------------------------
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "single": "1", "twelve": "12", "twenty": "20"}
+# words that negate or scale what follows them: a phrase and a field must agree on them
+_MARKER_WORDS = {"no": "neg", "not": "neg", "non": "neg", "without": "neg", "none": "neg", "fewer": "less"}
+# a field word right after one of these is negated or lessened ("Non-spicy", "Less ice", "Low sugar")
+_BLOCKING = frozenset({"neg", "less", "low", "light", "slightly", "reduced", "half"})
+_PHRASE_STOP = frozenset({"a", "an", "the", "of", "with", "for", "in", "on", "to", "that", "is", "are", "be", "which",
+                          "its", "their", "and", "&", "s"})
+# a field word right after one of these is negated or scaled down ("不辣", "少冰", "半糖")
+_ZH_MARKER_BEFORE = ("不要", "不加", "不含", "没有", "不", "无", "免", "去", "少", "微", "半", "没")
+
+
+def _stem(word: str) -> str:
+    word = _NUMBER_WORDS.get(word, word)
+    if word in ("people", "persons"):
+        return "person"
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("es") and word[-4:-2] in ("ch", "sh") or len(word) > 3 and word.endswith("xes"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def _en_tokens(text: str) -> tuple[str, ...]:
+    """Lower-case word stems; "X-free" reads "no X", marker words as their class."""
+    t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    t = re.sub(r"([a-z]+)-free\b", r"no \1", t)
+    out = []
+    for w in re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", t):
+        w = _stem(w)
+        out.append(_MARKER_WORDS.get(w, w))
+    return tuple(out)
+
+
+def _norm_zh(text: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).casefold())
+
+
+def phrase_in(phrase: str, field_text: str) -> bool:
+    """Whether ``phrase`` is found in ``field_text`` (one name, tag or option part).
+
+    English: every word of the phrase (stems, numbers as digits, articles dropped) is a word of the
+    field, and no negating or lessening word ("no", "non-", "-free", "less", "low") stands right
+    before a matched word unless the phrase has it too ("spicy" is not in "Non-spicy"; "fried egg"
+    is in "Add fried egg"). Chinese: the phrase is a substring of the field not right after such a
+    marker ("辣" is not in "不辣", "冰" not in "去冰")."""
+    if not phrase or not field_text:
+        return False
+    if _CJK_RE.search(phrase):
+        p, f = _norm_zh(phrase), _norm_zh(field_text)
+        start = f.find(p)
+        while start != -1:
+            before = f[:start]
+            if p.startswith(_ZH_MARKER_BEFORE) or not before.endswith(_ZH_MARKER_BEFORE):
+                return True
+            start = f.find(p, start + 1)
+        return False
+    want = [w for w in _en_tokens(phrase) if w not in _PHRASE_STOP]
+    have = _en_tokens(field_text)
+    if not want or not set(want) <= set(have):
+        return False
+    # "extra"/"add" before a word keeps it ("Add fried egg" has fried egg); "no"/"less" do not
+    wanted = set(want)
+    for i, w in enumerate(have):
+        if w in wanted and w not in _BLOCKING and i and have[i - 1] in _BLOCKING and have[i - 1] not in wanted:
+            return False
+    return True
+
+
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_ATTR_PARTS = re.compile(r"[,，;；、/|+]")
+
+
+def _attr_parts(text: str) -> list[str]:
+    return [p.strip() for p in _ATTR_PARTS.split(text or "") if p.strip()]
+
+
+def _line_fields(line: LineFacts) -> list[str]:
+    return [line.name, *line.tags, *_attr_parts(line.attributes)]
+
+
+def _place_fields(place: PlaceInfo) -> list[str]:
+    return [place.name, *place.tags, place.category]
+
+
+def _line_has(line: LineFacts, phrases: list[str]) -> bool:
+    return any(phrase_in(p, f) for p in phrases for f in _line_fields(line))
+
+
+def _chose(line: LineFacts, phrases: list[str]) -> bool:
+    return any(phrase_in(p, a) for p in phrases for a in _attr_parts(line.attributes))
+
+
+def _offers(line: LineFacts, phrases: list[str]) -> bool:
+    """Whether the line's product offers an option the phrases name (then it must be chosen)."""
+    return any(phrase_in(p, o) for p in phrases for o in line.options)
+
+
+# ----- the checks -----------------------------------------------------------------------------------
+def norm_address(text: str) -> str:
+    """An address with case, blanks and punctuation dropped."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text or "").casefold() if ch.isalnum())
+
+
+def _haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    from math import asin, cos, radians, sin, sqrt
+
+    p1, p2 = radians(lat1), radians(lat2)
+    a = sin((p2 - p1) / 2) ** 2 + cos(p1) * cos(p2) * sin(radians(lon2 - lon1) / 2) ** 2
+    return 2 * 6_371_000.0 * asin(sqrt(a))
+
+
+_SPICE_LEVELS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (3, ("extra spicy", "very spicy", "super spicy", "extremely spicy", "double spicy", "more spicy", "特辣", "重辣", "多辣",
+         "加辣", "变态辣", "爆辣", "超辣")),
+    (2, ("medium spicy", "moderately spicy", "中辣")),
+    (1, ("mild", "mildly spicy", "slightly spicy", "little spicy", "less spicy", "微辣", "少辣", "小辣")),
+    (0, ("non-spicy", "non spicy", "not spicy", "no spice", "no chili", "no chilli", "without chili", "不辣", "免辣",
+         "不要辣", "不加辣", "不放辣")),
+)
+
+
+def spice_levels(text: str) -> set[int]:
+    """The spice levels a text asks for (0 none, 1 mild, 2 medium, 3 extra); longest wording first."""
+    t = " ".join(unicodedata.normalize("NFKC", text or "").casefold().replace("-", " - ").split()).replace(" - ", "-")
+    found: set[int] = set()
+    for level, words in _SPICE_LEVELS:
+        for w in words:
+            if w in t:
+                found.add(level)
+                t = t.replace(w, " ")
+    return found
+
+
+_NEG_BEFORE = re.compile(r"(?:\bno|\bwithout|\bnot|\bdon't|\bskip|不要|不加|不放|别放|别加|免|去掉|去)\s*$")
+_MORE_BEFORE = re.compile(r"(?:\bextra|\badd|\bmore|\badditional|\bdouble|多放|多加|加|多|双份)\s*$")
+
+
+def _polarity(text: str) -> dict[str, str]:
+    """Content words said with "no"/"without"/"不要" (-) or "extra"/"add"/"多放" (+)."""
+    t = unicodedata.normalize("NFKC", text or "").casefold()
+    out: dict[str, str] = {}
+    for m in re.finditer(r"[a-z]{3,}|[\u4e00-\u9fff]{2}", t):
+        before = t[max(0, m.start() - 12):m.start()]
+        word = _stem(m.group()) if m.group().isascii() else m.group()
+        if _NEG_BEFORE.search(before):
+            out.setdefault(word, "-")
+        elif _MORE_BEFORE.search(before):
+            out.setdefault(word, "+")
+    return out
+
+
+def contradicts(wanted: str, said: str) -> bool:
+    """Whether ``said`` (an order note) contradicts ``wanted``: another spice level, or "extra X"
+    where "no X" is wanted (and the reverse)."""
+    a, b = spice_levels(wanted), spice_levels(said)
+    if a and b and not a & b:
+        return True
+    pa, pb = _polarity(wanted), _polarity(said)
+    return any(w in pb and pb[w] != sign for w, sign in pa.items())
+
+
+def _content_units(text: str) -> list[str]:
+    t = unicodedata.normalize("NFKC", text or "").casefold()
+    units = [_stem(w) for w in re.findall(r"[a-z]{3,}", t) if w not in _NOTE_STOP]
+    for run in re.findall(r"[\u4e00-\u9fff]+", t):
+        units += [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+    return units
+
+
+_NOTE_STOP = frozenset({"the", "and", "please", "request", "requesting", "requests", "with", "for", "that", "this",
+                        "order", "note", "user", "users", "should", "must", "merchant", "store", "provide", "some"})
+
+
+def note_carries(wanted: str, note: str) -> bool:
+    """Whether the note says what the item asks: at least ``NOTE_COVERAGE`` of the item's content
+    words (English stems; Chinese character pairs) are in it, and it contradicts none of it."""
+    if not note or not note.strip():
+        return False
+    units = _content_units(wanted)
+    if not units:
+        return False
+    have = set(_content_units(note))
+    covered = sum(u in have for u in units) / len(units)
+    return covered >= NOTE_COVERAGE and not contradicts(wanted, note)
+
+
+def _compare(x: float, op: str, v: float) -> bool:
+    return {">=": x >= v - 1e-9, ">": x > v + 1e-9, "<=": x <= v + 1e-9, "<": x < v - 1e-9,
+            "==": abs(x - v) <= 1e-9}[op]
+
+
+def _price_ok(spec: PriceSpec, x: float) -> bool:
+    if spec.low is not None and not (x > spec.low + 1e-9 if spec.low_strict else x >= spec.low - 1e-9):
+        return False
+    return spec.high is None or (x < spec.high - 1e-9 if spec.high_strict else x <= spec.high + 1e-9)
+
+
+def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
+               calls: frozenset[str] | None = None) -> bool:
+    """Whether a compiled item (not a time window: its check needs the clock) holds of one record
+    (``place``: its store or shop; ``calls``: the names of the tools executed in the episode, None
+    when only the record is judged: process parts then hold)."""
+    if isinstance(spec, AllOf):
+        return all(spec_holds(p, record, place, calls) for p in spec.parts if not isinstance(p, TimeWindow))
+    if isinstance(spec, ProcessSpec):
+        return calls is None or bool(calls & set(spec.tools))
+    if record is None:
+        return False
+    if isinstance(spec, AddressSpec):
+        if not record.address and record.longitude is None:
+            return False
+        if norm_address(record.address) == norm_address(spec.address):
+            return True
+        return (spec.longitude is not None and spec.latitude is not None and record.longitude is not None
+                and record.latitude is not None
+                and _haversine(spec.longitude, spec.latitude, record.longitude, record.latitude) <= ADDRESS_TOLERANCE_M)
+    if isinstance(spec, StatusSpec):
+        cls = "cancelled" if record.status == "cancelled" else "unpaid" if record.status == "unpaid" else "paid"
+        return cls == spec.status
+    if isinstance(spec, NoteSpec):
+        return note_carries(spec.text, record.note)
+    if isinstance(spec, CountSpec):
+        if spec.what == "people":
+            return record.customer_count is not None and _compare(record.customer_count, spec.op, spec.value)
+        lines = [x for x in record.lines if not spec.phrase or _line_has(x, [spec.phrase])]
+        return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
+    if isinstance(spec, PriceSpec):
+        if spec.scope == "total":
+            total = record.total if record.total is not None else sum(x.price * x.quantity for x in record.lines)
+            return bool(record.lines) and _price_ok(spec, total)
+        return bool(record.lines) and all(_price_ok(spec, x.price) for x in record.lines)
+    if isinstance(spec, FeatureSpec) and spec.scope == "product":
+        lines = list(record.lines)
+        has = _chose if spec.option_only else _line_has
+        if spec.negated:
+            return bool(lines) and not any(has(x, spec.phrases) for x in lines)
+        if record.note and any(contradicts(p, record.note) for p in spec.phrases):
+            return False  # a note saying "extra spicy" where the item asks for mild
+        bound = [x for x in lines if _offers(x, spec.phrases)]
+        if bound:  # an option the product offers: every such line must have chosen it
+            return all(_chose(x, spec.phrases) for x in bound)
+        return not spec.option_only and any(_line_has(x, spec.phrases) for x in lines)
+    if place is None:
+        return False
+    if isinstance(spec, StoreSpec):
+        return (place.place_id in spec.place_ids) != spec.negated
+    if isinstance(spec, FeatureSpec):
+        found = any(phrase_in(p, f) for p in spec.phrases for f in _place_fields(place))
+        return found != spec.negated
+    if isinstance(spec, RatingSpec):
+        return _compare(place.score, spec.op, spec.value)
+    if isinstance(spec, DistanceSpec):
+        if place.longitude is None or place.latitude is None:
+            return False
+        d = _haversine(place.longitude, place.latitude, spec.longitude, spec.latitude)
+        return d <= spec.max_m + 1e-6 if spec.inclusive else d < spec.max_m
+    return False
+
+
+# ----- reading an item ------------------------------------------------------------------------------
+class _Unclear(Exception):
+    """The item cannot be compiled unambiguously: it stays with the judge."""
+
+
+def _knorm(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'").replace("‘", "'")
+    return " ".join(t.split()).strip(" .。")
+
+
+def _is_zh(text: str) -> bool:
+    cjk = len(_CJK_RE.findall(text))
+    return cjk > 0 and cjk >= 0.3 * len(re.findall(r"[a-z]", text))
+
+
+_NUM_RE = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|a single|single|[一二两三四五六七八九十]{1,3})"
+
+
+def _num(text: str) -> float:
+    t = text.strip().removeprefix("a ").strip()
+    if t in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[t])
+    if re.fullmatch(r"\d+(?:\.\d+)?", t):
+        return float(t)
+    n = _zh_number(t)
+    if n is None:
+        raise _Unclear
+    return float(n)
+
+
+# the conclusion of an item that reasons ("..., the result is X, so the order should be from X")
+_THEN = re.compile(
+    r"(?:[,;.]\s*|\s)(?:and\s+)?(?:therefore|thus|hence|consequently|accordingly|so(?! that| as| far| much| many))\b[,\s]*"
+    r"|[;；。]\s*|(?<=[a-z0-9)])\.\s+(?=[a-z])|，?(?:所以|因此|因而|故而|从而)")
+_IF = re.compile(r"^(?:if|unless|otherwise|else|in case|whether)\b|^(?:如果|若|假如|否则|要是)|\bif (?:not|none|no|yes|so)\b")
+_EN_MODAL = re.compile(
+    r"\b(?:(?P<neg>cannot|can't|can not|must not|mustn't|should not|shouldn't|shall not|may not|need not|does not need to|"
+    r"do not need to|does not|do not|don't|doesn't|should never|must never|(?:is|are) not allowed to)"
+    r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
+# "预约人数为3人": a plain "为/是" after the noun of what is stated
+_ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址)(?P<pos>为|是)(?P<neg>(?!))?")
+_EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be)\b")
+_ZH_MODAL = re.compile(
+    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
+    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须)")
+_PROC_EN = re.compile(
+    r"^(?:(?:the )?agent |you |we |first,? |also )?(?:(?:should|must|needs? to|has to|have to|is required to|"
+    r"it is necessary to)\s+)?(?:first\s+)?(?:query|check|search(?: for)?|look up|look for|verify|confirm|find out|"
+    r"inquire|investigate|consult|review|examine)\b(?!\s+(?:shows?|showed|results?|reveals?|indicates?|finds?|found)\b)"
+    r"(?P<obj>.*)$")
+_PROC_ZH = re.compile(r"^(?:需要|应该|应当|应|必须|需|要|请)?(?:先)?(?:查询|查看|搜索|检查|确认|核实|了解|查找|检索|查一下|查)(?P<obj>.*)$")
+_HISTORY_TOOLS = ("get_user_historical_behaviors", "get_user_all_orders", "search_delivery_orders",
+                  "get_delivery_order_detail", "get_instore_orders", "get_instore_books", "get_instore_reservations",
+                  "search_instore_book", "search_instore_reservation")
+_CATALOGUE_TOOLS = ("delivery_store_search_recommend", "delivery_product_search_recommend", "get_delivery_store_info",
+                    "get_delivery_product_info", "instore_shop_search_recommend", "instore_product_search_recommend",
+                    "get_nearby")
+# what a process item asks to look up -> the tools that do it (several: any of them)
+_ACTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("user history", re.compile(r"histor|behavio|previous|last time|usual|habit|frequent|often|used to|"
+                                r"历史|以往|之前|上次|常去|习惯|偏好|消费记录"), _HISTORY_TOOLS),
+    ("orders", re.compile(r"\borders?\b|订单"), _HISTORY_TOOLS),
+    ("weather", re.compile(r"weather|temperature|\brain|sunny|forecast|天气|气温|温度|下雨"), ("weather",)),
+    ("holiday", re.compile(r"holiday|festival|mother's day|father's day|valentine|children's day|women's day|qixi|"
+                           r"节日|节假日|假期|[\u4e00-\u9fff]节\b"), ("get_holiday_date", "get_date_holiday_info")),
+    ("distance", re.compile(r"distance|within \d|\d\s*(?:km|m|kilomet|met)|nearby|nearest|closest|距离|附近|最近|公里|千米"),
+     ("longitude_latitude_to_distance", "get_nearby", "address_to_longitude_latitude", "delivery_distance_to_time")),
+    ("catalogue", re.compile(r"store|shop|restaurant|merchant|package|set|menu|product|item|offer|availab|stock|price|"
+                             r"expensive|cheap|venue|salon|studio|club|cent(?:er|re)|\bbar\b|hall|cinema|gym|course|class|"
+                             r"商家|店|餐厅|套餐|商品|菜品|价格|有没有|是否有"), _CATALOGUE_TOOLS),
+)
+
+
+def _process(obj: str, ctx: ItemContext) -> ProcessSpec:
+    actions = [(name, tools) for name, rx, tools in _ACTIONS if rx.search(obj)]
+    if not actions:
+        raise _Unclear
+    tools = sorted({t for _, ts in actions for t in ts if not ctx.tools or t in ctx.tools})
+    if not tools:
+        raise _Unclear
+    return ProcessSpec(action=", ".join(dict.fromkeys(n for n, _ in actions)), tools=tools)
+
+
+def _process_demand(clause: str, ctx: ItemContext) -> ProcessSpec | None:
+    m = _PROC_EN.match(clause) or _PROC_ZH.match(clause)
+    return _process(clause, ctx) if m else None
+
+
+def _has_modal(clause: str) -> bool:
+    return bool(_EN_MODAL.search(clause) or _ZH_MODAL.search(clause))
+
+
+def compile_item(text: str, context: ItemContext | datetime) -> Any | None:
+    """One natural-language rubric item as a typed spec (``ItemSpec``: a ``TimeWindow``, an
+    ``AddressSpec``, ..., or an ``AllOf`` of several), or None when it is none of the kinds, or
+    not unambiguous (a value it names is not in the task's world, a part of it is left over, it
+    is conditional): None means "for the judge", never "false". ``context`` is the task's
+    ``ItemContext`` (a bare datetime: now, with no world: only time and world-free kinds compile).
+
+    Never raises; linear in ``len(text)`` up to the catalogue look-ups."""
+    ctx = context if isinstance(context, ItemContext) else ItemContext(now=context)
+    memo: dict[str, Any] = ctx.__dict__.setdefault("_compiled", {})
+    if isinstance(text, str) and text in memo:
+        return memo[text]
+    try:
+        spec = _compile_item(text, ctx)
+    except Exception:  # noqa: BLE001  an item that does not parse is the judge's, whatever went wrong
+        spec = None
+    if isinstance(text, str):
+        memo[text] = spec
+    return spec
+
+
+def _compile_item(text: str, ctx: ItemContext) -> Any | None:
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_ITEM_CHARS:
+        return None
+    window = compile_time_item(text, ctx.now)
+    if window is not None:
+        return window
+    t = _knorm(text)
+    try:
+        address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
+        if address is not None:
+            return address
+        cuts = [m for m in _THEN.finditer(t) if m.end() < len(t)]
+        premise, conclusion = (t[:cuts[-1].start()], t[cuts[-1].end():]) if cuts else ("", t)
+        parts: list[Any] = []
+        for clause in re.split(r"[,，;；。]|\.\s", premise):
+            clause = clause.strip(" .")
+            if not clause:
+                continue
+            if _IF.search(clause):
+                raise _Unclear  # a condition the item leaves to the reader
+            demand = _process_demand(clause, ctx)
+            if demand is not None:
+                parts.append(demand)
+            elif _has_modal(clause):
+                raise _Unclear  # a second requirement in the reasoning
+        status = _status_item(conclusion, ctx)
+        demand = _process_demand(conclusion, ctx) if status is None else None
+        if status is not None:
+            parts.append(status)
+        elif demand is not None:
+            if re.search(r"\b(?:and|then)\b (?:select|choose|order|book|reserve|make|place)|并|然后", conclusion):
+                raise _Unclear
+            parts.append(demand)
+        else:
+            parts += spec_parts(_requirement(conclusion, ctx))
+    except _Unclear:
+        return None
+    if not parts:
+        return None
+    unique = list(dict.fromkeys(p.model_dump_json() for p in parts))
+    parts = [parse_spec(json.loads(p)) for p in unique]
+    if len(parts) == 1:
+        return parts[0]
+    about = next((p.about for p in parts if getattr(p, "about", "")), "")
+    spec = AllOf(parts=parts, about=about)
+    return spec if spec_target(spec) is not None else None
+
+
+# ----- the requirement: subject, modal, predicate -------------------------------------------------
+_PURPOSE_EN = re.compile(
+    r",?\s+(?:to ensure|ensuring|ensure that|so that|so as to|in order to|because|since|as (?:the|she|he|they|it|this|"
+    r"his|her|their|users?|children|kids)|due to|to avoid|avoiding|to prevent|preventing|to make sure|making sure|"
+    r"to allow|allowing|to meet|meeting|to satisfy|satisfying|to suit|suiting|to accommodate|accommodating|"
+    r"in line with|in accordance with|according to|considering|given that|which (?:is|are|suits|meets|matches)|"
+    r"to cater|catering)\b.*$")
+_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
+_EXAMPLE_EN = re.compile(r",?\s*\(?\b(?:such as|like|e\.g\.|for example|for instance|especially)\b.*$")
+_EXAMPLE_ZH = re.compile(r"[，,]?\s*[(（]?(?:如|例如|比如|诸如|像是|像)[^，,。]*$|等[^，,。]{0,6}$")
+_PARTICIPLES = frozenset({"ordered", "reserved", "booked", "selected", "chosen", "purchased", "bought", "placed",
+                          "recommended", "appointed", "new", "re-ordered", "reordered", "replacement", "the", "a", "an",
+                          "user's", "users'", "all", "both", "each"})
+_PLACE_HEADS = re.compile(
+    r"^(?:restaurants?|stores?|shops?|merchants?|vendors?|venues?|salons?|studios?|clubs?|cent(?:er|re)s?|halls?|bars?|"
+    r"caf[eé]s?|ktvs?|livehouses?|gyms?|workshops?|establishments?|institutions?|bakery|bakeries|tea ?houses?|teahouses?|"
+    r"parks?|pools?|cinemas?|base|track|spas?|parlou?rs?|brands?|eatery|outlets?|branch|business|facility|facilities|"
+    r"academy|school|arena|court|market|eateries|places?|businesses)$")
+_PRODUCT_HEADS = re.compile(
+    r"^(?:orders?|items?|products?|packages?|sets?|meals?|dish(?:es)?|drinks?|beverages?|combos?|tickets?|vouchers?|"
+    r"courses?|class(?:es)?|lessons?|menus?|food|snacks?|desserts?|cakes?|coffee|tea|noodles?|rice|soup|portions?|"
+    r"services?|treatments?|sessions?|pass(?:es)?|cards?|bouquets?|flavou?rs?|specifications?|options?|sizes?|"
+    r"temperature|sweetness|spiciness|choices?|selections?)$")
+_ZH_PLACE_TAIL = ("商家", "店铺", "门店", "商户", "餐厅", "餐馆", "饭店", "店家", "品牌", "店")
+_ZH_PRODUCT_TAIL = ("商品", "菜品", "套餐", "订单", "饮品", "产品", "口味", "规格", "属性", "温度", "甜度", "辣度", "单品",
+                    "食品", "饮料", "菜")
+
+
+def _split_modal(c: str) -> tuple[str, bool, str]:
+    """(subject, negated, predicate) of a requirement; ``_Unclear`` without a modal."""
+    if _is_zh(c):
+        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c)
+        if m is None:
+            raise _Unclear
+        subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
+        if pred.startswith(("不", "避免")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
+            neg, pred = not neg, pred.removeprefix("避免").removeprefix("不")
+        return subject.strip(" ，,"), neg, pred.strip(" ，,")
+    m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
+    if m is None:
+        raise _Unclear
+    subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():].strip()
+    for word in ("not ", "never "):
+        if pred.startswith(word):
+            neg, pred = True, pred[len(word):]
+    if pred.startswith(("avoid ", "exclude ")):
+        neg, pred = not neg, pred.split(" ", 1)[1]
+    return subject.strip(" ,"), neg, pred.strip(" ,")
+
+
+def _head_class(subject: str) -> str | None:
+    """"place", "product" or None: what the subject's head noun is ("the ordered item at the
+    massage shop": item; "the restaurant ordered from": restaurant)."""
+    if _is_zh(subject):
+        s = re.sub(r"(?:的|中|里|内|中的)$", "", subject)
+        if s.endswith(_ZH_PRODUCT_TAIL):
+            return "product"
+        if s.endswith(_ZH_PLACE_TAIL):
+            return "place"
+        return None
+    chunk = re.split(r"\b(?:at|from|in|for|of|to|with|by|on|that|which|who)\b", subject, maxsplit=1)[0]
+    words = [w for w in re.findall(r"[a-z][a-z'-]*", chunk) if w not in _PARTICIPLES]
+    if not words:
+        return None
+    head = words[-1]
+    if _PRODUCT_HEADS.match(head):
+        return "product"
+    if _PLACE_HEADS.match(head):
+        return "place"
+    return None
+
+
+def _cut_purpose(pred: str) -> str:
+    pred = _PURPOSE_ZH.sub("", pred) if _is_zh(pred) else _PURPOSE_EN.sub("", pred)
+    return pred.strip(" ,，")
+
+
+def _requirement(c: str, ctx: ItemContext) -> Any:
+    about = ""
+    m = re.match(r"^(?:when|while|for|as for|regarding|upon)\s+(.+?),\s*(.+)$", c) or \
+        re.match(r"^(?:为|给|在)?(.+?时)[，,]?(.+)$", c)
+    if m and not _is_zh(c) or m and _ZH_MODAL.search(m.group(2)) and not _ZH_MODAL.search(m.group(1)):
+        about, c = m.group(1), m.group(2)
+    for parser in (_address_item, _note_item):
+        spec = parser(c, about, ctx)
+        if spec is not None:
+            return spec
+    subject, neg, pred = _split_modal(c)
+    about = f"{about} {subject}".strip()
+    if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
+        raise _Unclear
+    if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|both|other than|except|"
+                 r"besides|apart from|excluding)\b|相同|同一|同时|各|分别|每|人均|平均|除了|除", f"{subject} {pred}"):
+        raise _Unclear  # about several records at once, or per head
+    for parser in (_rating_item, _distance_item, _people_item, _count_item, _price_item, _store_item, _feature_item):
+        spec = parser(subject, neg, pred, ctx)
+        if spec is not None:
+            return _with_about(spec, about)
+    raise _Unclear
+
+
+def _with_about(spec: Any, about: str) -> Any:
+    if isinstance(spec, AllOf):
+        return spec.model_copy(update={"about": about, "parts": [_with_about(p, about) for p in spec.parts]})
+    return spec.model_copy(update={"about": about}) if isinstance(spec, _Spec) else spec
+
+
+# ----- status: cancellation and payment -------------------------------------------------------------
+_CANCEL = re.compile(r"\bcancel(?:l?ed|l?ing|lation)?\b|取消")
+_STATUS_TAIL = re.compile(
+    r"(?:the )?(?:order |reservation |booking |appointment )?(?:status )?(?:(?:should|must) (?:be )?|is |has been |was )?"
+    r"(?:changed |updated |modified |set )?(?:to )?(?:be )?(?:cancell?ed|'cancell?ed')(?: status| state)?$"
+    r"|订单(?:的)?(?:最新)?状态(?:应|应该)?(?:变更|更新|修改|改|设置)?(?:为|成)?(?:cancelled|已取消|取消)$"
+    r"|状态(?:应|应该)?(?:变更|更新|修改|改)?(?:为|成)?(?:cancelled|已取消)$")
+_MORE_WORK = re.compile(r"\b(?:and|then|also)\b (?:re-?order|place|book|reserve|make|create|order|buy|purchase|select|"
+                        r"choose|pay)|重新|再下|并(?:且)?(?:重新|下单|预约|预订|支付)|然后|之后再")
+
+
+def _status_item(t: str, ctx: ItemContext) -> StatusSpec | None:
+    """"Successfully cancel the ... order with id X, the status should be cancelled", "取消...订单":
+    the record (by its id when the item gives one) is cancelled; "... should be paid": paid. An
+    item that speaks of cancelling in any other way is ``_Unclear``."""
+    if _MORE_WORK.search(t):
+        if _CANCEL.search(t):
+            raise _Unclear
+        return None
+    ids = [i for i in ctx.record_ids if i and i.casefold() in t]
+    ids = [i for i in ids if not any(i != j and i.casefold() in j.casefold() for j in ids)]
+    cancel = _CANCEL.search(t)
+    if cancel is None:
+        m = re.match(r"^(?P<s>.+?) (?:status )?(?:should|must) be (?:paid|completed and paid)$|^(?P<z>.+?)(?:应|应该|必须)"
+                     r"(?:完成)?(?:支付|付款)$", t)
+        if m is None:
+            return None
+        return StatusSpec(status="paid", about=m.group("s") or m.group("z") or "")
+    if len(ids) > 1:
+        raise _Unclear
+    head = t[:cancel.start()]
+    starts = re.fullmatch(r"(?:successfully |please |need to |needs to |should |must |the agent should |agent should )?"
+                          r"|(?:成功|需要|应|应该|请|已)?", head.strip()) is not None
+    zh_to = re.search(r"需要将|应将|将", head) and re.search(r"取消$", t)
+    tail = _STATUS_TAIL.search(t)
+    if not (starts or zh_to or tail):
+        raise _Unclear
+    if re.search(r"\b(?:not|don't|never)\b|不要取消|不能取消|不应取消|无需取消", t):
+        raise _Unclear
+    if re.search(r"\b(?:if|unless)\b|如果|若", t):
+        raise _Unclear
+    about = re.sub(r"\b(?:successfully|cancel(?:l?ed)?|the status.*$|order status.*$)\b|成功|取消|订单状态.*$", " ", t)
+    return StatusSpec(status="cancelled", record_id=ids[0] if ids else "", about=" ".join(about.split()))
+
+
+# ----- addresses ------------------------------------------------------------------------------------
+_ADDRESS_WORD = re.compile(r"\baddress(?:es)?\b")
+_ADDRESS_MODAL = re.compile(r"\s+(?:should|must|needs to|has to|is|will be|shall)\s+(?:be\s+)?(?:set to\s+|to\s+)?")
+_ADDRESS_ZH = re.compile(r"^(?P<s>.*?(?:送达|配送|收货|送餐|外卖)?地址)(?:应该|应当|应|必须|需要|须)?(?:为|是|填写为|设置为|填为)(?P<x>.+)$")
+_ADDRESSY = re.compile(r"\d|road|street|avenue|lane|district|building|floor|room|unit|park|garden|community|complex|"
+                       r"plaza|mansion|tower|city|province|estate|residen|路|街|号|区|市|楼|室|栋|幢|院|小区|大厦|广场|园")
+
+
+def _address_en(c: str) -> tuple[str, str] | None:
+    """(subject, address) of "... address ... should be X" (read in one pass: the first "address",
+    then the first modal after it)."""
+    a = _ADDRESS_WORD.search(c)
+    if a is None:
+        return None
+    m = _ADDRESS_MODAL.search(c, a.end())
+    return None if m is None else (c[:m.start()], c[m.end():])
+
+
+def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
+    if "地址" in c:
+        zm = _ADDRESS_ZH.match(c)
+        found = None if zm is None else (zm.group("s"), zm.group("x"))
+    else:
+        found = _address_en(c)
+    if found is None:
+        return None
+    subject, x = found[0], found[1].strip(" .。，,")
+    if re.search(r"\b(?:store|shop|restaurant|merchant)(?:'s)? address|address of the (?:store|shop|restaurant|merchant)|"
+                 r"商家地址|店铺地址|门店地址", subject):
+        return None
+    x = _PURPOSE_ZH.sub("", x) if _is_zh(x) else re.sub(
+        r",?\s+(?:to ensure|ensuring|so that|because|since|as the|for the user|which is).*$", "", x)
+    x = x.strip(" .。，,")
+    if (not x or x.startswith(("in ", "near ", "within ", "at ", "close ", "inside ", "located ", "not ", "the same",
+                               "one of", "either"))
+            or re.search(r"\bor\b|或者|或", x) or not _ADDRESSY.search(x)):
+        raise _Unclear
+    key = norm_address(x)
+    for addr, lon, lat in ctx.addresses:
+        if norm_address(addr) == key:
+            return AddressSpec(address=addr, longitude=lon, latitude=lat, about=f"{about} {subject}".strip())
+    if re.match(r"(?:the|their|his|her|my|our|your|user's)\b", x) or re.search(r"\baddress\b|住址|地址|所在地", x):
+        raise _Unclear  # "the home address at ...": which one, the book does not say
+    return AddressSpec(address=x, about=f"{about} {subject}".strip())
+
+
+# ----- notes ----------------------------------------------------------------------------------------
+_NOTE_WORD = re.compile(r"\b(?:notes?|remarks?|comments?)\b")
+_NOTE_BEFORE = re.compile(r"\b(?:should|must|needs? to|has to|have to|needs?)\s+(?:also\s+)?(?:include|contain|have|add|carry|"
+                          r"come with|be placed with|specify|state|mention)?\s*(?:an? |the )?(?:order )?$")
+_NOTE_AFTER = re.compile(r"^(?:\s+(?:field|section))?\s*(?:requesting|asking(?: for)?|saying|that says|stating|that states|"
+                         r"specifying|mentioning|indicating|reading|of|to request|to ask for|with|for|about|that|:)\s*(?P<x>.+)$")
+_NOTE_SAYS = re.compile(r"\s+(?:should|must)\s+(?:say|state|read|include|contain|mention|request|ask for|be)\s*:?\s*")
+_NOTE_ZH = re.compile(r"^(?P<s>.*?)(?:应该|应当|应|必须|需要|须|要)?(?:添加|加上|写上|注明|填写|增加|在)?(?:订单)?备注(?:中|里|上)?"
+                      r"(?:应|应该|需要)?(?:修改为|改为|更新为|变更为|写明|注明|说明|写|为|是|内容为|要求|请求|提出)?[：:]?"
+                      r"(?P<x>.+)$")
+
+
+def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
+    if not re.search(r"\bnotes?\b|\bremarks?\b|备注", c):
+        return None
+    zh = _is_zh(c)
+    if zh:
+        m = _NOTE_ZH.match(c)
+        if m is None:
+            raise _Unclear
+        subject, x = m.group("s") or "", m.group("x") or ""
+    else:  # "... should include a note requesting X" or "the note should say X", in one pass each
+        w = _NOTE_WORD.search(c)
+        before = _NOTE_BEFORE.search(c[:w.start()]) if w else None
+        after = _NOTE_AFTER.match(c[w.end():]) if w and before else None
+        says = _NOTE_SAYS.search(c, w.end()) if w and after is None else None
+        if after is not None and before is not None:
+            subject, x = c[:before.start()], after.group("x")
+        elif says is not None:
+            subject, x = c[:says.start()], c[says.end():]
+        else:
+            raise _Unclear
+    if zh:
+        x = re.sub(r"^(?:要求|请求|说明|写明|注明)", "", x)
+        x = re.sub(r"(?:的)?(?:特殊)?(?:要求|需求|请求|备注)$", "", x)
+    if ":" in x:
+        x = x.split(":", 1)[1]  # "a note for the order X: no cilantro"
+    x = _cut_purpose(x).strip(" '\"“”‘’。.，,")
+    if len(x) < 2 or re.search(r"\b(?:or|if)\b|或者|如果", x):
+        raise _Unclear
+    ids = [i for i in ctx.record_ids if i and i.casefold() in c]
+    if len(ids) > 1:
+        raise _Unclear
+    return NoteSpec(text=x, record_id=ids[0] if ids else "", about=f"{about} {subject}".strip())
+
+
+# ----- ratings --------------------------------------------------------------------------------------
+_R = r"(\d(?:\.\d+)?)"
+_RATING_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (">=", re.compile(rf"^(?:greater than or equal to|equal to or (?:greater|higher) than|at least|no (?:lower|less) than|"
+                      rf"not (?:be )?(?:lower|less) than|a minimum of|minimum(?: of)?|>=|≥)\s*{_R}(?: stars?| points?)?$")),
+    (">=", re.compile(rf"^{_R}\s*(?:stars?|points?)?\s*(?:or|and) (?:above|higher|more|greater|better|up)$")),
+    (">=", re.compile(rf"^{_R}\+$")),
+    (">", re.compile(rf"^(?:above|higher than|greater than|more than|over|exceeding|exceed|better than)\s*{_R}(?: stars?| points?)?$")),
+    ("<=", re.compile(rf"^(?:at most|no (?:higher|more) than|not (?:be )?(?:higher|more) than|<=|≤)\s*{_R}(?: stars?| points?)?$")),
+    ("<=", re.compile(rf"^{_R}\s*(?:stars?|points?)?\s*(?:or|and) (?:below|lower|less|under)$")),
+    ("<", re.compile(rf"^(?:below|lower than|less than|under)\s*{_R}(?: stars?| points?)?$")),
+)
+_RATING_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (">=", re.compile(rf"^(?:在|为|是|达到)?{_R}(?:分|星)?(?:及|或)?以上$")),
+    (">=", re.compile(rf"^(?:不低于|不少于|至少|大于等于|不小于|≥|>=)(?:为)?{_R}(?:分|星)?(?:及以上)?$")),
+    (">", re.compile(rf"^(?:高于|大于|超过){_R}(?:分|星)?$")),
+    ("<=", re.compile(rf"^(?:不高于|不超过|至多|小于等于|≤|<=){_R}(?:分|星)?$|^(?:在|为)?{_R}(?:分|星)?(?:及|或)以下$")),
+    ("<", re.compile(rf"^(?:低于|小于){_R}(?:分|星)?$")),
+)
+_OP_FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "=="}
+
+
+def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> RatingSpec | None:
+    zh = _is_zh(subject + pred)
+    if not (re.search(r"\b(?:ratings?|rated|scores?|stars?)\b", f"{subject} {pred}") or re.search(r"评分|评级|星级|分数|得分", subject + pred)):
+        return None
+    p = _cut_purpose(pred)
+    if zh:
+        p = re.sub(r"^(?:商家|店铺)?(?:的)?(?:评分|评级|星级|分数|得分)(?:应)?", "", p)
+    else:
+        p = re.sub(r"^(?:be |have |has |with |a |an |the |merchant |store |shop |overall |user |customer |rating |score |"
+                   r"of |rated )+", "", p)
+    inclusive = bool(re.search(r"[(（](?:inclusive|including|含)", p))
+    p = re.sub(r"\s*[(（](?:inclusive|including|含)[^)）]*[)）]$", "", p)
+    for op, rx in (_RATING_ZH if zh else _RATING_EN):
+        m = rx.match(p.strip())
+        if m:
+            value = float(next(g for g in m.groups() if g is not None))
+            if not 0.0 <= value <= RATING_MAX:
+                raise _Unclear
+            op = _OP_FLIP[op] if neg else op
+            if inclusive and op in (">", "<"):
+                op += "="
+            return RatingSpec(op=op, value=value)  # type: ignore[arg-type]
+    raise _Unclear
+
+
+# ----- distances ------------------------------------------------------------------------------------
+_UNIT = r"(?P<unit>km|kilometers?|kilometres?|m|meters?|metres?|公里|千米|米)"
+_INC = r"(?:\s*[(（](?P<inc>inclusive|including[^)）]*|included|exclusive|not including[^)）]*|含[^)）]*|包含[^)）]*|不含[^)）]*)[)）])?"
+_DIST_EN = (
+    re.compile(rf"^(?:be )?(?:located )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
+               rf"(?:\s+(?:range|radius|walking distance|distance))?{_INC.replace('inc>', 'inc2>')}\s+(?:of|from|to|away from|"
+               rf"around)\s+(?P<ref>.+)$"),
+    re.compile(rf"^(?:be )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"
+               rf"\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$"),
+)
+_DIST_EN_NEG = re.compile(rf"^(?:be )?(?:more than|farther than|further than|over|beyond|exceed)\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
+                          rf"\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$")
+_DIST_SUBJ = re.compile(r"^(?:the )?distance (?:between|from) (?P<a>.+?) (?:and|to) (?P<ref>.+)$|^(?P<a2>.+?)'s distance (?:from|to) "
+                        r"(?P<ref2>.+)$")
+_DIST_PRED = re.compile(rf"^(?:be )?(?:within|no more than|not more than|at most|less than or equal to|up to|under)\s+"
+                        rf"(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}$")
+_DIST_PRED_NEG = re.compile(rf"^(?:be )?(?:exceed|more than|over)\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}$")
+_DIST_ZH = (
+    re.compile(rf"^(?:在)?(?:距离?|离)(?P<ref>.+?)(?:的距离)?(?:在|不超过|不大于|小于等于)?(?P<n>\d+(?:\.\d+)?){_UNIT}"
+               rf"(?:以内|之内|内|范围内|以下){_INC}$"),
+    re.compile(rf"^(?:在|位于)(?P<ref>.+?)(?:的)?(?:周边|附近|周围)?(?P<n>\d+(?:\.\d+)?){_UNIT}(?:以内|之内|内|范围内){_INC}$"),
+)
+
+
+def _metres(n: str, unit: str) -> float:
+    return float(n) * (1000.0 if unit.startswith(("k", "公", "千")) else 1.0)
+
+
+def _ref_pieces(ref: str) -> list[str]:
+    """A reference place as the pieces that may name it: the whole, and the name and the address
+    of "Name, address" / "Name (address)" / "address (Name)" / "Name at address"."""
+    ref = ref.strip(" .。")
+    pieces = [ref]
+    m = re.match(r"^(.+?)\s*[(（](.+)[)）]$", ref)
+    if m:
+        pieces += [m.group(1), m.group(2)]
+    for sep in (",", "，", " at ", " on "):
+        if sep in ref:
+            head, rest = ref.split(sep, 1)
+            pieces += [head, rest]
+    return [re.sub(r"^the ", "", p.strip(" ,，.")) for p in pieces if p.strip(" ,，.")]
+
+
+def _word_set(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", unicodedata.normalize("NFKC", text).casefold())) - {"the", "at", "of"}
+
+
+def _locate(ref: str, ctx: ItemContext) -> tuple[float, float]:
+    """The coordinates of a reference place: an address-book entry or a place's address or name
+    that the reference (or its name or address piece) spells, all within ``ADDRESS_TOLERANCE_M``."""
+    known: list[tuple[str, float, float]] = list(ctx.addresses)
+    known += [(p.address, p.longitude, p.latitude) for p in ctx.places if p.longitude is not None and p.address]
+    names = [(p.name, p.longitude, p.latitude) for p in ctx.places if p.longitude is not None]
+    hits: list[tuple[float, float]] = []
+    for piece in _ref_pieces(ref):
+        key, words = norm_address(piece), _word_set(piece)
+        if len(key) < 4:
+            continue
+        for addr, lon, lat in known:
+            other = _word_set(addr)
+            if norm_address(addr) == key or (words and len(words & other) >= 0.85 * max(len(words), len(other))
+                                             and {w for w in words if w.isdigit()} == {w for w in other if w.isdigit()}):
+                hits.append((lon, lat))  # type: ignore[arg-type]
+        for name, lon, lat in names:
+            if norm_address(name) == key:
+                hits.append((lon, lat))  # type: ignore[arg-type]
+    if not hits:
+        raise _Unclear
+    lon0, lat0 = hits[0]
+    if any(_haversine(lon0, lat0, lon, lat) > ADDRESS_TOLERANCE_M for lon, lat in hits):
+        raise _Unclear  # the reference names places far apart
+    return lon0, lat0
+
+
+def _inclusive(m: re.Match[str]) -> bool:
+    inc = (m.groupdict().get("inc") or m.groupdict().get("inc2") or "")
+    return not inc.startswith(("exclusive", "not including", "不含"))
+
+
+def _distance_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> DistanceSpec | None:
+    text = f"{subject} {pred}"
+    if not re.search(r"\d\s*(?:km|kilometers?|kilometres?|m|meters?|metres?|公里|千米|米)(?![a-z])|distance|距离", text):
+        return None
+    if re.search(r"\b(?:closest|nearest|farthest)\b|最近|最远", text):
+        raise _Unclear
+    p = pred.strip()
+    m = None
+    if _is_zh(text):
+        for rx in _DIST_ZH:
+            m = rx.match(p)
+            if m:
+                break
+        if m is None or neg:
+            raise _Unclear
+        ref, inclusive = m.group("ref"), _inclusive(m)
+    else:
+        sm = _DIST_SUBJ.match(subject)
+        if sm:
+            m = (_DIST_PRED_NEG if neg else _DIST_PRED).match(p)
+            ref = sm.group("ref") or sm.group("ref2")
+        else:
+            m = _DIST_EN_NEG.match(p) if neg else next((x for x in (rx.match(p) for rx in _DIST_EN) if x), None)
+            ref = m.group("ref") if m else ""
+        if m is None:
+            raise _Unclear
+        inclusive = _inclusive(m)
+    lon, lat = _locate(ref, ctx)
+    return DistanceSpec(reference=ref.strip(" .。"), longitude=lon, latitude=lat,
+                        max_m=_metres(m.group("n"), m.group("unit")),
+                        inclusive=inclusive)
+
+
+# ----- counts: party sizes and quantities -----------------------------------------------------------
+_PEOPLE_WORDS = r"(?:people|persons?|guests|diners|adults|participants|customers|pax)"
+_VISIT_WORDS = re.compile(r"\b(?:reservations?|bookings?|appointments?|reserved|booked|appointed|visit)\b|预约|预订|预定|订座|订位")
+
+
+def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+    p = re.sub(r"\s*[(（][^)）\d]*[)）]$", "", _cut_purpose(pred)).strip()
+    zh = _is_zh(subject + p)
+    if zh:
+        if re.search(r"人数|几位|几人", subject):
+            m = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}(?:人|位|名|个人)?", p)
+        elif _VISIT_WORDS.search(subject):
+            m = re.fullmatch(rf"(?:为|是)?{_NUM_RE}(?:人|位|名|个人)", p)
+            if m is None:
+                return None  # "预约的按摩店应为X": not a party size
+        else:
+            return None
+    elif re.search(rf"\bnumber of {_PEOPLE_WORDS}|\bparty size\b|\bheadcount\b|\bgroup size\b|\bnumber of (?:diners|guests)\b",
+                   subject):
+        m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
+    elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
+        m = re.fullmatch(rf"(?:be )?(?:made )?for {_NUM_RE} {_PEOPLE_WORDS}", p)
+        if m is None:
+            return None  # "the reserved restaurant should be X": not a party size
+    else:
+        return None
+    if m is None:
+        raise _Unclear
+    if neg:
+        raise _Unclear
+    return CountSpec(what="people", value=int(_num(m.group(1))))
+
+
+_GENERIC_GOODS = frozenset({"item", "product", "dish", "good", "food", "thing", "portion", "serving", "order", "meal",
+                            "商品", "菜品", "产品", "东西", "食物", "餐品", "订单"})
+_COUNT_UNITS = (r"(?:portions?|items?|servings?|cups?|pieces?|sets?|packages?|bowls?|boxes?|units?|copies|orders?|bottles?|"
+                r"杯|份|个|件|碗|盒|串|只|斤|瓶|袋)")
+
+
+def _product_phrase(x: str, ctx: ItemContext) -> str:
+    """A product phrase as the catalogue knows it ("" for the order's goods in general)."""
+    x = re.sub(r"^(?:the |a |an |all )+", "", x.strip(" ,，的"))
+    x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$", "", x)
+    if not x or _stem(x.split()[-1]) in _GENERIC_GOODS and len(x.split()) == 1 or x in _GENERIC_GOODS:
+        return ""
+    for cand in (x, re.sub(r"\s+(?:items?|products?|dishes|goods)$", "", x)):
+        if _found(cand, ctx, "product"):
+            return cand
+    raise _Unclear
+
+
+def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+    p = _cut_purpose(pred).strip()
+    units = _COUNT_UNITS
+    if _is_zh(subject + p):
+        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        if m is None:
+            return None
+        v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
+        if v is None or neg:
+            raise _Unclear
+        x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
+        x = re.sub(r"^(?:下单的|订购的|选择的)", "", x)
+        phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
+    sm = re.search(r"\b(?:quantity|number|count|amount) of (?:the )?|\b(?:total )?(?:quantity|item count)\b", subject)
+    if sm and re.search(r"\b(?:quantity|number of|count of|amount of|item count)\b", subject):
+        if re.search(rf"\bnumber of {_PEOPLE_WORDS}", subject):
+            return None
+        v = re.fullmatch(rf"(?:be )?(?:exactly )?{_NUM_RE}(?: {units})?(?: in total| total)?", p)
+        if v is None or neg:
+            raise _Unclear
+        rest = subject[sm.end():] if sm.group().endswith(("of ", "the ")) else ""
+        x = re.split(r" (?:in|from|at|of|for) ", rest, maxsplit=1)[0]
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_product_phrase(x, ctx) if x else "")
+    v = re.fullmatch(rf"(?:include|contain|have|consist of|comprise)\s+(?:a total of |in total |only |exactly )?{_NUM_RE}\s+"
+                     rf"{units}(?: in total| total)?", p)
+    if v is not None and _head_class(subject) == "product":
+        if neg:
+            raise _Unclear
+        return CountSpec(what="items", value=int(_num(v.group(1))))
+    return None
+
+
+# ----- prices ---------------------------------------------------------------------------------------
+_Y = r"(?:\s*(?:yuan|rmb|cny|元|块))"
+_P = r"[¥￥]?\s*(\d+(?:\.\d+)?)"
+_PINC = r"(?:\s*[(（](?:inclusive|including[^)）]*|inclusive of[^)）]*|included|含[^)）]*|包含[^)）]*)[)）])?"
+_PRICE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("around", re.compile(rf"^(?:around|about|approximately|roughly|close to|circa|approx\.?)\s*{_P}{_Y}?(?: or so)?$")),
+    ("around", re.compile(rf"^{_P}{_Y}\s*(?:or so|around|approximately|roughly)$")),
+    ("range", re.compile(rf"^(?:between|from|in the range of|within the range of|within|in)?\s*{_P}{_Y}?\s*(?:-|–|~|to|and)\s*"
+                         rf"{_P}{_Y}{_PINC}$")),
+    ("<=", re.compile(rf"^(?:not exceed|no more than|not more than|at most|within|up to|less than or equal to|"
+                      rf"(?:a )?maximum of|not be more than|not over|not be over|capped at|kept within|kept under|limited to)"
+                      rf"\s*{_P}{_Y}?{_PINC}$")),
+    ("<=", re.compile(rf"^{_P}{_Y}\s*(?:or less|or below|or under|and below|at most|max(?:imum)?|or lower|or cheaper){_PINC}$")),
+    ("<", re.compile(rf"^(?:under|below|less than|lower than|cheaper than)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    (">=", re.compile(rf"^(?:at least|no less than|not less than|(?:a )?minimum of|no lower than)\s*{_P}{_Y}?{_PINC}$")),
+    (">=", re.compile(rf"^{_P}{_Y}\s*(?:or more|or above|and above|or higher|at least){_PINC}$")),
+    (">", re.compile(rf"^(?:more than|over|above|higher than|greater than|exceed|exceeding|exceeds)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    ("==", re.compile(rf"^{_P}{_Y}$")),
+)
+_PRICE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("around", re.compile(rf"^(?:在|为)?(?:约|大约|大概)?{_P}{_Y}?(?:左右|上下)$|^(?:约|大约|大概){_P}{_Y}$")),
+    ("range", re.compile(rf"^(?:在|为)?{_P}{_Y}?(?:-|–|~|到|至){_P}{_Y}(?:之间|以内|范围内)?{_PINC}$")),
+    ("<=", re.compile(rf"^(?:控制)?(?:在|为)?{_P}{_Y}(?:及)?(?:以内|之内|以下|内){_PINC}$|^(?:不超过|不高于|最多|至多|不大于|小于等于|"
+                      rf"控制在){_P}{_Y}(?:以内|之内)?{_PINC}$")),
+    ("<", re.compile(rf"^(?:低于|少于|小于|便宜于){_P}{_Y}$")),
+    (">=", re.compile(rf"^(?:在|为)?{_P}{_Y}(?:及)?以上$|^(?:不低于|不少于|至少|最少|大于等于){_P}{_Y}$")),
+    (">", re.compile(rf"^(?:高于|大于|超过|多于){_P}{_Y}$")),
+    ("==", re.compile(rf"^(?:为|是)?{_P}{_Y}$")),
+)
+_UNIT_WORDS = re.compile(r"\b(?:items?|products?|sets?|set meals?|set menus?|packages?|meals?|dish(?:es)?|vouchers?|combos?|"
+                         r"menus?|drinks?|beverages?|cakes?|tickets?|courses?|class(?:es)?|lessons?)\b|商品|套餐|菜品|产品|单品|饮品")
+_TOTAL_WORDS = re.compile(r"\btotal\b|总价|总金额|总计|合计|总共|一共|总费用|总额|订单金额|订单价格|订单总")
+_PRICE_WORDS = re.compile(r"\b(?:prices?|costs?|priced|spend(?:ing)?|amount|expenses?|budget)\b|价格|价钱|费用|金额|花费|售价|元")
+
+
+def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
+    text = f"{subject} {pred}"
+    if not re.search(r"\d\s*(?:yuan|rmb|cny|元|块)|[¥￥]\s*\d", text):
+        return None
+    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)):
+        raise _Unclear
+    zh = _is_zh(text)
+    p = _cut_purpose(pred).strip()
+    if zh:
+        p = re.sub(r"^(?:的)?(?:价格|总价格|总价|价钱|金额|费用|售价)(?:应)?", "", p)
+    else:
+        p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at |kept |controlled |set |"
+                   r"amount to |come to |sum to )+", "", p)
+    if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", subject):
+        raise _Unclear  # a sum over several orders
+    scope: str
+    if _TOTAL_WORDS.search(subject) or _TOTAL_WORDS.search(pred):
+        scope = "total"
+    elif _UNIT_WORDS.search(subject):
+        scope = "unit"
+    elif re.search(r"\borders?\b|订单", subject):
+        scope = "total"
+    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product":
+        scope = "unit"  # "the price of the noodles", "the tea should cost ..."
+    else:
+        raise _Unclear
+    for rel, rx in (_PRICE_ZH if zh else _PRICE_EN):
+        m = rx.match(p)
+        if not m:
+            continue
+        nums = [float(g) for g in m.groups() if g is not None and re.fullmatch(r"\d+(?:\.\d+)?", g)]
+        inclusive = bool(re.search(r"[(（](?:inclusive|including|included|含|包含)", p))
+        if rel == "around":
+            if neg:
+                raise _Unclear
+            v = nums[0]
+            return PriceSpec(scope=scope, low=round(v * (1 - PRICE_AROUND_RATIO), 2),  # type: ignore[arg-type]
+                             high=round(v * (1 + PRICE_AROUND_RATIO), 2))
+        if rel == "range":
+            if neg or nums[0] > nums[1]:
+                raise _Unclear
+            return PriceSpec(scope=scope, low=nums[0], high=nums[1])  # type: ignore[arg-type]
+        if rel == "==":
+            if neg:
+                raise _Unclear
+            return PriceSpec(scope=scope, low=nums[0], high=nums[0])  # type: ignore[arg-type]
+        if neg:
+            rel = _OP_FLIP[rel]
+        if rel in ("<", ">") and inclusive:
+            rel += "="  # "should not exceed X (including X)": X itself is allowed
+        v = nums[0]
+        if rel in ("<=", "<"):
+            return PriceSpec(scope=scope, high=v, high_strict=rel == "<")  # type: ignore[arg-type]
+        return PriceSpec(scope=scope, low=v, low_strict=rel == ">")  # type: ignore[arg-type]
+    raise _Unclear
+
+
+# ----- values found in the world: places and products --------------------------------------------
+def _name_key(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = re.sub(r"^the ", "", t.strip())
+    return "".join(ch for ch in t if ch.isalnum())
+
+
+def _places_named(x: str, ctx: ItemContext, chain: bool) -> list[str]:
+    """The places whose name is ``x`` (case, blanks, punctuation aside); with ``chain``, also those
+    whose name starts with it (the branches of "Mixue Ice Cream")."""
+    key = _name_key(x)
+    if len(key) < 2:
+        return []
+    exact = [p.place_id for p in ctx.places if _name_key(p.name) == key]
+    if exact or not chain or len(key) < 4:
+        return exact
+    return [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
+
+
+def _found(phrase: str, ctx: ItemContext, scope: str) -> bool:
+    """Whether a phrase is found in the catalogue: a product's name, tags or options
+    (``scope="product"``; ``"option"``: its options only), or a place's name, tags or category
+    (``"place"``)."""
+    if not phrase.strip():
+        return False
+    if scope == "option":
+        return any(phrase_in(phrase, o) for pr in ctx.products for o in pr.options)
+    if scope == "product":
+        return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options))
+    return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl))
+
+
+_STORE_VERBS = ("be ordered ", "be placed ", "be purchased ", "be bought ", "be booked ", "be reserved ", "be made ",
+                "be selected ", "be chosen ", "be with ", "be for ", "come from ", "placed ", "ordered ", "purchased ",
+                "bought ", "booked ", "reserved ", "belongs ", "belong ", "select ", "choose ", "pick ", "order ",
+                "use ", "come ", "be ")
+_STORE_VERBS_EN = re.compile(
+    r"^(?:still |only |also |definitely )*(?:" + "|".join(_STORE_VERBS) + r")?"
+    r"(?:from |at |with |to |in |for |the merchant |the store |the shop )?"
+    r"(?:the )?(?P<x>.+?)(?: as (?:the )?(?:merchant|store|shop|restaurant|vendor))?$")
+_STORE_VERBS_ZH = re.compile(
+    r"^(?:仍|仍然|还|也)?(?:是|为|来自|选择|选|在|从|去|到)?(?P<x>.+?)(?:作为(?:下单)?(?:的)?(?:商家|店铺|门店|餐厅))?"
+    r"(?:下单|购买|订购|点餐)?$")
+_PLACE_SUFFIX = re.compile(r"\s*(?:\b(?:stores?|shops?|restaurants?|merchants?|outlets?|branch(?:es)?|brand)\b|商家|店铺|门店|"
+                           r"的店|品牌)$")
+
+
+def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSpec | None:
+    if not ctx.places:
+        return None
+    p = _cut_purpose(pred).strip(" '\"“”")
+    zh = _is_zh(subject + p)
+    m = (_STORE_VERBS_ZH if zh else _STORE_VERBS_EN).match(p)
+    if m is None:
+        return None
+    x = m.group("x").strip(" '\"“”")
+    ids = _places_named(x, ctx, chain=False)
+    if not ids:
+        stripped = _PLACE_SUFFIX.sub("", x).strip()
+        ids = _places_named(stripped, ctx, chain=True)
+        x = stripped if ids else x
+    if not ids:
+        return None
+    return StoreSpec(place_ids=sorted(ids), name=x, negated=neg)
+
+
+# ----- features: what a place or a product is, has or offers --------------------------------------
+_FEATURE_VERBS_EN = re.compile(
+    r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
+    r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
+    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
+    r"be made (?:of|with) |be in |be of )")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
+_GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
+                              r"products?|dish(?:es)?|properties|property|attribute|choice)s?$")
+_GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度)$")
+_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?) (?:that (?:are|is|have|has|contain|contains|include) |"
+                              r"with |of )")
+_AND = re.compile(r"\s+and\s+|、|和|以及|及")
+_OR = re.compile(r"\s+or\s+|或者|或是|或")
+
+
+def _clean_value(x: str, zh: bool, heads: str) -> str:
+    x = x.strip(" '\"“”,，.。")
+    x = re.sub(r"^(?:for |of |with )?(?:a |an |the )?(?:'|\")?", "", x).strip(" '\"“”")
+    if zh:
+        x = re.sub(r"^(?:的)", "", x)
+        return x
+    x = _GENERIC_HEAD_EN.sub("", x)
+    return x
+
+
+def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
+    """The value, then with generic words stripped ("gold soup flavor" -> "gold soup")."""
+    out = [x]
+    if zh:
+        y = x
+        for _ in range(3):
+            y2 = _GENERIC_TAIL_ZH.sub("", y)
+            if y2 == y or not y2:
+                break
+            y = y2
+            out.append(y)
+        if len(out[-1]) > 1 and out[-1].endswith("味"):
+            out.append(out[-1][:-1])
+    else:
+        y = _GENERIC_TAIL_EN.sub("", x)
+        if y != x and y:
+            out.append(y)
+        if subject_head and y.endswith(" " + subject_head):
+            out.append(y[: -len(subject_head) - 1])
+    return [v for v in dict.fromkeys(v.strip() for v in out) if v]
+
+
+def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
+    """(scope, alternatives) of a value: each alternative ("mild or non-spicy") found in the
+    catalogue of one scope (the subject's, else the only one where all are found)."""
+    x = x.strip(" '\"“”‘’")
+    alts = [a.strip(" '\"“”‘’") for a in _OR.split(x) if a.strip(" '\"“”‘’")]
+    if any(len(a) < 2 or a in _GENERIC_GOODS or _stem(a) in _GENERIC_GOODS for a in alts):
+        raise _Unclear
+    if zh and any(len(v) < 2 for a in alts for v in _variants(a, zh, head)[-1:]):
+        raise _Unclear  # one character ("肉") says too little
+    if not alts:
+        raise _Unclear
+    scopes = [scope] if scope else ["product", "place"]
+    found_in: list[tuple[str, list[str]]] = []
+    for sc in scopes:
+        chosen = []
+        for alt in alts:
+            hit = next((v for v in _variants(alt, zh, head) if _found(v, ctx, sc)), None)
+            if hit is None:
+                break
+            chosen.append(hit)
+        else:
+            found_in.append((sc, chosen))
+    if len(found_in) != 1:
+        raise _Unclear
+    return found_in[0]
+
+
+def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any | None:
+    if not (ctx.places or ctx.products):
+        return None
+    zh = _is_zh(subject + pred)
+    p = _cut_purpose(pred)
+    if zh and re.search(r"等", p):
+        raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
+    example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
+    if example:
+        if re.search(r"\b(?:from|at)\b|来自|店", p[example.start():]):
+            raise _Unclear
+        p = p[:example.start()]
+    p = p.strip(" ,，")
+    m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
+    if m is None:
+        raise _Unclear
+    value = p[m.end():]
+    head_class = _head_class(subject)
+    words = re.findall(r"[a-z]+", re.split(r"\b(?:at|from|in|for|of|to|with|by|on)\b", subject, maxsplit=1)[0])
+    head = next((w for w in reversed(words) if w not in _PARTICIPLES), "")
+    # "X, not Y" / "X rather than Y" / "X，不能选择Y": the second half is a negated part
+    extra_neg = ""
+    rm = re.search(r",?\s*(?:\bnot\b|\brather than\b|\binstead of\b)\s+(?:be |a |an |the )?(.+)$", value) if not zh else \
+        re.search(r"[，,]?(?:不能|不应|不要|不可|而不是|而非|不是)(?:选择|是|为)?(.+)$", value)
+    if rm:
+        value, extra_neg = value[:rm.start()], rm.group(1)
+    value = _clean_value(value, zh, head)
+    if not value:
+        raise _Unclear
+    # a product bought from a named place: "purchase X from Y"
+    fm = re.match(r"^(?P<what>.+?) (?:from|at) (?P<where>.+)$", value) if not zh else None
+    parts: list[Any] = []
+    if fm and _places_named(fm.group("where"), ctx, chain=True):
+        store = _store_item(subject, False, "from " + fm.group("where"), ctx)
+        if store is None or neg:
+            raise _Unclear
+        parts.append(store)
+        value = _clean_value(fm.group("what"), zh, head)
+        if _stem(value.split()[-1]) in _GENERIC_GOODS and len(value.split()) <= 2:
+            return store  # "select products from X": the store is all it asks
+    option = bool(_OPTION_WORDS.search(f"{subject} {pred}"))
+    soft = bool(_SOFT_OPTION_WORDS.search(f"{subject} {pred}"))
+
+    def feature(text: str, negated: bool) -> FeatureSpec:
+        try:
+            scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx)
+        except _Unclear:
+            if option:
+                raise
+            scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
+        if scope == "option":
+            return FeatureSpec(scope="product", phrases=alts, negated=negated, option_only=True)
+        return FeatureSpec(scope=scope, phrases=alts, negated=negated)  # type: ignore[arg-type]
+
+    try:
+        parts.append(feature(value, neg))
+    except _Unclear:
+        if neg:
+            raise  # "not X and Y": not both, or neither?
+        parts += [feature(_clean_value(piece, zh, head), False) for piece in _grouping(value, zh, head, ctx, option,
+                                                                                        head_class)]
+    if extra_neg:
+        if neg:
+            raise _Unclear
+        parts.append(feature(_clean_value(extra_neg, zh, head), True))
+    return parts[0] if len(parts) == 1 else AllOf(parts=parts)
+
+
+# "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags
+_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?)\b|口味|味道")
+_OPTION_WORDS = re.compile(r"\b(?:temperature|sweetness|sugar level|spiciness|spice level|spicy level|size|cup size|"
+                           r"specifications?|options?|attributes?|ice level)\b|温度|甜度|辣度|规格|属性|选项|冰度|糖度")
+
+
+def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, head_class: str | None) -> list[str]:
+    """The one way to read "A and B and C" as several things each found in the catalogue
+    ("Mint Mochi and Blueberry and Mulberry Mochi": two products, not three)."""
+    pieces = [x for x in _AND.split(value) if x.strip()]
+    if len(pieces) < 2 or len(pieces) > 4:
+        raise _Unclear
+    joiner = "和" if zh else " and "
+    scope = "option" if option else head_class
+    ok: list[list[str]] = []
+    for mask in range(1 << (len(pieces) - 1)):  # bit i: a cut after piece i
+        groups: list[list[str]] = [[pieces[0]]]
+        for i, piece in enumerate(pieces[1:]):
+            if mask >> i & 1:
+                groups.append([piece])
+            else:
+                groups[-1].append(piece)
+        if len(groups) < 2:
+            continue
+        texts = [joiner.join(g) for g in groups]
+        try:
+            for t in texts:
+                _resolve_phrase(_clean_value(t, zh, head), zh, scope, head, ctx)
+        except _Unclear:
+            continue
+        ok.append(texts)
+    if not ok:
+        raise _Unclear
+    fewest = min(len(g) for g in ok)
+    best = [g for g in ok if len(g) == fewest]
+    if len(best) != 1:
+        raise _Unclear
+    return best[0]

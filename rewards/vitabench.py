@@ -45,7 +45,9 @@ How a gold order is matched
         when the gold's two times disagree with that model by more than half the tolerance,
         either one matching suffices;
       - the note is similar (``token_set_ratio >= NOTE_SIMILARITY``) when the gold note is not
-        empty.
+        empty;
+      - except what a natural-language item of the task decides instead (``GoldOrder.rubric``,
+        see "Natural-language items").
 
 Bookings and reservations (in-store)
     In-store gold states also list seat bookings (``book_id``, ``book_time``) and service
@@ -79,6 +81,24 @@ Natural-language time items
     one created), and accepts when every such record's delivery (or booking/reservation) time lies
     in the window; no record, no pass.
 
+Natural-language items
+    Every other kind ``rewards/nl_rubric.py`` compiles (addresses, process items, stores and their
+    features, ratings, distances, party sizes and quantities, prices, notes, statuses) is a rubric
+    item ``nl_<kind>_<k>`` checked by ``nl_item``: a process item holds when the history has an
+    executed call of one of its tools; any other reads the records it is about as the time items do
+    (or the record it names by id, ``direct``) and holds when each exists and meets the spec
+    (``spec_holds``; the place's name, tags, category, score and location, the lines' names, tags
+    and chosen options, the note, the address, the total, the party size, the status). Where such
+    an item governs a gold record, the loader hands it the matching comparison
+    (``GoldOrder.rubric`` / ``GoldVisit.rubric``, ``RUBRIC_ASPECTS``): ``address``, ``note`` and
+    ``quantity`` (products compare without their quantities) for orders, ``count`` (the party size)
+    for visits; and what the rubric is silent about for a new record it governs: ``payment`` (unpaid
+    and paid are one class; cancelled stays apart), ``quantity``, ``store`` (another store and its
+    products; for visits ``place``). The gold's own value of each stays as the golden route's aim.
+    Extra active records still count as unrequested and unmentioned pre-existing ones must stay
+    untouched. Among assignments that match equally well, the one whose records meet the most of
+    the compiled items of their gold records wins (``nl_specs`` / ``nl_refs`` in the parameters).
+
 Status equivalence
     The tools can only produce ``unpaid``, ``paid`` and ``cancelled``, while gold states record
     later life-cycle stages. So statuses compare by class: ``unpaid`` alone; ``cancelled`` alone;
@@ -101,13 +121,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_serializer
 from rapidfuzz import fuzz, utils
 
-from servicegym.rewards.nl_rubric import TimeWindow
+from servicegym.rewards.nl_rubric import (
+    ADDRESS_TOLERANCE_M,
+    SPEC_KINDS,
+    LineFacts,
+    PlaceInfo,
+    RecordFacts,
+    TimeWindow,
+    parse_spec,
+    spec_holds,
+    spec_parts,
+)
 from servicegym.rewards.rubric import EpisodeView, check
 from servicegym.world_state.core import World, haversine_m, parse_time
 from servicegym.world_state.life.entities import Order, OrderLine
 
 TIME_TOLERANCE_MIN = 10.0
-ADDRESS_TOLERANCE_M = 100.0
 NOTE_SIMILARITY = 60.0
 ATTR_SIMILARITY = 80.0
 # a free-text attribute resolves to a catalogue option when it is this close to it and clearly
@@ -181,6 +210,13 @@ class GoldOrder(BaseModel):
     # is then the golden route's aim)
     time_rule: Literal["none", "dispatch", "delivery", "both", "either", "rubric"] = "none"
     lines: list[GoldLine] = []
+    # what the task's natural-language rubric decides instead of the gold (see "Natural-language
+    # items"): a subset of RUBRIC_ASPECTS; the gold's own value is then only the golden route's aim
+    rubric: list[str] = []
+
+    @model_serializer(mode="wrap")
+    def _without_empty_rubric(self, handler: Any) -> Any:
+        return _drop_empty_rubric(handler(self))
 
 
 class GoldVisit(BaseModel):
@@ -198,6 +234,23 @@ class GoldVisit(BaseModel):
     # False when the gold time lies in the past, or when a natural-language time item of the task
     # checks the time: ``time`` is then only the golden route's choice
     check_time: bool = True
+    # as ``GoldOrder.rubric`` ("count": the party size, "payment", "place": the shop)
+    rubric: list[str] = []
+
+    @model_serializer(mode="wrap")
+    def _without_empty_rubric(self, handler: Any) -> Any:
+        return _drop_empty_rubric(handler(self))
+
+
+# the gold comparisons a compiled natural-language item may take over (``GoldOrder.rubric``)
+RUBRIC_ASPECTS = ("address", "note", "quantity", "payment", "store", "count", "place")
+
+
+def _drop_empty_rubric(data: Any) -> Any:
+    # a record the rubric leaves to the gold serialises as before
+    if isinstance(data, dict) and not data.get("rubric"):
+        data.pop("rubric", None)
+    return data
 
 
 class GoldState(BaseModel):
@@ -325,8 +378,10 @@ def _merged(lines: Iterable[tuple[str, int, str]]) -> list[tuple[str, int, str]]
     return [(p, q, a) for p, q, a in out.values()]
 
 
-def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[str, list[str]] | None = None) -> bool:
-    """Same products in the same quantities, and the gold's attributes where it names any."""
+def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[str, list[str]] | None = None,
+                quantities: bool = True) -> bool:
+    """Same products in the same quantities, and the gold's attributes where it names any
+    (``quantities=False``: the same products, in any quantities)."""
     options_of = options_of or {}
     g_tot: Counter[str] = Counter()
     o_tot: Counter[str] = Counter()
@@ -334,7 +389,7 @@ def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[st
         g_tot[line.product_id] += line.quantity
     for oline in ours:
         o_tot[oline.product_id] += oline.quantity
-    if g_tot != o_tot:
+    if (g_tot != o_tot) if quantities else (set(g_tot) != set(o_tot)):
         return False
     for pid in g_tot:
         g = _merged((x.product_id, x.quantity, x.attributes) for x in gold if x.product_id == pid)
@@ -344,7 +399,7 @@ def lines_match(gold: list[GoldLine], ours: list[OrderLine], options_of: dict[st
         opts = options_of.get(pid, [])
 
         def same(a: tuple[str, int, str], b: tuple[str, int, str], opts: list[str] = opts) -> bool:
-            return a[1] == b[1] and attributes_match(a[2], b[2], opts)
+            return (a[1] == b[1] or not quantities) and attributes_match(a[2], b[2], opts)
 
         if not _bijection(g, o, same):
             return False
@@ -405,24 +460,36 @@ def address_matches(gold: GoldOrder, order: Order) -> bool:
     return haversine_m(gold.longitude, gold.latitude, loc.longitude, loc.latitude) <= ADDRESS_TOLERANCE_M
 
 
+def status_matches(gold_status: str, status: str, rubric: list[str]) -> bool:
+    """Equivalent statuses; with the "payment" aspect (the rubric is silent about payment) only
+    cancelled or not counts."""
+    if "payment" in rubric:
+        return (status == "cancelled") == (status_class(gold_status) == "cancelled")
+    return status_class(status) == status_class(gold_status)
+
+
 def content_mismatch(gold: GoldOrder, order: Order, options_of: dict[str, list[str]]) -> str | None:
-    """Why ``order`` does not match the gold content, or None when it does."""
+    """Why ``order`` does not match the gold content, or None when it does (a comparison the
+    gold's ``rubric`` aspects hand to the natural-language items is skipped)."""
+    rubric = gold.rubric
     if order.order_type != gold.order_type:
         return f"order type {order.order_type} is not {gold.order_type}"
-    if order.store_id != gold.store_id:
+    if order.store_id != gold.store_id and "store" not in rubric:
         return f"store {order.store_id} is not {gold.store_id}"
-    if status_class(order.status) != status_class(gold.status):
+    if not status_matches(gold.status, order.status, rubric):
         return f"status {order.status} is not equivalent to {gold.status}"
-    if gold.order_type in TRAVEL_ORDER_TYPES:
+    if "store" in rubric:
+        pass  # another store's products: the rubric's items about them decide
+    elif gold.order_type in TRAVEL_ORDER_TYPES:
         if not travel_lines_match(gold.lines, order.products):
             return "dates, room/ticket/seat types or quantities differ"
-    elif not lines_match(gold.lines, order.products, options_of):
+    elif not lines_match(gold.lines, order.products, options_of, quantities="quantity" not in rubric):
         return "products, quantities or attributes differ"
-    if not address_matches(gold, order):
+    if "address" not in rubric and not address_matches(gold, order):
         return "delivery address differs"
     if not times_match(gold, order):
         return "dispatch or delivery time is off"
-    if gold.note is not None and not note_matches(gold.note, order.note):
+    if "note" not in rubric and gold.note is not None and not note_matches(gold.note, order.note):
         return f"note {order.note!r} is not like {gold.note!r}"
     return None
 
@@ -460,19 +527,24 @@ def best_assignment(cands: list[list[int]], active: set[int]) -> tuple[int, froz
     return n, frozenset(pairs.values())
 
 
-def best_assignment_pairs(cands: list[list[int]], active: set[int]) -> tuple[int, dict[int, int]]:
-    """``best_assignment`` with the assignment itself: gold index -> record index."""
-    best: list[Any] = [-1, -1, {}]
+def best_assignment_pairs(cands: list[list[int]], active: set[int],
+                          prefer: dict[tuple[int, int], int] | None = None) -> tuple[int, dict[int, int]]:
+    """``best_assignment`` with the assignment itself: gold index -> record index. Among equally
+    good assignments, the one with the most ``prefer[(gold, record)]`` (the compiled rubric items
+    of the gold that the record meets) wins."""
+    best: list[Any] = [-1, -1, {}, -1]
     used: set[int] = set()
     pairs: dict[int, int] = {}
+    prefer = prefer or {}
 
     def rec(k: int, count: int) -> None:
         if count + (len(cands) - k) < best[0]:
             return  # cannot beat the best assignment found so far
         if k == len(cands):
             cov = len(active & used)
-            if (count, cov) > (best[0], best[1]):
-                best[0], best[1], best[2] = count, cov, dict(pairs)
+            pref = sum(prefer.get(kv, 0) for kv in pairs.items())
+            if (count, cov, pref) > (best[0], best[1], best[3]):
+                best[0], best[1], best[2], best[3] = count, cov, dict(pairs), pref
             return
         for i in cands[k]:
             if i not in used:
@@ -504,13 +576,16 @@ def visit_time(row: Any) -> str:
 
 def visit_mismatch(gold: GoldVisit, row: Any) -> str | None:
     """Why the booking/reservation ``row`` does not match the gold one, or None when it does."""
-    if row.shop_id != gold.shop_id:
+    if row.shop_id != gold.shop_id and "place" not in gold.rubric:
         return f"shop {row.shop_id} is not {gold.shop_id}"
-    if visit_status_class(gold.table, row.status) != visit_status_class(gold.table, gold.status):
+    if "payment" in gold.rubric:
+        if (row.status == "cancelled") != (visit_status_class(gold.table, gold.status) == "cancelled"):
+            return f"status {row.status} is not equivalent to {gold.status}"
+    elif visit_status_class(gold.table, row.status) != visit_status_class(gold.table, gold.status):
         return f"status {row.status} is not equivalent to {gold.status}"
     if gold.check_time and not _time_ok(visit_time(row), gold.time):
         return f"time {visit_time(row)} is not within {TIME_TOLERANCE_MIN:g} min of {gold.time}"
-    if gold.customer_count is not None and row.customer_count != gold.customer_count:
+    if "count" not in gold.rubric and gold.customer_count is not None and row.customer_count != gold.customer_count:
         return f"party of {row.customer_count}, not {gold.customer_count}"
     return None
 
@@ -525,7 +600,7 @@ class _VisitResult:
     assigned: dict[str, str] = field(default_factory=dict)
 
 
-def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
+def _evaluate_visits(view: EpisodeView, state: GoldState, nl: dict[str, list[Any]] | None = None) -> _VisitResult:
     """The bookings and reservations part of ``evaluate_state`` (worlds without them: all true)."""
     res = _VisitResult()
     for table in VISIT_TABLES:
@@ -555,7 +630,8 @@ def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
         created = [r for r in now if r.key not in then.rows]
         active = {i for i, r in enumerate(created) if r.status != "cancelled"}
         cands = [[i for i, r in enumerate(created) if visit_mismatch(g, r) is None] for g in new]
-        n_new, pairs = best_assignment_pairs(cands, active)
+        prefer = _preferences(view, table, [f"{table}:{g.record_id}" for g in new], created, cands, nl)
+        n_new, pairs = best_assignment_pairs(cands, active, prefer)
         image = frozenset(pairs.values())
         res.assigned.update({f"{table}:{new[k].record_id}": created[i].key for k, i in pairs.items()})
         res.matched += n_new
@@ -582,7 +658,10 @@ def _evaluate_visits(view: EpisodeView, state: GoldState) -> _VisitResult:
     return res
 
 
-def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids: set[str]) -> StateResult:
+def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids: set[str],
+                   nl: dict[str, list[Any]] | None = None) -> StateResult:
+    """How the final world matches one expected state; ``nl`` ("<table>:<gold id>" -> the compiled
+    natural-language items about that gold record) breaks ties between equally good assignments."""
     now_orders = view.world.table("orders")
     then_orders = view.initial.table("orders")
     options_of = _options_of(view.initial)
@@ -608,10 +687,10 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
             if not ok:
                 problems.append(f"{g.order_id}: must be cancelled and re-ordered, is {final.status}")
         else:
-            ok = status_class(final.status) == status_class(g.status)
+            ok = status_matches(g.status, final.status, g.rubric)
             if not ok:
                 problems.append(f"{g.order_id}: status {final.status} is not equivalent to {g.status}")
-            elif g.note is not None and not note_matches(g.note, final.note):
+            elif g.note is not None and "note" not in g.rubric and not note_matches(g.note, final.note):
                 ok = False
                 problems.append(f"{g.order_id}: note {final.note!r} is not like {g.note!r}")
             elif g.lines and g.order_type in TRAVEL_ORDER_TYPES and not travel_lines_match(g.lines, final.products):
@@ -631,7 +710,8 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
                 row.append(i)
         cands.append(row)
 
-    n_new, pairs = best_assignment_pairs(cands, active)
+    prefer = _preferences(view, "orders", [f"orders:{g.order_id}" for g in golds], created, cands, nl)
+    n_new, pairs = best_assignment_pairs(cands, active, prefer)
     image = frozenset(pairs.values())
     assigned.update({f"orders:{golds[k].order_id}": created[i].order_id for k, i in pairs.items()})
     matched += n_new
@@ -655,7 +735,7 @@ def evaluate_state(view: EpisodeView, state: GoldState, index: int, initial_ids:
         if after is None or after.status != before.status or after.note != before.note or after.products != before.products:
             untouched = False
             problems.append(f"{oid}: pre-existing order changed although no expected state asks for it")
-    visits = _evaluate_visits(view, state)
+    visits = _evaluate_visits(view, state, nl)
     return StateResult(index, required and visits.required, not extras and not visits.extras,
                        untouched and visits.untouched, matched + visits.matched, problems + visits.problems,
                        assigned | visits.assigned)
@@ -665,12 +745,36 @@ def parse_states(params: dict[str, Any]) -> list[GoldState]:
     return [GoldState.model_validate(s) for s in params["states"]]
 
 
+def _nl_of_state(params: dict[str, Any], index: int) -> dict[str, list[Any]]:
+    """"<table>:<gold id>" -> the compiled natural-language items tied to it in expected state ``index``."""
+    specs = params.get("nl_specs") or {}
+    refs = (params.get("nl_refs") or {}).get(str(index)) or {}
+    return {key: [parse_spec(specs[str(k)]) for k in ks if str(k) in specs] for key, ks in refs.items()}
+
+
+def _preferences(view: EpisodeView, table: str, keys: list[str], created: list[Any], cands: list[list[int]],
+                 nl: dict[str, list[Any]] | None) -> dict[tuple[int, int], int]:
+    """(gold, record) -> how many of the gold's compiled items the record meets, for the candidates."""
+    if not nl:
+        return {}
+    out: dict[tuple[int, int], int] = {}
+    for k, (key, row) in enumerate(zip(keys, cands)):
+        specs = nl.get(key)
+        if not specs or len(row) < 2:
+            continue
+        for i in row:
+            facts = record_facts(view.world, table, created[i])
+            place = place_info(view.world, facts.place_id)
+            out[(k, i)] = sum(spec_holds(sp, facts, place) for sp in specs if not isinstance(sp, TimeWindow))
+    return out
+
+
 def best_state(view: EpisodeView, params: dict[str, Any]) -> StateResult:
     """The expected state the final world matches best (ties: the first)."""
     initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
     best: StateResult | None = None
     for i, state in enumerate(parse_states(params)):
-        res = evaluate_state(view, state, i, initial_ids)
+        res = evaluate_state(view, state, i, initial_ids, _nl_of_state(params, i))
         if best is None or res.key > best.key:
             best = res
         if res.key[0] == 3:
@@ -727,6 +831,10 @@ def _only_created(view: EpisodeView, ref: dict[str, Any], initial_ids: set[str])
 def governed_records(view: EpisodeView, params: dict[str, Any]) -> list[tuple[str, Any]]:
     """The final records a natural-language time item bounds, as (table, record); empty when one
     of them does not exist (see "Natural-language time items" in the module docstring)."""
+    direct = params.get("direct")
+    if direct:  # an item that names its record by id ("cancel order X")
+        row = view.world.table(direct["table"]).get(direct["id"]) if direct["table"] in view.world.tables else None
+        return [] if row is None else [(direct["table"], row)]
     res = best_state(view, params)
     refs = (params.get("refs") or {}).get(str(res.index)) or []
     initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
@@ -772,3 +880,76 @@ def nl_time_window(view: EpisodeView, params: dict[str, Any]) -> bool:
         if not window.accepts(t, earliest):
             return False
     return True
+
+
+# ----- the other natural-language items ----------------------------------------------------
+def place_info(world: World, place_id: str) -> PlaceInfo | None:
+    """A store or shop of ``world`` as the compiled items read it."""
+    for table, name_field in (("stores", "name"), ("shops", "shop_name")):
+        if table in world.tables:
+            row = world.table(table).get(place_id)
+            if row is not None:
+                loc = getattr(row, "location", None)
+                return PlaceInfo(place_id=place_id, name=str(getattr(row, name_field, "") or ""),
+                                 tags=tuple(row.tags or ()), category=str(getattr(row, "category", "") or ""),
+                                 score=float(row.score or 0.0), longitude=getattr(loc, "longitude", None),
+                                 latitude=getattr(loc, "latitude", None), address=str(getattr(loc, "address", "") or ""))
+    return None
+
+
+def catalogue_product(world: World, place_id: str, product_id: str) -> Any:
+    """The catalogue row of a product sold at a place (delivery ``products``, in-store ``shop_products``)."""
+    if "products" in world.tables:
+        row = world.table("products").get(product_id)
+        if row is not None:
+            return row
+    if "shop_products" in world.tables:
+        return world.table("shop_products").get(f"{place_id}/{product_id}")
+    return None
+
+
+def record_facts(world: World, table: str, row: Any) -> RecordFacts:
+    """A final order, booking or reservation as the compiled items read it."""
+    if table != "orders":
+        return RecordFacts(table=table, record_id=row.key, place_id=row.shop_id, status=row.status,
+                           customer_count=row.customer_count)
+    lines = []
+    for x in row.products:
+        cat = catalogue_product(world, row.store_id, x.product_id)
+        lines.append(LineFacts(product_id=x.product_id, name=x.name or getattr(cat, "name", ""),
+                               tags=tuple(x.tags or getattr(cat, "tags", ()) or ()), attributes=x.attributes or "",
+                               quantity=x.quantity, price=float(x.price),
+                               options=tuple(getattr(cat, "attributes", ()) or ())))
+    loc = row.location
+    return RecordFacts(table="orders", record_id=row.order_id, place_id=row.store_id, status=row.status,
+                       lines=tuple(lines), note=row.note or "", address=loc.address if loc else "",
+                       longitude=loc.longitude if loc else None, latitude=loc.latitude if loc else None,
+                       total=float(row.total_price))
+
+
+def executed_tools(view: EpisodeView) -> frozenset[str]:
+    """The names of the tools executed in the episode."""
+    return frozenset(e.name for e in view.history.tool_calls("executed"))
+
+
+def nl_item(view: EpisodeView, params: dict[str, Any]) -> bool:
+    """A compiled natural-language item other than a time window (``rewards/nl_rubric.py``): a
+    process item holds when the history has an executed call of one of its tools; any other holds
+    when every record it is about exists and meets it (see "Natural-language items")."""
+    spec = parse_spec(params["spec"])
+    calls = executed_tools(view)
+    if all(p.kind == "process" for p in spec_parts(spec)):
+        return spec_holds(spec, None, None, calls)
+    records = governed_records(view, params)
+    if not records:
+        return False
+    for table, row in records:
+        facts = record_facts(view.world, table, row)
+        if not spec_holds(spec, facts, place_info(view.world, facts.place_id), calls):
+            return False
+    return True
+
+
+NL_ITEM_KINDS: tuple[str, ...] = tuple(f"nl_{k}" for k in SPEC_KINDS if k != "time_window")
+for _kind in NL_ITEM_KINDS:
+    check(_kind)(nl_item)

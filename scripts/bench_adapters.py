@@ -163,7 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     base_s, base_turns, base_ep = median_of(lambda: bare(args.env, rows), repeats)
     per_turn = base_s / base_turns
     print(f"adapter overhead on {args.env}: {n} golden episodes, {int(base_turns)} turns, median of {repeats}")
-    print(f"bare env.step: {per_turn * 1e6:.1f} us a turn, {n / base_ep:.0f} episodes/s\n")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from benchlib import PRIMITIVE_NOTE, reference_primitive
+
+    prim = reference_primitive()
+    print(f"bare env.step: {per_turn * 1e6:.1f} us a turn = {per_turn / prim:.1f}x the primitive "
+          f"({prim * 1e6:.1f} us, a bare get_delivery_store_info; {PRIMITIVE_NOTE}); {n / base_ep:.0f} episodes/s\n")
     print(f"{'adapter':34} {'us a turn':>10} {'x env.step':>11} {'episodes/s':>11}")
     cases = [
         ("TRL environment_factory", lambda: trl(args.env, trl_rows), "trl"),

@@ -1,96 +1,321 @@
-"""Benchmark of every registered env: reset, a tool step, a user message and scoring, and memory.
+"""Benchmark of every registered env against the one primitive (``scripts/benchlib.py``).
 
-Each figure is a median through the public API, printed next to the same primitive as
-``bench_delivery.py`` (json.loads of a call + pydantic validation + a dict update) and, for
-resets, as a ratio to the delivery env's reset measured in the same run. Asserts nothing.
+For each env, from its frozen test suite, every figure through the public API (``gym.make``):
 
-    python scripts/bench_envs.py           # about half a minute
-    python scripts/bench_envs.py --quick
+* read step: a lookup read of the golden route (a store's, hotel's or flight's details, a
+  document, a file) repeated in a played episode, over the primitive of the same call on the same
+  state (goal <= 3x);
+* pay / modify / cancel (and another write where an env has none of those): the step at its place
+  in a golden route, over the primitive of the same call on a copy of the same state (goal <= 5x);
+* document and capability search (Payments): the step over the env's read primitive (goal <= 10x:
+  the knowledge base and catalogue are indexed once, not rescanned per call);
+* reset untouched (right after another reset) and reset after a golden episode played to its end,
+  each over the read primitive; goal: played within 1.2x of untouched. Resets are unseeded, as
+  gymnasium recommends (seed once, then reset without a seed); the notes give seeded resets too,
+  whose numpy reseeding (gymnasium's ``Env.reset``) costs about a third of a reset;
+* step 1 after an (unseeded) reset over the same call later in the episode, after another call
+  (goal: like any other step, <= 1.2x), and over the same call repeated at once (as warm as a
+  step gets).
+
+Each ratio comes from samples taken in turn with what it is compared to (medians), so load on a
+shared machine moves both sides alike. A second table gives user-message steps, scoring, new
+generated tasks and memory. Episodes (and Workspace sessions) that end are reset, so every env
+runs to the end. Asserts nothing.
+
+    python scripts/bench_envs.py            # about half a minute
+    python scripts/bench_envs.py --quick    # about ten seconds
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gymnasium as gym  # noqa: E402
-from bench_delivery import fmt_time, memory_per_env, primitive, timed  # noqa: E402
+from benchlib import (  # noqa: E402
+    PRIMITIVE_NOTE,
+    fmt_time,
+    median,
+    memory_per_env,
+    paired,
+    primitive_of,
+    print_table,
+    time_once,
+    timed,
+)
 
 import servicegym  # noqa: E402
 
 BIG = 10**9
+# the lookup read of each env's golden routes, in order of preference
+READS = ("get_delivery_store_info", "get_ota_hotel_info", "get_ota_flight_info", "read_document", "read_file",
+         "get_user_historical_behaviors")
+GOALS = {"read": 3.0, "write": 5.0, "search": 10.0, "reset": 1.2, "step1": 1.2}
+MESSAGE = "Could you tell me a bit more about what you need?"
 
 
-def first_call(actions: list[str]) -> str | None:
-    for a in actions:
-        try:
-            obj = json.loads(a)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and "name" in obj:
-            return a
+def call_name(action: str) -> str | None:
+    """``name`` of a single-call action (``call_capability:<capability>`` for payments), else None."""
+    try:
+        obj = json.loads(action)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict) or "name" not in obj:
+        return None
+    if obj["name"] == "call_capability":
+        return f"call_capability:{obj['arguments'].get('name')}"
+    return obj["name"]
+
+
+def label_of(name: str, kind: str) -> str | None:
+    if name == "call_capability:payouts.create" or name.startswith("pay_"):
+        return "pay"
+    if kind == "write" and "modify" in name:
+        return "modify"
+    if kind == "write" and "cancel" in name:
+        return "cancel"
+    if name in ("search_documents", "search_capabilities"):
+        return name
+    if name == "call_capability:refunds.create" or (kind == "write" and not name.startswith(("create_", "call_capability"))):
+        return "write"
     return None
 
 
-def measure(env_id: str, reps: int, n_resets: int) -> dict[str, float]:
-    env = gym.make(env_id, max_steps=BIG, max_errors=BIG)
+def find_calls(env: gym.Env, n_tasks: int = 100) -> dict[str, tuple[str, int, str]]:
+    """label -> (task id, index in its golden route, action), first occurrence in the test suite."""
     u = env.unwrapped
-    out: dict[str, float] = {}
-    seeds = range(50_000, 50_000 + n_resets)
-    out["reset_new"] = statistics.median(timed_each(lambda s: env.reset(seed=s), seeds))
-    tid = u.task_ids("test")[0]
-    env.reset(seed=0, options={"task_id": tid})
-    out["reset_same"] = statistics.median(timed(lambda: env.reset(seed=0, options={"task_id": tid}), n_resets))
-    golden = list(u.task.golden_actions)
-    call = first_call(golden)
-    env.reset(seed=0, options={"task_id": tid})
-    env.step(call)
-    out["step_call"] = statistics.median(timed(lambda: env.step(call), reps))
-    env.reset(seed=0, options={"task_id": tid})
-    out["step_message"] = statistics.median(timed(lambda: env.step("Could you tell me a bit more?"), max(50, reps // 10)))
-    env.reset(seed=0, options={"task_id": tid})
-    for a in golden[:-1]:
-        env.step(a)
-    view = u.episode_view()
-    out["score"] = statistics.median(timed(lambda: u.score(u.task, view), max(50, reps // 3)))
-    out["items"] = float(len(u.task.rubric))
-    out["memory"] = memory_per_env(10, lambda i: gym.make(env_id))
-    out["call_name"] = json.loads(call)["name"]  # type: ignore[assignment]
-    return out
+    found: dict[str, tuple[str, int, str]] = {}
+    reads: dict[str, tuple[str, int, str]] = {}
+    for tid in u.task_ids("test")[:n_tasks]:
+        for i, action in enumerate(u.source.get(tid).golden_actions):
+            name = call_name(action)
+            if name is None:
+                continue
+            spec = u.toolkit.resolve(name.split(":")[0])
+            if spec is None:
+                continue
+            if name in READS:
+                reads.setdefault(name, (tid, i, action))
+            label = label_of(name, spec.kind)
+            if label is not None:
+                found.setdefault(label, (tid, i, action))
+    for name in READS:
+        if name in reads:
+            found["read"] = reads[name]
+            break
+    if "search_capabilities" in u.toolkit and "search_capabilities" not in found:  # no golden route searches them
+        tid, i, _ = found["read"]
+        found["search_capabilities"] = (tid, i, json.dumps({"name": "search_capabilities",
+                                                            "arguments": {"query": "payout create"}}))
+    return found
 
 
-def timed_each(fn, args) -> list[float]:
-    out = []
-    for a in args:
-        t = time.perf_counter()
-        fn(a)
-        out.append(time.perf_counter() - t)
-    return out
+class Bench:
+    def __init__(self, env_id: str, quick: bool) -> None:
+        self.env_id = env_id
+        self.env = gym.make(env_id, max_steps=BIG, max_errors=BIG)
+        self.u = self.env.unwrapped
+        self.quick = quick
+        self.calls = find_calls(self.env)
+
+    def goto(self, tid: str, index: int) -> None:
+        """Reset to ``tid`` and replay its golden route's first ``index`` actions."""
+        self.env.reset(seed=0, options={"task_id": tid})
+        for a in self.u.task.golden_actions[:index]:
+            self.step(a)
+
+    def step(self, action: str) -> tuple:
+        out = self.env.step(action)
+        return out
+
+    def ended(self, out: tuple) -> bool:
+        return bool(out[2] or out[3] or "session_end" in out[4])
+
+    # ----- measurements ------------------------------------------------------------------------
+    def read(self, reps: int, per_episode: int = 100) -> tuple[float, float, str]:
+        tid, i, action = self.calls["read"]
+        steps, prims = [], []
+        while len(steps) < reps:
+            self.goto(tid, i)
+            out = self.step(action)  # the first time; the rest is the steady read
+            assert not out[4]["tool_errors"], out[0][:300]
+            prim = primitive_of(self.env, action)
+            prim()
+            n = min(per_episode, reps - len(steps))
+            p, s = paired(prim, lambda: self.step(action), n, samples=True)
+            steps += s
+            prims += p
+        return median(steps), median(prims), call_name(action)
+
+    def write(self, label: str, reps: int) -> tuple[float, float, str] | None:
+        if label not in self.calls:
+            return None
+        tid, i, action = self.calls[label]
+        steps, prims = [], []
+        for r in range(reps):
+            self.goto(tid, i)
+            prim = primitive_of(self.env, action, copy_world=True)
+            if r % 2:
+                prims.append(time_once(prim))
+                t0, out = _timed_step(self.env, action)
+            else:
+                t0, out = _timed_step(self.env, action)
+                prims.append(time_once(prim))
+            assert not out[4]["tool_errors"], out[0][:300]
+            steps.append(t0)
+        return median(steps), median(prims), call_name(action)
+
+    def search(self, label: str, reps: int, read_prim: float) -> tuple[float, str] | None:
+        if label not in self.calls:
+            return None
+        tid, i, action = self.calls[label]
+        self.goto(tid, i)
+        self.step(action)
+        samples = timed(lambda: self.step(action), reps)
+        return median(samples) / read_prim, call_name(action)
+
+    def resets(self, reps: int, seed: int | None = None) -> tuple[float, float]:
+        """Reset right after a reset, and after a golden episode played to its end. Unseeded by default,
+        as gymnasium recommends (seed once, then reset without one); ``seed``: every reset reseeds."""
+        tid, _, _ = self.calls["read"]
+        opts = {"task_id": tid}
+        untouched, played = [], []
+        self.env.reset(seed=0, options=opts)
+        for _ in range(reps):
+            self.env.reset(seed=seed, options=opts)
+            untouched.append(time_once(lambda: self.env.reset(seed=seed, options=opts)))
+            for a in self.u.task.golden_actions:
+                out = self.step(a)
+            assert out[2] or out[3], "the golden route did not end the episode"
+            played.append(time_once(lambda: self.env.reset(seed=seed, options=opts)))
+        return median(untouched), median(played)
+
+    def step1(self, reps: int, steady: int = 3) -> tuple[float, float, float, str]:
+        """The first golden call as step 1 of an episode; the same call repeated at once (steps
+        2..1+steady: as warm as a step gets); and the same call again after another call (the env's
+        read: a step in the middle of an episode, where the step before did something else)."""
+        tid, _, other = self.calls["read"]
+        first = next(a for a in self.u.source.get(tid).golden_actions if call_name(a))
+        ones, repeated, later = [], [], []
+        opts = {"task_id": tid}
+        self.env.reset(seed=0, options=opts)
+        for _ in range(reps):
+            self.env.reset(options=opts)  # unseeded, as resets() (a seeded one adds numpy's reseeding before step 1)
+            t, out = _timed_step(self.env, first)
+            assert not out[4]["tool_errors"], out[0][:300]
+            ones.append(t)
+            repeated.append(median(timed(lambda: self.step(first), steady)))
+            self.step(other)
+            later.append(_timed_step(self.env, first)[0])
+        return median(ones), median(repeated), median(later), call_name(first)
+
+    def message(self, reps: int) -> float:
+        tid, _, _ = self.calls["read"]
+        samples: list[float] = []
+        self.env.reset(seed=0, options={"task_id": tid})
+        while len(samples) < reps:
+            t, out = _timed_step(self.env, MESSAGE)
+            samples.append(t)
+            if self.ended(out):
+                self.env.reset(seed=0, options={"task_id": tid})  # a new episode (Workspace: from session 1)
+        return median(samples)
+
+    def scoring(self, reps: int) -> float:
+        tid, _, _ = self.calls["read"]
+        self.env.reset(seed=0, options={"task_id": tid})
+        golden = self.u.task.golden_actions
+        if "Workspace" in self.env_id:  # a session's closing: score() closes the current session
+            golden = golden[: next(i for i, a in enumerate(golden) if call_name(a)) + 1]
+        else:
+            golden = golden[:-1]
+        for a in golden:
+            self.step(a)
+        view = self.u.episode_view()
+        task = self.u.task
+        return median(timed(lambda: self.u.score(task, view), reps))
+
+    def reset_new(self, reps: int) -> float:
+        env = gym.make(self.env_id)
+        return median([time_once(lambda s=s: env.reset(seed=s)) for s in range(50_000, 50_000 + reps)])
+
+
+def _timed_step(env: gym.Env, action: str) -> tuple[float, tuple]:
+    import time
+
+    t = time.perf_counter()
+    out = env.step(action)
+    return time.perf_counter() - t, out
+
+
+def x(v: float | None, goal: float | None = None) -> str:
+    if v is None:
+        return "-"
+    mark = "" if goal is None or v <= goal else " (over)"
+    return f"{v:.1f}x{mark}" if v >= 10 else f"{v:.2f}x{mark}"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (about half a minute)")
+    ap.add_argument("--env", action="append", help="only this env id (repeatable)")
     args = ap.parse_args(argv)
-    reps, n_resets = (300, 60) if args.quick else (2000, 300)
-    prim = statistics.median(primitive(reps * 10))
-    rows = {env_id: measure(env_id, reps, n_resets) for env_id in sorted(servicegym.ENV_IDS)}
-    base = rows.get("servicegym/Delivery-v0", next(iter(rows.values())))["reset_new"]
-    print(f"servicegym env benchmark; primitive {fmt_time(prim).strip()}; python {sys.version.split()[0]}\n")
-    head = (f"{'env':28s} {'reset new':>10s} {'x deliv':>8s} {'reset same':>11s} {'tool step':>10s} {'x prim':>7s} "
-            f"{'message':>9s} {'score':>9s} {'items':>5s} {'MB/env':>7s}  first golden call")
-    print(head)
-    print("-" * len(head))
-    for env_id, m in rows.items():
-        print(f"{env_id:28s} {fmt_time(m['reset_new']):>10s} {m['reset_new'] / base:8.2f} {fmt_time(m['reset_same']):>11s} "
-              f"{fmt_time(m['step_call']):>10s} {m['step_call'] / prim:7.1f} {fmt_time(m['step_message']):>9s} "
-              f"{fmt_time(m['score']):>9s} {int(m['items']):5d} {m['memory'] / 2**20:7.3f}  {m['call_name']}")
-    print("\nreset new = generate a task and build its world; targets: reset <= 2 ms, cross-scenario reset <= 3x delivery's")
+    q = args.quick
+    reads, writes, resets, firsts = (600, 60, 15, 60) if q else (3000, 300, 60, 300)
+    ids = args.env or sorted(servicegym.ENV_IDS)
+    main_rows, other_rows, notes = [], [], []
+    for env_id in ids:
+        b = Bench(env_id, q)
+        name = env_id.split("/")[1]
+        step, prim, read_name = b.read(reads)
+        w = {lab: b.write(lab, writes) for lab in ("pay", "modify", "cancel", "write")}
+        s = {lab: b.search(lab, max(50, reads // 10), prim) for lab in ("search_documents", "search_capabilities")}
+        n = resets if "Workspace" not in env_id else max(5, resets // 3)
+        untouched, played = b.resets(n)
+        s_untouched, s_played = b.resets(n, seed=0)
+        one, steady, later, first_name = b.step1(firsts if "Workspace" not in env_id else firsts // 3)
+        wcells = []
+        for lab in ("pay", "modify", "cancel", "write"):
+            r = w[lab]
+            wcells.append("-" if r is None else x(r[0] / r[1], GOALS["write"]))
+            if r is not None:
+                notes.append(f"{name} {lab}: {r[2]} {fmt_time(r[0])} vs primitive {fmt_time(r[1])}")
+        scells = ["-" if s[lab] is None else x(s[lab][0], GOALS["search"]) for lab in ("search_documents", "search_capabilities")]
+        main_rows.append([name, fmt_time(prim), x(step / prim, GOALS["read"]), *wcells, *scells,
+                          x(untouched / prim), x(played / prim), x(played / untouched, GOALS["reset"]),
+                          x(one / steady, GOALS["step1"]), x(one / later, GOALS["step1"])])
+        notes.append(f"{name} read: {read_name} {fmt_time(step)} (the env's own work: {fmt_time(step - prim)}); step 1: "
+                     f"{first_name} {fmt_time(one)}, repeated at once {fmt_time(steady)}, later {fmt_time(later)}; "
+                     f"resets {fmt_time(untouched)} untouched, {fmt_time(played)} after a golden episode of "
+                     f"{len(b.u.task.golden_actions)} actions; seeded every time: {fmt_time(s_untouched)} and "
+                     f"{fmt_time(s_played)} ({s_played / s_untouched:.2f}x)")
+        msg = b.message(max(50, reads // 10))
+        score = b.scoring(max(30, reads // 30))
+        new = b.reset_new(max(20, resets * 2) if "Workspace" not in env_id else 10)
+        mem = memory_per_env(10, lambda i, e=env_id: gym.make(e))
+        other_rows.append([name, f"{fmt_time(msg)} ({x(msg / prim)})", f"{fmt_time(score)} ({x(score / prim)})",
+                           f"{fmt_time(new)} ({x(new / prim)})", f"{mem / 2**20:.3f}"])
+        print(f"  {name} done", file=sys.stderr)
+
+    print(f"servicegym env benchmark ({'quick' if q else 'full'} run, python {sys.version.split()[0]})")
+    print(PRIMITIVE_NOTE)
+    print("ratios are to the primitive of the env's read call (the 'read prim' column), but for writes (to the primitive of "
+          "the same write) and the last three columns (reset to reset, step to step). 'step 1 / repeated': the same call "
+          "repeated at once; 'step 1 / later': the same call later in the episode, after another call\n")
+    print_table(["env", "read prim", "read step", "pay", "modify", "cancel", "other write", "doc search",
+                 "cap search", "reset untouched", "reset played", "played / untouched", "step 1 / repeated",
+                 "step 1 / later"], main_rows)
+    print("goals: " + ", ".join(f"{k} <= {v:g}x" for k, v in (("read step", 3), ("pay/modify/cancel", 5),
+                                                                ("search (x read prim)", 10), ("played/untouched", 1.2),
+                                                                ("step 1 / a later step", 1.2))))
+    print()
+    for n in notes:
+        print("  " + n)
+    print()
+    print_table(["env", "user message step", "scoring a finished episode", "reset, new generated task", "MB per env"],
+                other_rows)
     return 0
 
 

@@ -5,8 +5,9 @@ Shaping: oracle and random episodes are played twice with the same seeds and act
 the bare env and once under ``PotentialShapingReward`` (default potential: rubric progress, one
 code scoring of the current state per step); the table gives the mean step time of each and the
 ratio. Judge calls: the number of windows (= requests when every reply is well-formed) over the
-conversations of the same episodes, with VitaBench's defaults (10 messages, overlap 2).
-Prints a table; asserts nothing.
+conversations of the same episodes, with VitaBench's defaults (10 messages, overlap 2). Step
+times are also given as ratios to the one primitive (``scripts/benchlib.py``: its reference, a bare
+``get_delivery_store_info`` call). Prints a table; asserts nothing.
 
     python scripts/bench_rewards.py              # about half a minute
     python scripts/bench_rewards.py --quick
@@ -23,8 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gymnasium as gym  # noqa: E402
+from benchlib import PRIMITIVE_NOTE, reference_primitive  # noqa: E402
 
 import servicegym  # noqa: E402, F401  registers the ids
 from servicegym.envs.running.policies import OraclePolicy, RandomPolicy  # noqa: E402
@@ -84,8 +87,10 @@ def main() -> int:
             return {"task_id": ids[seed % len(ids)]}
 
         cases.append(("servicegym/Delivery-v0", {"tasks": str(vita)}, vita_options))
-    print(f"{'env':38s} {'policy':7s} {'steps':>6s} {'step us':>9s} {'shaped us':>10s} {'ratio':>6s} "
-          f"{'msgs':>6s} {'windows':>8s}")
+    prim = reference_primitive()
+    print(f"primitive (reference: a bare get_delivery_store_info) {prim * 1e6:.1f} us; {PRIMITIVE_NOTE}\n")
+    print(f"{'env':38s} {'policy':7s} {'steps':>6s} {'step us':>9s} {'x prim':>7s} {'shaped us':>10s} {'x prim':>7s} "
+          f"{'ratio':>6s} {'msgs':>6s} {'windows':>8s}")
     for env_id, kwargs, options_for in cases:
         label = env_id.split("/")[1] + (" (VitaBench file)" if kwargs else "")
         for policy in ("oracle", "random"):
@@ -97,8 +102,8 @@ def main() -> int:
             steps = statistics.mean(len(a) for _, _, a, _ in eps)
             msgs = statistics.mean(m for *_, m in eps)
             windows = statistics.mean(len(window_bounds(m)) for *_, m in eps)
-            print(f"{label:38s} {policy:7s} {steps:6.1f} {t_bare * 1e6:9.1f} {t_shaped * 1e6:10.1f} "
-                  f"{t_shaped / t_bare:6.2f} {msgs:6.1f} {windows:8.2f}")
+            print(f"{label:38s} {policy:7s} {steps:6.1f} {t_bare * 1e6:9.1f} {t_bare / prim:7.1f} {t_shaped * 1e6:10.1f} "
+                  f"{t_shaped / prim:7.1f} {t_shaped / t_bare:6.2f} {msgs:6.1f} {windows:8.2f}")
     return 0
 
 

@@ -7,7 +7,9 @@ stops (4 calls an episode); ``golden`` replays each task's golden route as nativ
 
     python scripts/bench_rollouts.py [--quick] [--only-llm] [--latency 0.05] [--episodes 64]
 
-Prints figures from one run; compare ratios, not absolute numbers, across machines.
+Prints figures from one run; compare ratios, not absolute numbers, across machines. The collector's
+time per step is also given as a ratio to the one primitive (``scripts/benchlib.py``: its reference,
+a bare ``get_delivery_store_info`` call).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import PRIMITIVE_NOTE, reference_primitive  # noqa: E402
 
 import servicegym  # noqa: E402  registers the ids
 from servicegym.envs.running.llm_policy import golden_replay_handler, replayable_tasks
@@ -58,14 +63,18 @@ def _serve(latency_s: float, workload: str, episodes: int, conn) -> None:
 
 
 def bench_policies(out: Path, limit: int) -> None:
-    print("collector, concurrency 1, thread backend (episodes/s, steps/s)")
+    prim = reference_primitive()
+    print(f"collector, concurrency 1, thread backend (episodes/s, steps/s, wall time per step x the primitive, "
+          f"{prim * 1e6:.1f} us; {PRIMITIVE_NOTE})")
     for env_id in servicegym.ENV_IDS:
         for policy in ("oracle", "random"):
             path = out / f"{env_id.split('/')[-1]}-{policy}.jsonl"
             s = collect(env_id, policy, out=path, limit=limit, progress=False, resume=False)
             recs = [json.loads(line) for line in open(path)]
             steps = sum(r["steps"] for r in recs)
-            print(f"  {env_id:28s} {policy:6s} {s.episodes_per_s:8.1f} ep/s {steps / s.elapsed_s:9.0f} steps/s  success {s.success_rate:.2f}")
+            per_step = s.elapsed_s / max(steps, 1)
+            print(f"  {env_id:28s} {policy:6s} {s.episodes_per_s:8.1f} ep/s {steps / s.elapsed_s:9.0f} steps/s "
+                  f"{per_step / prim:6.1f}x prim  success {s.success_rate:.2f}")
 
 
 def bench_vector(steps: int) -> None:

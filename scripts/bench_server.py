@@ -188,8 +188,13 @@ def report(args: argparse.Namespace, sessions: int, jobs: list[tuple[str, int]],
            warm_runs: list[dict], full: dict, codes: list[int]) -> int:
     local_med = statistics.median(local_steps)
     local_rate = len(local_steps) / sum(local_steps)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from benchlib import reference_primitive
+
+    prim = reference_primitive()
     print(f"in-process env.step: median {local_med * 1e3:.3f} ms, p99 {pct(local_steps, 0.99) * 1e3:.3f} ms "
-          f"over {len(local_steps)} steps ({local_rate:.0f} steps/s on one core, no client)")
+          f"over {len(local_steps)} steps ({local_rate:.0f} steps/s on one core, no client); "
+          f"{local_med / prim:.1f}x the primitive ({prim * 1e6:.1f} us, a bare get_delivery_store_info: scripts/benchlib.py)")
     lat1 = [x for r in warm_runs for x in r["latencies"]]
     lat = full["latencies"]
     steps = len(lat)

@@ -44,15 +44,30 @@ class Table(Generic[E]):
 
     While a transaction is open (``World.begin``) each change is written to ``journal`` first, so
     a failed tool call is undone in proportion to what it changed, not to the size of the world.
+
+    Copies are copy-on-write: ``share`` gives a table that uses the same row dict, and both copy
+    the dict on their first change (``_own``). A world's copy, at every reset, therefore costs in
+    proportion to its number of tables, and an episode copies only the tables it changes. Code that
+    reads ``rows`` reads the current dict; every change goes through the methods below.
     """
 
-    __slots__ = ("name", "model", "rows", "journal")
+    __slots__ = ("name", "model", "rows", "journal", "shared")
 
-    def __init__(self, name: str, model: type[E], rows: dict[str, E] | None = None) -> None:
+    def __init__(self, name: str, model: type[E], rows: dict[str, E] | None = None, shared: bool = False) -> None:
         self.name = name
         self.model = model
         self.rows: dict[str, E] = rows if rows is not None else {}
         self.journal: list[tuple[Any, ...]] | None = None
+        self.shared = shared  # ``rows`` may be another table's too: copy it before a change
+
+    def share(self) -> Table[E]:
+        """A copy of this table that shares its rows until either of them changes."""
+        self.shared = True
+        return Table(self.name, self.model, self.rows, True)
+
+    def _own(self) -> None:
+        self.rows = dict(self.rows)
+        self.shared = False
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -74,6 +89,8 @@ class Table(Generic[E]):
 
     def put(self, row: E) -> E:
         key = row.key
+        if self.shared:
+            self._own()
         if self.journal is not None:
             self.journal.append((self, key, self.rows.get(key, _ABSENT)))
         self.rows[key] = row
@@ -87,6 +104,8 @@ class Table(Generic[E]):
     def update(self, key: str, **changes: Any) -> E:
         old = self.require(key)
         row = old.model_copy(update=changes)
+        if self.shared:
+            self._own()
         if self.journal is not None:
             self.journal.append((self, key, old))
         self.rows[key] = row
@@ -94,6 +113,8 @@ class Table(Generic[E]):
 
     def delete(self, key: str) -> None:
         self.require(key)
+        if self.shared:
+            self._own()
         if self.journal is not None:
             # re-inserting would move the key to the end: keep the whole order instead (rare)
             self.journal.append((self, None, dict(self.rows)))
@@ -134,6 +155,13 @@ class Clock:
     @classmethod
     def parse(cls, text: str) -> Clock:
         return cls(parse_time(text))
+
+    def copy(self) -> Clock:
+        """The same time, with its text if already formatted (a world copy at every reset would
+        otherwise format it again on its first step)."""
+        new = Clock.__new__(Clock)
+        new._now, new._text = self._now, self.text()
+        return new
 
     def text(self) -> str:
         # every history entry is stamped with it, so format once per clock move
@@ -190,15 +218,20 @@ class HistoryEntry(NamedTuple):
     call_id: str = ""
 
 
+_new_tuple = tuple.__new__
+
+
 class History:
     """Append-only log of every tool call, message and event, in the order they happened."""
 
-    __slots__ = ("entries", "_executed")
+    __slots__ = ("entries", "_executed", "_noted")
 
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
-        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks
+        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks; brought
+        # up to date by ``called`` (entries[:_noted] are in it), so a step that asks nothing pays nothing
         self._executed: set[tuple[str, str]] = set()
+        self._noted = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -209,18 +242,16 @@ class History:
     def append(self, **fields: Any) -> HistoryEntry:
         entry = HistoryEntry(len(self.entries), **fields)
         self.entries.append(entry)
-        if entry.kind == "tool_call" and entry.outcome == "executed":
-            self._note_executed(entry.name, entry.arguments)
         return entry
 
     def add_call(
         self, step: int, time: str, name: str, arguments: dict[str, Any], outcome: Outcome, content: str, call_id: str
     ) -> HistoryEntry:
         """``append`` for a tool call, without keyword packing (it runs on every tool step)."""
-        entry = HistoryEntry(len(self.entries), step, time, "tool_call", "assistant", name, arguments, outcome, content, call_id)
-        self.entries.append(entry)
-        if outcome == "executed":
-            self._note_executed(name, arguments)
+        entries = self.entries
+        entry = _new_tuple(HistoryEntry, (len(entries), step, time, "tool_call", "assistant", name, arguments, outcome,
+                                          content, call_id))
+        entries.append(entry)
         return entry
 
     def _note_executed(self, name: str, arguments: dict[str, Any]) -> None:
@@ -232,6 +263,13 @@ class History:
 
     def called(self, tool: str, value: str = "") -> bool:
         """Whether ``tool`` was executed earlier, with ``value`` among its string arguments."""
+        entries = self.entries
+        if self._noted < len(entries):
+            for i in range(self._noted, len(entries)):
+                e = entries[i]
+                if e.kind == "tool_call" and e.outcome == "executed":
+                    self._note_executed(e.name, e.arguments)
+            self._noted = len(entries)
         return (tool, value) in self._executed
 
     def tool_calls(self, outcome: str | None = None) -> list[HistoryEntry]:
@@ -295,7 +333,8 @@ class World:
 
     def restore(self, snap: Snapshot) -> None:
         for name, rows in snap.tables.items():
-            self.tables[name].rows = dict(rows)
+            t = self.tables[name]
+            t.rows, t.shared = dict(rows), False
         self.ids.counts = dict(snap.counters)
         self.clock.now = snap.now
         self.extra = dict(snap.extra)
@@ -303,9 +342,9 @@ class World:
     def copy(self) -> World:
         """An independent world with the same state (rows are immutable, so sharing them is safe)."""
         new = object.__new__(type(self))
-        new.tables = {name: Table(name, t.model, dict(t.rows)) for name, t in self.tables.items()}
+        new.tables = {name: t.share() for name, t in self.tables.items()}
         new.ids = IdCounter(self.ids.counts)
-        new.clock = Clock(self.clock.now)
+        new.clock = self.clock.copy()
         new.extra = dict(self.extra)
         return new
 
@@ -318,8 +357,10 @@ class World:
 
     def rollback(self, txn: Transaction) -> None:
         for table, key, old in reversed(txn.journal):
+            if table.shared and key is not None:  # a copy made during the transaction keeps its rows
+                table._own()
             if key is None:
-                table.rows = old
+                table.rows, table.shared = old, False  # the journal's own copy
             elif old is _ABSENT:
                 del table.rows[key]
             else:

@@ -311,6 +311,9 @@ def _validation_message(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
 def _chars(value: Any, budget: int) -> int:
     """Characters of the strings (and keys) in ``value``, counted until ``budget`` is exceeded:
     the work is bounded by the budget, not by the value's size."""
@@ -389,6 +392,8 @@ class Toolkit:
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
         for key, value in arguments.items():
+            if (type(value) is str and len(value) <= MAX_ARGUMENT_CHARS) or type(value) in _SCALARS:
+                continue  # the common cases, without the walk
             if _chars(value, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
                 msg = (f"argument {str(key)[:100]!r} of {spec.name} is over {MAX_ARGUMENT_CHARS} characters; "
                        f"send smaller arguments. Usage: {spec.usage}")
@@ -432,7 +437,8 @@ class Toolkit:
                     return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
         if txn is not None:
             world.commit(txn)
-        return self._record(history, step, call_id, spec.name, arguments, "executed", content, world)
+        history.add_call(step, world.clock.text(), spec.name, arguments, "executed", content, call_id)
+        return ToolResult(spec.name, "executed", content)
 
     @staticmethod
     def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:

@@ -29,7 +29,7 @@ from servicegym.envs.tasks.model import (
     skip_text,
 )
 from servicegym.envs.tasks.sources import ListSource, TaskSource
-from servicegym.rewards.nl_rubric import nl_coverage
+from servicegym.rewards.nl_rubric import compiled_count, nl_coverage
 from servicegym.rewards.rubric import EpisodeView, score_rubric
 from servicegym.simulators.llm import LLMConfig, LLMError
 from servicegym.simulators.scripted_user import STOP, ScriptedUser
@@ -61,8 +61,11 @@ USER_TOOL_SCHEMA = {
 
 
 def _attr(value: str) -> str:
-    # tool names and call ids can come from the agent: keep them from forging tags
-    return html.escape(value) if any(c in value for c in '"<>&') else value
+    # tool names and call ids can come from the agent: keep them from forging tags (four C scans:
+    # this runs twice for every tool result)
+    if '"' in value or "<" in value or ">" in value or "&" in value:
+        return html.escape(value)
+    return value
 
 
 def _block(tag: str, body: str, name: str | None = None, call_id: str | None = None) -> str:
@@ -179,7 +182,8 @@ class ToolUseEnv(gym.Env[str, str]):
         self._call_ids: set[str] = set()
         self._done = True
         self._system_prompt = ""
-        self._transcript: list[str] = []
+        # render()'s lines: strings, or (prefix, text) pairs it joins (a step builds no string for them)
+        self._transcript: list[str | tuple[str, str]] = []
 
     # ----- domain hooks -------------------------------------------------------------------
     def default_source(self, difficulty: int | None) -> TaskSource:
@@ -194,9 +198,8 @@ class ToolUseEnv(gym.Env[str, str]):
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
         success, score = score_rubric(task.rubric, view)
         if task.nl_rubric:
-            # the share of the natural-language rubric checked by code (its time items, nl_time_*)
-            compiled = sum(item.kind == "nl_time_window" for item in task.rubric)
-            score["rubric_nl_coverage"] = nl_coverage(compiled, len(task.nl_rubric))
+            # the share of the natural-language rubric checked by code (its compiled items, nl_<kind>_*)
+            score["rubric_nl_coverage"] = nl_coverage(compiled_count(task.rubric), len(task.nl_rubric))
         return success, score
 
     def make_llm_user(self, task: Task, seed: int) -> Any:
@@ -270,7 +273,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._messages = []
         self._materialized = 0
         self.history.append(step=0, time=self.world.clock.text(), kind="message", role="user", content=opening)
-        self._transcript = [f"[system] {self._system_prompt}", f"[user] {opening}"]
+        self._transcript = [("[system] ", self._system_prompt), ("[user] ", opening)]
         info = {
             "task_id": task.task_id,
             "domain": self.domain,
@@ -429,7 +432,7 @@ class ToolUseEnv(gym.Env[str, str]):
                 self._call_ids.add(cid)
                 calls.append((cid, call.name, call.arguments))
             self._log.append(("calls", parsed.message or None, calls))
-            self._transcript.append(f"[assistant] {raw}")
+            self._transcript.append(("[assistant] ", raw))  # joined by render(), if it is ever called
             for call, (cid, _, _) in zip(parsed.tool_calls, calls):
                 if terminated or user_error:  # the conversation ended at an earlier call of this action
                     content = "not run: the conversation ended at an earlier call of this action"
@@ -459,11 +462,11 @@ class ToolUseEnv(gym.Env[str, str]):
                 self._log.append(("tool", cid, result.content))
         elif parsed.errors:
             self._log.append(("assistant", raw))
-            self._transcript.append(f"[assistant] {raw}")
+            self._transcript.append(("[assistant] ", raw))
         else:
             text = parsed.message
             self._log.append(("assistant", text))
-            self._transcript.append(f"[assistant] {text}")
+            self._transcript.append(("[assistant] ", text))
             reply, terminated, reason, user_error = yield from self._user_turn(text)
             if user_error:
                 blocks.append(_block("error", f"the user simulator could not reply: {user_error}"))
@@ -551,7 +554,8 @@ class ToolUseEnv(gym.Env[str, str]):
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
-            return "\n".join(self._transcript) + "\n"
+            # the transcript's lines, some kept as (prefix, text) by step so it builds no string for them
+            return "\n".join(t if type(t) is str else "".join(t) for t in self._transcript) + "\n"
         return None
 
     def close(self) -> None:

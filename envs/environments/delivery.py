@@ -92,7 +92,9 @@ class DeliveryEnv(LifeServiceEnv):
       floats; generated tasks, suites and their scores unchanged.
     * v0, before the first published release: VitaBench-file tasks load task by task (bad ones
       skipped with their reason), natural-language time items decide delivery and visit times
-      (``rubric/nl_time_<k>``, ``rubric_nl_coverage``), and the tools follow VitaBench of the
+      (``rubric/nl_time_<k>``, ``rubric_nl_coverage``) and the other compiled items what they state
+      (addresses, stores, features, counts, prices, notes, statuses, look-ups: ``rubric/nl_<kind>_<k>``;
+      only the rest goes to ``judge="llm"``), and the tools follow VitaBench of the
       file's release (every match ranked, its caps and cancel rules); generated tasks unchanged.
     """
 

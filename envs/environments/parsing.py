@@ -137,16 +137,22 @@ def _loads(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+_scan_once = json.JSONDecoder().scan_once  # json.loads' own scanner, without its two regex passes
+
+
 def _fast_call(action: str) -> ParsedAction | None:
     """The common cases, one ``{"name": str, "arguments": {...}}`` object, bare or alone in a
-    ``<tool_call>`` block (the form the system prompts teach), without the general path."""
+    ``<tool_call>`` block (the form the system prompts teach), without the general path (which
+    gives the same result, and takes whatever this declines, e.g. blanks after the object)."""
     if action.startswith("<tool_call>") and action.endswith("</tool_call>") and action.count("<tool_call>") == 1:
         action = action[11:-12].strip()
     if not action.startswith('{"name"'):
         return None
     try:
-        obj = json.loads(action)
-    except (json.JSONDecodeError, RecursionError, ValueError):
+        obj, end = _scan_once(action, 0)
+    except (StopIteration, json.JSONDecodeError, RecursionError, ValueError):
+        return None
+    if end != len(action):
         return None
     if type(obj) is not dict or len(obj) != 2:
         return None
@@ -164,6 +170,8 @@ def parse_action(action: Any) -> ParsedAction:
                                         "Send shorter messages, or fewer or smaller tool calls"])
         action = scrub(action)
         fast = _fast_call(action)
+        if fast is not None and "\\u" not in action:
+            return fast  # one call: no limit or emptiness check applies
         out = fast if fast is not None else _parse(action)
         if "\\u" in action and _SURROGATE_ESCAPE.search(action):
             out.tool_calls = [ToolCall(scrub(c.name), scrub_json(c.arguments), scrub(c.call_id)) for c in out.tool_calls]

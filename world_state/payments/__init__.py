@@ -21,8 +21,10 @@ from servicegym.world_state.payments.world import (
     PRODUCTS,
     REGIONS,
     TIERS,
+    DocumentIndex,
     PaymentsWorld,
     background_documents,
+    background_index,
     canonical_terms,
     governing_document,
     money,
@@ -74,4 +76,9 @@ def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
     if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
         raise PaymentsSpecError("field world.fx_rates: must map currency codes to positive numbers")
     extra = {"merchant_id": m.id, "fx_rates": dict(rates), "ledger_seq": max((e.seq for e in tables["ledger"].values()), default=0)}
-    return PaymentsWorld(now, tables, counters=dict(spec.get("counters", {})), extra=extra)
+    world = PaymentsWorld(now, tables, counters=dict(spec.get("counters", {})), extra=extra)
+    # search_documents' index, built once per world: its episode copies share the documents table
+    # (copy-on-write) and so the index; the background knowledge base's part is shared by every world
+    # drawn from it
+    world.extra["_doc_index"] = DocumentIndex(world.table("documents").rows, background_index(int(spec.get("kb_seed", 0))))
+    return world

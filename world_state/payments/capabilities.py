@@ -33,10 +33,11 @@ from servicegym.world_state.payments.world import (
     Payout,
     Receipt,
     Refund,
+    TextIndex,
     canonical_terms,
     money,
 )
-from servicegym.world_state.tools import ToolError, _clean_schema, _validation_message
+from servicegym.world_state.tools import RawJson, ToolError, _clean_schema, _validation_message, dumps, json_array
 
 
 @dataclass
@@ -419,12 +420,34 @@ _add(Capability("fx.convert", "write", "Convert funds between two of a merchant'
                               "a repeated idempotency_key with the same terms returns the first conversion")))
 
 
-def search_catalogue(query: str, limit: int = 10) -> list[dict[str, Any]]:
+def _catalogue_hits(query: str, limit: int) -> list[int]:
+    """Positions in the catalogue index of the best ``limit`` capabilities for ``query``: scored by
+    occurrences of its words in name and summary, best first, then by name."""
+    global _INDEX
+    index = _INDEX
+    if index is None or len(index.items) != len(CATALOGUE):  # built once (again if the catalogue grew)
+        index = _INDEX = TextIndex(CATALOGUE.values(), lambda c: c.name, lambda c: c.text, lambda c: dumps(_summary(c)))
     words = [t for t in query.casefold().replace(".", " ").replace("_", " ").split() if t]
-    scored = []
-    for cap in CATALOGUE.values():
-        s = sum(cap.text.count(t) for t in words)
-        if s:
-            scored.append((-s, cap.name, cap))
-    scored.sort(key=lambda x: (x[0], x[1]))
-    return [{"name": c.name, "kind": c.kind, "summary": c.summary} for _, _, c in scored[: max(1, min(limit, 50))]]
+    if not words:
+        return []
+    keys = index.keys
+    hits = sorted((-s, keys[i], i) for i, s in index.scores(words).items())
+    return [i for _, _, i in hits[: max(1, min(limit, 50))]]
+
+
+def _summary(cap: Capability) -> dict[str, Any]:
+    return {"name": cap.name, "kind": cap.kind, "summary": cap.summary}
+
+
+_INDEX: TextIndex | None = None
+
+
+def search_catalogue(query: str, limit: int = 10) -> list[dict[str, Any]]:
+    index_hits = _catalogue_hits(query, limit)
+    return [_summary(_INDEX.items[i]) for i in index_hits]
+
+
+def search_catalogue_json(query: str, limit: int = 10) -> RawJson:
+    """``dumps(search_catalogue(query, limit))``, from each capability's JSON encoded once."""
+    index_hits = _catalogue_hits(query, limit)
+    return json_array([_INDEX.json(i) for i in index_hits])

@@ -7,17 +7,15 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from servicegym.world_state.core import History, World
-from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue
-from servicegym.world_state.payments.world import PaymentsWorld, search_text
+from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue_json
+from servicegym.world_state.payments.world import PaymentsWorld, document_search, document_summary
 from servicegym.world_state.tools import Query, ToolError, rule, tool
 
 QUERYABLE = tuple(n for n in ("merchants", "accounts", "bank_accounts", "ledger", "holds", "payments", "refunds", "payouts",
                               "receipts", "cases", "uploads", "approvals", "applications", "events", "fx_conversions"))
 
 
-def _doc_summary(d: Any) -> dict[str, Any]:
-    return {"id": d.id, "title": d.title, "product": d.product, "region": d.region, "tier": d.tier, "currency": d.currency,
-            "version": d.version, "effective_from": d.effective_from, "supersedes": d.supersedes}
+_doc_summary = document_summary
 
 
 @tool("read")
@@ -33,20 +31,11 @@ def search_documents(world: PaymentsWorld, query: Query, product: str | None = N
         currency: USD, EUR or GBP
         limit: most results (1-50)
     """
+    # scored by occurrences of the query's words in title and body, best first, then by id; the
+    # knowledge base is indexed once per world (world.document_search), not rescanned per call
     words = [t for t in query.casefold().split() if t]
     filters = [(k, v) for k, v in (("product", product), ("region", region), ("tier", tier), ("currency", currency)) if v is not None]
-    hits = []
-    for d in world.table("documents"):
-        if filters and any(getattr(d, k) not in (v, "*") for k, v in filters):
-            continue
-        text = search_text(d.title, d.body)
-        s = 0
-        for t in words:
-            s += text.count(t)
-        if s or not words:
-            hits.append((-s, d.id, d))
-    hits.sort(key=lambda x: (x[0], x[1]))
-    return [_doc_summary(d) for _, _, d in hits[: max(1, min(limit, 50))]]
+    return document_search(world, words, filters, max(1, min(limit, 50)))
 
 
 @tool("read")
@@ -90,7 +79,7 @@ def search_capabilities(world: PaymentsWorld, query: Query, limit: int = 10) -> 
         query: keywords, e.g. "payout create"
         limit: most results (1-50)
     """
-    return search_catalogue(query, limit)
+    return search_catalogue_json(query, limit)
 
 
 @tool("read")

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Literal
 
 from servicegym.world_state.core import Entity, World, parse_time
-from servicegym.world_state.tools import ToolError
+from servicegym.world_state.tools import RawJson, ToolError, dumps, json_array
 
 PRODUCTS = ("payouts", "refunds", "reserves", "reviews")
 REGIONS = ("US", "EU", "UK", "APAC")
@@ -465,3 +467,134 @@ def _background(variant: int) -> tuple[Document, ...]:
 def search_text(title: str, body: str) -> str:
     """A document's searchable text, lower-cased once (the strings cache their own hashes)."""
     return f"{title} {body}".casefold()
+
+
+# ----- search indexes ----------------------------------------------------------------------------
+
+
+class TextIndex:
+    """Keyword search over a fixed sequence of items, scored as ``sum(text.count(word) for word in
+    words)`` (substrings, as the tools always counted them): the texts are prepared once and each
+    word's counts, and each filter's item subset, cached, so a search costs in proportion to its
+    hits rather than to the number of items. Immutable but for those caches; shared freely."""
+
+    MAX_CACHED = 4096  # words (and filters) remembered; the cache starts afresh when full
+
+    __slots__ = ("items", "keys", "texts", "pos", "_encode", "_json", "_words", "_subsets")
+
+    def __init__(self, items: Iterable[Any], key: Callable[[Any], str], text: Callable[[Any], str],
+                 encode: Callable[[Any], str]) -> None:
+        self.items = tuple(items)
+        self.keys = [key(x) for x in self.items]
+        self.texts = [text(x) for x in self.items]
+        self.pos = {k: i for i, k in enumerate(self.keys)}
+        self._encode = encode
+        self._json: list[str | None] = [None] * len(self.items)
+        self._words: dict[str, dict[int, int]] = {}
+        self._subsets: dict[Any, frozenset[int]] = {}
+
+    def counts(self, word: str) -> dict[int, int]:
+        """Position -> occurrences of ``word``, for the items that hold it (do not change it)."""
+        hit = self._words.get(word)
+        if hit is None:
+            hit = {i: c for i, c in enumerate(map(str.count, self.texts, repeat(word))) if c}
+            if len(self._words) >= self.MAX_CACHED:
+                self._words.clear()
+            self._words[word] = hit
+        return hit
+
+    def scores(self, words: list[str]) -> dict[int, int]:
+        if len(words) == 1:
+            return self.counts(words[0])
+        out: dict[int, int] = {}
+        get = out.get
+        for w in words:
+            for i, c in self.counts(w).items():
+                out[i] = get(i, 0) + c
+        return out
+
+    def subset(self, key: Any, keep: Callable[[Any], bool]) -> frozenset[int]:
+        """Positions of the items ``keep`` accepts, cached under ``key``."""
+        hit = self._subsets.get(key)
+        if hit is None:
+            hit = frozenset(i for i, x in enumerate(self.items) if keep(x))
+            if len(self._subsets) >= self.MAX_CACHED:
+                self._subsets.clear()
+            self._subsets[key] = hit
+        return hit
+
+    def json(self, i: int) -> str:
+        """The item's result JSON (``dumps`` of its summary), encoded once."""
+        text = self._json[i]
+        if text is None:
+            text = self._json[i] = self._encode(self.items[i])
+        return text
+
+
+def document_summary(d: Document) -> dict[str, Any]:
+    """How ``search_documents`` lists a document."""
+    return {"id": d.id, "title": d.title, "product": d.product, "region": d.region, "tier": d.tier, "currency": d.currency,
+            "version": d.version, "effective_from": d.effective_from, "supersedes": d.supersedes}
+
+
+def document_index(docs: Iterable[Document]) -> TextIndex:
+    return TextIndex(docs, lambda d: d.id, lambda d: search_text(d.title, d.body), lambda d: dumps(document_summary(d)))
+
+
+@lru_cache(maxsize=KB_VARIANTS)
+def background_index(variant: int) -> TextIndex:
+    """The search index of one background knowledge base, built once per process and shared by
+    every world drawn from it."""
+    return document_index(_background(variant % KB_VARIANTS))
+
+
+class DocumentIndex:
+    """What ``search_documents`` reads for one documents table (``rows``, the dict itself: world
+    copies share it until one changes its documents, so episodes share the index): the background
+    knowledge base's shared index less the documents this table does not hold, plus an index of
+    the table's own documents (the task's pinned ones and the procedures). Results equal a scan of
+    the table: sorted by (-score, id), ids being unique."""
+
+    __slots__ = ("rows", "parts")
+
+    def __init__(self, rows: dict[str, Document], shared: TextIndex | None = None) -> None:
+        self.rows = rows
+        parts: list[tuple[TextIndex, frozenset[int]]] = []
+        own = list(rows.values())
+        if shared is not None:
+            skip = frozenset(i for i, d in enumerate(shared.items) if rows.get(d.id) is not d)
+            if len(skip) < len(shared.items):
+                parts.append((shared, skip))
+                own = [d for d in own if (i := shared.pos.get(d.id)) is None or i in skip]
+        parts.append((document_index(own), frozenset()))
+        self.parts = parts
+
+    def search(self, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
+        key = tuple(filters)
+        hits: list[tuple[int, str, int, int]] = []
+        for n, (index, skip) in enumerate(self.parts):
+            allowed = index.subset(key, lambda d: all(getattr(d, k) in (v, "*") for k, v in filters)) if filters else None
+            if words:
+                keys = index.keys
+                for i, s in index.scores(words).items():
+                    if (allowed is None or i in allowed) and i not in skip:
+                        hits.append((-s, keys[i], n, i))
+            else:
+                keys = index.keys
+                for i in (range(len(keys)) if allowed is None else allowed):
+                    if i not in skip:
+                        hits.append((0, keys[i], n, i))
+        hits.sort()  # (-score, id) is unique: the rest of the tuple never decides
+        parts = self.parts
+        return json_array([parts[n][0].json(i) for _, _, n, i in hits[:limit]])
+
+
+def document_search(world: World, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
+    """``search_documents`` over ``world``'s documents table, through its index (built when the
+    world is, or here when the table is not the one it indexes)."""
+    rows = world.table("documents").rows
+    index = world.extra.get("_doc_index")
+    if index is None or index.rows is not rows:
+        index = DocumentIndex(rows, index.parts[0][0] if index is not None and len(index.parts) > 1 else None)
+        world.extra["_doc_index"] = index
+    return index.search(words, filters, limit)

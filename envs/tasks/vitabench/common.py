@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from servicegym.envs.tasks.model import SkippedTask, Task, TaskFileError, field_path
+from servicegym.envs.tasks.vitabench.nl_items import nl_items, process_calls
 from servicegym.envs.tasks.vitabench.time_rubric import time_items
+from servicegym.rewards.nl_rubric import item_context
 from servicegym.rewards.rubric import EpisodeView, RubricItem, score_rubric
 from servicegym.rewards.vitabench import (
     GoldState,
@@ -337,8 +339,9 @@ def _clear_task_key(task_id: str, initial_ids: set[str], prefixes: tuple[str, ..
     return key
 
 
-def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem], toolkit: Toolkit) -> tuple[bool, list[str]]:
-    """Run the golden tool calls on a copy of the world; success and what went wrong."""
+def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem],
+            toolkit: Toolkit) -> tuple[bool, list[str], dict[str, float]]:
+    """Run the golden tool calls on a copy of the world; success, what went wrong, the score."""
     live = world.copy()
     history = History()
     problems = []
@@ -354,8 +357,8 @@ def _replay(actions: list[str], world: DeliveryWorld, rubric: list[RubricItem], 
     if not success:
         problems.extend(best_state(view, rubric[0].params).problems)
         problems.extend(f"{i.name} ({i.description!r}) fails" for i in rubric
-                        if i.kind == "nl_time_window" and not score[f"rubric/{i.name}"])
-    return success, problems
+                        if i.kind.startswith("nl_") and not score[f"rubric/{i.name}"])
+    return success, problems, score
 
 
 def vitabench_release(spec: dict[str, Any]) -> str:
@@ -425,36 +428,56 @@ class UnsolvableTask(Exception):
 
 def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any], world: Any, states: list[GoldState],
                     notes: _Notes, toolkit: Toolkit, golden_for: Callable[[GoldState], list[str]]) -> Task:
-    """The task of converted expected states: the three matching rubric items, and the golden
-    route of the first state whose replay succeeds; ``UnsolvableTask`` when none does. The
-    rubric's time items become items of their own (``time_rubric.py``)."""
-    states, timed = time_items(nl_rubric(raw), states, world, notes)
-    params = {"states": [s.model_dump(mode="json") for s in states], "initial_order_ids": sorted(world.table("orders").rows)}
-    rubric = [
-        RubricItem(name="required_orders", kind="required_orders", params=params,
-                   description="every required order, booking and reservation of an expected state is in the final database"),
-        RubricItem(name="no_unrequested_orders", kind="no_unrequested_orders", params=params,
-                   description="no order, booking or reservation beyond the expected state's is left active"),
-        RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
-                   description="pre-existing records the expected state does not mention are unchanged"),
-    ]
-    rubric += [t.rubric_item(params) for t in timed]
-    golden: list[str] = []
-    first_problems: list[str] = []
-    unsolvable = ""
-    for k, state in enumerate(states):
-        actions = golden_for(state)
-        ok, problems = _replay(actions, world, rubric, toolkit)
-        if ok:
-            golden = actions
-            if k:
-                notes.add(f"golden route reaches expected state {k}; the earlier ones are unreachable")
+    """The task of converted expected states: the three matching rubric items, the rubric's
+    compiled natural-language items (time windows: ``time_rubric.py``; every other kind:
+    ``nl_items.py``), and the golden route of the first state whose replay succeeds;
+    ``UnsolvableTask`` when none does. A compiled item the golden route of no state meets, while
+    the gold matching passes, is the rubric read in a way the gold does not bear out: it is left to
+    the judge (noted) and the task converted again without it; a last try leaves every compiled
+    item but the time windows to the judge, as before they were compiled."""
+    nl = nl_rubric(raw)
+    context = item_context(world, toolkit.names)
+    exclude: set[int] = set()
+    dropped: list[str] = []
+    first: tuple[Any, ...] | None = None
+    for attempt in range(3):
+        tries = _Notes()
+        masked = [t if k not in exclude else "" for k, t in enumerate(nl)]
+        timed_states, timed = time_items(masked, states, world, tries, context)
+        by_time = {s: {f"{r['table']}:{r['id']}" for t in timed for r in t.refs.get(s, [])} for s in range(len(states))}
+        final_states, others = nl_items(masked, timed_states, world, tries, context, by_time)
+        golden, route_notes, unsolvable, failing = _golden_route(final_states, timed, others, world, toolkit, golden_for)
+        first = first or (tries, timed, final_states, others, golden, route_notes, unsolvable)
+        if unsolvable and attempt == 2:
+            # leaving items to the judge did not help: the gold itself is out of reach, keep them all
+            tries, timed, final_states, others, golden, route_notes, unsolvable = first
+            dropped = []
+        if not unsolvable or attempt == 2:
             break
-        if k == 0:
-            golden, first_problems = actions, problems
-    else:
-        unsolvable = "no golden route reaches an expected state: " + "; ".join(first_problems)
-        notes.add(unsolvable)
+        compiled_others = {o.index for o in others}
+        if attempt == 0 and failing:
+            exclude |= failing
+            dropped += [f"rubric item {k} ({nl[k]!r}) compiles, but no golden route meets it; it is left to the LLM judge"
+                        for k in sorted(failing)]
+        elif compiled_others:
+            exclude |= compiled_others
+            dropped.append("no golden route meets the rubric's compiled items together: only its time items are "
+                           "checked by code")
+        else:
+            tries, timed, final_states, others, golden, route_notes, unsolvable = first
+            dropped = []
+            break
+    for n in tries.items:
+        notes.add(n)
+    for n in dropped:
+        notes.add(n)
+    checked = sorted([*timed, *others], key=lambda i: i.index)
+    if checked:
+        notes.add(f"natural-language rubric: {len({i.index for i in checked})} of {len(nl)} items checked by code "
+                  f"({', '.join(i.name for i in checked)})")
+    for n in route_notes:
+        notes.add(n)
+    rubric = _rubric(final_states, world, timed, others)
     if raw.message_history:
         notes.add(f"message_history of {len(raw.message_history)} messages ignored")
     task = Task(
@@ -466,7 +489,7 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         world=spec,
         user=make_user(raw.instructions, raw.user_scenario.user_profile, language),
         rubric=rubric,
-        nl_rubric=nl_rubric(raw),
+        nl_rubric=nl,
         golden_actions=golden,
         notes=notes.items,
     )
@@ -474,3 +497,53 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
     if unsolvable:
         raise UnsolvableTask(unsolvable, task)
     return task
+
+
+def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[Any]) -> list[RubricItem]:
+    """The three order-matching items and the compiled natural-language ones, sharing the states."""
+    params: dict[str, Any] = {"states": [s.model_dump(mode="json") for s in states],
+                              "initial_order_ids": sorted(world.table("orders").rows)}
+    if others:
+        # which compiled items are about which gold record: the matching prefers records meeting them
+        params["nl_specs"] = {str(o.index): o.spec.model_dump(mode="json") for o in others}
+        refs: dict[str, dict[str, list[int]]] = {}
+        for o in others:
+            for s, rs in o.refs.items():
+                for r in rs:
+                    refs.setdefault(str(s), {}).setdefault(f"{r['table']}:{r['id']}", []).append(o.index)
+        params["nl_refs"] = refs
+    rubric = [
+        RubricItem(name="required_orders", kind="required_orders", params=params,
+                   description="every required order, booking and reservation of an expected state is in the final database"),
+        RubricItem(name="no_unrequested_orders", kind="no_unrequested_orders", params=params,
+                   description="no order, booking or reservation beyond the expected state's is left active"),
+        RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
+                   description="pre-existing records the expected state does not mention are unchanged"),
+    ]
+    items = sorted([*timed, *others], key=lambda i: i.index)
+    return rubric + [i.rubric_item(params) for i in items]
+
+
+def _golden_route(states: list[GoldState], timed: list[Any], others: list[Any], world: Any, toolkit: Toolkit,
+                  golden_for: Callable[[GoldState], list[str]]) -> tuple[list[str], list[str], str, set[int]]:
+    """The golden route of the first state whose replay succeeds (the process items' look-ups
+    first): the actions, the notes to keep, why none succeeds ("" when one does), and the compiled
+    items failing in the first state's replay while its order matching passes."""
+    rubric = _rubric(states, world, timed, others)
+    lookups = process_calls(others, world, toolkit.names)
+    golden: list[str] = []
+    first_problems: list[str] = []
+    failing: set[int] = set()
+    for k, state in enumerate(states):
+        actions = lookups + golden_for(state)
+        ok, problems, score = _replay(actions, world, rubric, toolkit)
+        if ok:
+            reached = [f"golden route reaches expected state {k}; the earlier ones are unreachable"] if k else []
+            return actions, reached, "", set()
+        if k == 0:
+            golden, first_problems = actions, problems
+            base = ("required_orders", "no_unrequested_orders", "untouched_orders")
+            if all(score.get(f"rubric/{b}") for b in base):
+                failing = {i.params["nl_index"] for i in rubric if i.kind.startswith("nl_") and not score[f"rubric/{i.name}"]}
+    why = "no golden route reaches an expected state: " + "; ".join(first_problems)
+    return golden, [why], why, failing
