@@ -16,11 +16,11 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from test_workspace_tools import ALICE, BOB, KIT, make_world
 
 from servicegym.world_state.core import History
 from servicegym.world_state.tools import dependency_graph
 from servicegym.world_state.workspace import COMMON_TOOLS, MAX_FILE_CHARS, PERSONAS, persona_tools
+from tests.world_state.test_workspace_tools import ALICE, BOB, KIT, make_world
 
 HUGE = "x" * (MAX_FILE_CHARS + 1)
 FILES = ["todo.txt", "reports/weekly.md", "data/expenses.csv", "data/config.json", "archive/2025/old.md",
