@@ -68,6 +68,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from servicegym.world_state.text import scrub
+
 __all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "MAX_JSON_DEPTH", "LLMConfig", "ChatResult", "LLMError",
            "LLMClient", "EpisodeBudget", "aclose_clients", "add_usage", "canonical_json", "loads_json",
            "parse_completion", "request_key"]
@@ -681,16 +683,12 @@ class _Expired(Exception):
     """The call's deadline (or the episode's budget) passed during an attempt."""
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # a JSON string (an unterminated one runs to the end: the pattern never fails, so it never backtracks),
 # an opening bracket (group 1) or a closing one (group 2)
 _JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)|([\[{])|([\]}])', re.S)
 
 
-def _safe(text: str) -> str:
-    """``text`` with each lone surrogate (valid in JSON as ``"\\ud800"``, not encodable as UTF-8)
-    replaced by U+FFFD, so whatever holds it (transcripts, records, cache files) encodes."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+_safe = scrub  # lone surrogates to U+FFFD: the one mechanism of world_state/text.py
 
 
 def _nesting_exceeds(text: str, limit: int) -> bool:

@@ -8,9 +8,12 @@ U+FFFD (a well-formed surrogate pair becomes the character it encodes); everythi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 REPLACEMENT = "\ufffd"
+# a JSON escape of a UTF-16 surrogate: decoding it may leave a lone surrogate in a string
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def scrub(text: str) -> str:
@@ -38,3 +41,14 @@ def scrub_json(value: Any, depth: int = 0, max_depth: int = 64) -> Any:
     if isinstance(value, list):
         return [scrub_json(v, depth + 1, max_depth) for v in value]
     return value
+
+
+def scrub_decoded(raw: str, value: Any) -> Any:
+    """``value``, decoded from the JSON text ``raw``, with its strings scrubbed when ``raw`` holds a
+    surrogate escape (``"\\ud83d"``); untouched otherwise (one fast scan of ``raw``)."""
+    return scrub_json(value) if has_surrogate_escape(raw) else value
+
+
+def has_surrogate_escape(raw: str) -> bool:
+    """Whether JSON text ``raw`` holds a surrogate escape such as ``"\\ud83d"``."""
+    return "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None

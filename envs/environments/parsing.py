@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from servicegym.world_state.text import scrub, scrub_json
+from servicegym.world_state.text import has_surrogate_escape, scrub, scrub_json
 
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
@@ -38,8 +38,6 @@ MAX_FAILED_DECODES = 64
 MAX_NESTING = 4
 MAX_ACTION_CHARS = 1 << 20  # one action (= the action space's max_length)
 MAX_TOOL_CALLS = 32  # tool calls in one action
-# a JSON escape of a UTF-16 surrogate (decoding it may leave a lone surrogate in a string)
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +171,7 @@ def parse_action(action: Any) -> ParsedAction:
         if fast is not None and "\\u" not in action:
             return fast  # one call: no limit or emptiness check applies
         out = fast if fast is not None else _parse(action)
-        if "\\u" in action and _SURROGATE_ESCAPE.search(action):
+        if has_surrogate_escape(action):
             out.tool_calls = [ToolCall(scrub(c.name), scrub_json(c.arguments), scrub(c.call_id)) for c in out.tool_calls]
             out.message = scrub(out.message)
     else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_
 
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.scripted_user import UserScript
-from servicegym.world_state.text import scrub_json
+from servicegym.world_state.text import scrub_decoded
 
 TASK_FILE_FORMAT = "servicegym-tasks"
 
@@ -122,7 +121,6 @@ def field_path(err: ValidationError) -> str:
 
 
 MAX_TASK_FILE_CHARS = 256 * 2**20  # a task file is read whole; larger ones are refused unread
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def read_json(path: Path) -> Any:
@@ -141,7 +139,7 @@ def read_json(path: Path) -> Any:
         raise TaskFileError(f"{path}: not a JSON task file (nested too deeply to read)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as err:
         raise TaskFileError(f"{path}: not a JSON task file ({err})") from None
-    return scrub_json(data) if "\\u" in text and _SURROGATE_ESCAPE.search(text) else data
+    return scrub_decoded(text, data)
 
 
 def save_task_file(tasks: list[Task], path: str | os.PathLike[str]) -> None:
