@@ -255,7 +255,12 @@ _SUBJ_DELIVERY = re.compile(
 _SUBJ_VISIT = re.compile(
     r"\b(?:reservation|appointment|booking|visit|visiting|dining|check-in) (?:time|date)s?\b"
     r"|\btime (?:of|for|in) (?:the |a |an |your |this )?(?:[a-z'-]{1,20} ){0,4}(?:reservation|appointment|booking|visit)\b"
+    r"|\b(?:reservations?|appointments?|bookings?|visits?)\b[a-z' -]{0,30}?\b(?:scheduled|booked|made|set|arranged|placed)"
+    r" (?:for|at|on)\b"
+    r"|\b(?:make|makes|making|book|books|booking|reserve|reserves|reserving|schedule|schedules|scheduling) "
+    r"(?:a |an |the )?(?:[a-z'-]{1,20} ){0,3}(?:reservation|appointment|booking|table|visit|seat)s?\b"
     r"|预约时间|预订时间|预定时间|到店时间|订座时间|就餐时间|预约日期|预订日期|预约的时间|预订的时间|到店"
+    r"|(?:预约|预订|预定|订座)(?:在|于)"
 )
 _SUBJ_ARRIVAL = re.compile(r"\barriv(?:e|es|ed|ing|al)\b|到达|抵达")
 
@@ -1331,32 +1336,80 @@ def spice_levels(text: str) -> set[int]:
     return found
 
 
-_NEG_BEFORE = re.compile(r"(?:\bno|\bwithout|\bnot|\bdon't|\bskip|不要|不加|不放|别放|别加|免|去掉|去)\s*$")
-_MORE_BEFORE = re.compile(r"(?:\bextra|\badd|\bmore|\badditional|\bdouble|多放|多加|加|多|双份)\s*$")
+# Note polarity: each content word of a clause takes the sign of the marker before it: -2 "no",
+# -1 "less", +1 "extra"/"with", 0 none. A negation carries over an "extra" right after it ("do not
+# provide an extra set", "不要多要") and ends at the clause's end.
+_EN_MARKERS = (
+    (-2, r"no|not|non|without|never|don't|dont|do not|doesn't|skip|avoid|hold the|none|free of|remove|omit"),
+    (-1, r"less|fewer|little|light|lightly|low|reduced|half|slightly"),
+    (1, r"extra|more|additional|add|added|double|plenty of|lots of|with|include|includes|including"),
+)
+_ZH_MARKERS = (
+    (-2, r"不要|不用|不需要|无需|不加|不放|不含|别放|别加|去掉|去除|没有|(?<![送拿过回上下进出])去|不|免|无|别|没"),
+    (-1, r"少放|少加|少|微|半|淡"),
+    (1, r"多放|多加|多要|加量|双份|多|加|有"),
+)
+_MARKER_RE = re.compile(
+    "|".join(rf"(?P<en{i}>\b(?:{alt})\b)" for i, (_s, alt) in enumerate(_EN_MARKERS))
+    + "|" + "|".join(f"(?P<zh{i}>{alt})" for i, (_s, alt) in enumerate(_ZH_MARKERS))
+    + r"|(?P<cut>[,.;!?，。；！？、\n]|\b(?:and|but|also|then)\b|并且|而且|但是|但|另外|然后|并|和)"
+    + r"|(?P<word>[a-z0-9]+(?:'[a-z]+)?)|(?P<zh>[\u4e00-\u9fff])")
+_SIGN_OF = {f"en{i}": s for i, (s, _a) in enumerate(_EN_MARKERS)} | {f"zh{i}": s for i, (s, _a) in enumerate(_ZH_MARKERS)}
+# words that neither carry content nor end a negation's reach ("do not *provide an* extra ...")
+_NOTE_FILLER = frozenset({"a", "an", "the", "any", "some", "please", "provide", "put", "give", "want", "need", "it",
+                          "them", "me", "us", "too", "much", "so", "to", "be", "is", "are", "on", "of", "for", "in",
+                          "at", "kindly", "thank", "thanks", "you", "i", "we", "should", "must", "request",
+                          "requesting", "note", "order", "one", "set"})
 
 
-def _polarity(text: str) -> dict[str, str]:
-    """Content words said with "no"/"without"/"不要" (-) or "extra"/"add"/"多放" (+)."""
-    t = unicodedata.normalize("NFKC", text or "").casefold()
-    out: dict[str, str] = {}
-    for m in re.finditer(r"[a-z]{3,}|[\u4e00-\u9fff]{2}", t):
-        before = t[max(0, m.start() - 12):m.start()]
-        word = _stem(m.group()) if m.group().isascii() else m.group()
-        if _NEG_BEFORE.search(before):
-            out.setdefault(word, "-")
-        elif _MORE_BEFORE.search(before):
-            out.setdefault(word, "+")
+def _signed_units(text: str) -> dict[str, set[int]]:
+    """Each content unit of a note (English stem; Chinese character pair) -> the signs it is said with."""
+    t = unicodedata.normalize("NFKC", text or "").casefold().replace("’", "'")
+    t = re.sub(r"([a-z]+)-free\b", r"no \1", t).replace("-", " ")
+    out: dict[str, set[int]] = {}
+    sign, neg_open, run = 0, False, ""  # neg_open: a negation with no content word after it yet
+
+    def flush() -> None:
+        for u in [run[i:i + 2] for i in range(len(run) - 1)] or ([run] if run else []):
+            out.setdefault(u, set()).add(sign)
+
+    for m in _MARKER_RE.finditer(t):
+        kind = m.lastgroup or ""
+        if kind == "zh":  # Chinese characters gather into a run; its character pairs are the units
+            run += m.group()
+            neg_open = False
+            continue
+        flush()
+        run = ""
+        if kind == "cut":
+            sign, neg_open = 0, False
+        elif kind in _SIGN_OF:
+            s = _SIGN_OF[kind]
+            if s == -2:
+                sign, neg_open = -2, True
+            elif not (neg_open and sign == -2):
+                sign = s
+        elif m.group() not in _NOTE_FILLER:
+            out.setdefault(_stem(m.group()), set()).add(sign)
+            neg_open = False
+    flush()
     return out
 
 
 def contradicts(wanted: str, said: str) -> bool:
-    """Whether ``said`` (an order note) contradicts ``wanted``: another spice level, or "extra X"
-    where "no X" is wanted (and the reverse)."""
+    """Whether ``said`` (an order note) contradicts ``wanted``: another spice level; "extra X" or
+    "with X" where "no X" or "less X" is wanted (and the reverse); or "no X" / "less X" where X is
+    simply asked for ("please do not cut it in half" against "cut it in half")."""
     a, b = spice_levels(wanted), spice_levels(said)
     if a and b and not a & b:
         return True
-    pa, pb = _polarity(wanted), _polarity(said)
-    return any(w in pb and pb[w] != sign for w, sign in pa.items())
+    sa, sb = _signed_units(wanted), _signed_units(said)
+    for unit, want in sa.items():
+        for w in want:
+            for s in sb.get(unit, ()):
+                if w < 0 < s or (w > 0 or w == 0) and s < 0:
+                    return True
+    return False
 
 
 def _content_units(text: str) -> list[str]:
@@ -1530,8 +1583,18 @@ _ACTIONS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 )
 
 
+# where the object of a query ends and its purpose or expected result begins ("user behavior
+# history | to find previously visited restaurants, with the result being X")
+_PROC_PURPOSE = re.compile(r"\s+(?:to (?:find|see|identify|determine|learn|get|confirm|know|decide|choose|select|pick|"
+                           r"locate|obtain|check)|in order to|so (?:that|as)|with the result|,)|[，,]|以便|以确定|以找到|"
+                           r"来确定|来找到|从而|结果")
+
+
 def _process(obj: str, ctx: ItemContext) -> ProcessSpec:
-    actions = [(name, tools) for name, rx, tools in _ACTIONS if rx.search(obj)]
+    core = _PROC_PURPOSE.split(obj, maxsplit=1)[0]
+    actions = [(name, tools) for name, rx, tools in _ACTIONS if rx.search(core)]
+    if not actions:  # the object alone names nothing: what the query is for may
+        actions = [(name, tools) for name, rx, tools in _ACTIONS if rx.search(obj)]
     if not actions:
         raise _Unclear
     tools = sorted({t for _, ts in actions for t in ts if not ctx.tools or t in ctx.tools})
@@ -1563,11 +1626,33 @@ def compile_item(text: str, context: ItemContext | datetime) -> Any | None:
         return memo[text]
     try:
         spec = _compile_item(text, ctx)
+        if spec is None:
+            spec = _compile_pieces(text, ctx)
     except Exception:  # noqa: BLE001  an item that does not parse is the judge's, whatever went wrong
         spec = None
     if isinstance(text, str):
         memo[text] = spec
     return spec
+
+
+def _compile_pieces(text: str, ctx: ItemContext) -> Any | None:
+    """An item of requirements joined by semicolons ("Must query the history ...; the restaurant
+    must be X"), when every piece compiles and no piece is a time: all of them."""
+    if not isinstance(text, str) or len(text) > MAX_ITEM_CHARS:
+        return None
+    pieces = [x for x in re.split(r"\s*[;；]\s*", text) if x.strip(" .。")]
+    if len(pieces) < 2:
+        return None
+    parts: list[Any] = []
+    for piece in pieces:
+        spec = _compile_item(piece, ctx)
+        if spec is None or isinstance(spec, TimeWindow):
+            return None
+        parts += spec_parts(spec)
+    unique = [parse_spec(json.loads(x)) for x in dict.fromkeys(x.model_dump_json() for x in parts)]
+    about = next((x.about for x in unique if getattr(x, "about", "")), "")
+    spec = AllOf(parts=unique, about=about) if len(unique) > 1 else unique[0]
+    return spec if spec_target(spec) is not None else None
 
 
 def _compile_item(text: str, ctx: ItemContext) -> Any | None:
@@ -1819,9 +1904,14 @@ def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
 # ----- notes ----------------------------------------------------------------------------------------
 _NOTE_WORD = re.compile(r"\b(?:notes?|remarks?|comments?)\b")
 _NOTE_BEFORE = re.compile(r"\b(?:should|must|needs? to|has to|have to|needs?)\s+(?:also\s+)?(?:include|contain|have|add|carry|"
-                          r"come with|be placed with|specify|state|mention)?\s*(?:an? |the )?(?:order )?$")
+                          r"come with|be placed with|specify|state|mention)?\s*(?:an? |the )?"
+                          r"(?:(?:special|clear|short|brief|additional|separate|order|delivery|merchant) )*$")
 _NOTE_AFTER = re.compile(r"^(?:\s+(?:field|section))?\s*(?:requesting|asking(?: for)?|saying|that says|stating|that states|"
                          r"specifying|mentioning|indicating|reading|of|to request|to ask for|with|for|about|that|:)\s*(?P<x>.+)$")
+# "Add a note to the X order: Y" / "Add note for X requesting Y"
+_NOTE_ADD = re.compile(r"^(?:please\s+)?(?:add|include|leave|write|put)\s+(?:an?\s+|the\s+)?(?:(?:special|order)\s+)?"
+                       r"(?:notes?|remarks?)\s+(?:to|for|on|in)\s+(?P<s>.+?)(?:\s*:\s*|\s+(?:requesting|asking for|saying|"
+                       r"stating|that says|specifying)\s+)(?P<x>.+)$")
 _NOTE_SAYS = re.compile(r"\s+(?:should|must)\s+(?:say|state|read|include|contain|mention|request|ask for|be)\s*:?\s*")
 _NOTE_ZH = re.compile(r"^(?P<s>.*?)(?:应该|应当|应|必须|需要|须|要)?(?:添加|加上|写上|注明|填写|增加|在)?(?:订单)?备注(?:中|里|上)?"
                       r"(?:应|应该|需要)?(?:修改为|改为|更新为|变更为|写明|注明|说明|写|为|是|内容为|要求|请求|提出)?[：:]?"
@@ -1842,7 +1932,16 @@ def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
         before = _NOTE_BEFORE.search(c[:w.start()]) if w else None
         after = _NOTE_AFTER.match(c[w.end():]) if w and before else None
         says = _NOTE_SAYS.search(c, w.end()) if w and after is None else None
-        if after is not None and before is not None:
+        add = _NOTE_ADD.match(c)
+        # "X should note 'Y'": the word is the verb, what follows is what the note says
+        verb = (w is not None and before is not None and after is None and says is None
+                and re.search(r"\b(?:should|must|needs? to|has to)\s+$", c[:w.start()]) is not None
+                and c[w.start():w.end()] == "note")
+        if add is not None:
+            subject, x = add.group("s"), add.group("x")
+        elif verb and w is not None and before is not None:
+            subject, x = c[:before.start()], c[w.end():]
+        elif after is not None and before is not None:
             subject, x = c[:before.start()], after.group("x")
         elif says is not None:
             subject, x = c[:says.start()], c[says.end():]

@@ -102,6 +102,10 @@ class InStoreEnv(LifeServiceEnv):
       (addresses, stores, features, counts, prices, notes, statuses, look-ups: ``rubric/nl_<kind>_<k>``;
       only the rest goes to ``judge="llm"``), and the tools follow VitaBench of the
       file's release (every match ranked, its caps and cancel rules); generated tasks unchanged.
+    * v0, before the first published release: VitaBench-file scoring only: a time item is tied to
+      its order through the rubric's other items about its subject, a note negating or reversing
+      the requested one fails its note item, look-ups are read from the object of the query, and
+      visits said as "scheduled for"/"make a reservation ... for" are time items.
     """
 
     domain = "instore"

@@ -100,6 +100,10 @@ class TravelEnv(LifeServiceEnv):
       skipped with their reason), natural-language time items decide delivery and visit times
       (``rubric/nl_time_<k>``, ``rubric_nl_coverage``), and the tools follow VitaBench of the
       file's release (every match ranked, its caps and cancel rules); generated tasks unchanged.
+    * v0, before the first published release: VitaBench-file scoring only: a time item is tied to
+      its order through the rubric's other items about its subject, a note negating or reversing
+      the requested one fails its note item, look-ups are read from the object of the query, and
+      visits said as "scheduled for"/"make a reservation ... for" are time items.
     """
 
     domain = "travel"

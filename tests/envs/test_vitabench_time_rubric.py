@@ -192,6 +192,37 @@ def test_items_resolve_to_the_order_they_name(tmp_path: Path) -> None:
     assert all(rec["score"][f"rubric/{i.name}"] == 0.0 for i in items.values())
 
 
+def test_item_tied_through_the_items_that_share_its_subject(tmp_path: Path) -> None:
+    # the time item names no product or store; another item about "the user's personal meal" does
+    text = "The delivery time for the user's personal meal should be around 13:00"
+    raw = _task_with([text, "The user's personal meal should be ordered from Tea Corner",
+                      "The delivery address for the user's personal meal should be the home address"], tea_order=True)
+    env = _env(tmp_path, raw)
+    task = env.unwrapped.source.get(TID)
+    (item,) = [i for i in _time_items(task) if i.description == text]
+    assert item.params["refs"]["0"][0]["id"] == f"{TID}T03"
+    assert _play(env, task.golden_actions)["success"]
+    # the tea three hours late fails the item the tea order was tied to
+    rec = _play(env, _shift(task.golden_actions, 180, {1}))
+    assert not rec["success"] and rec["score"][f"rubric/{item.name}"] == 0.0
+
+
+def test_item_tied_to_the_one_order_another_window_leaves(tmp_path: Path) -> None:
+    # "the afternoon order" names nothing; the tea order is tied to "before 12:00", which admits no
+    # time in common with "around 14:30", so the afternoon order is the noodles
+    afternoon = "The delivery time for the afternoon order should be around 14:30"
+    tea = "The delivery time for the jasmine tea order should be before 12:00"
+    raw = _task_with([afternoon, tea], tea_order=True)
+    raw["environment"]["stores"]["S2"]["products"][0]["name"] = "Jasmine Tea"
+    env = _env(tmp_path, raw)
+    task = env.unwrapped.source.get(TID)
+    items = {i.description: i for i in _time_items(task)}
+    assert items[afternoon].params["refs"]["0"][0]["id"] == f"{TID}T01"
+    assert items[tea].params["refs"]["0"][0]["id"] == f"{TID}T03"
+    assert _play(env, task.golden_actions)["success"]
+    assert not _play(env, _shift(task.golden_actions, -150, {0}))["success"]  # the noodles at noon
+
+
 def test_unresolvable_item_is_left_to_the_judge(tmp_path: Path) -> None:
     text = "The delivery time for the order should be around 13:00"
     env = _env(tmp_path, _task_with([text], tea_order=True))

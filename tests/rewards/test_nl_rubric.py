@@ -45,6 +45,12 @@ CASES: list[tuple[str, str, str, str | None, str | None]] = [
     ("The expected delivery time should be no later than 6:45 p.m. on June 21, 2025", "delivery", "before",
      None, "2025-06-21 18:45"),
     ("Delivery must happen by 7pm tomorrow", "delivery", "before", None, "2025-06-22 19:00"),
+    # a visit said as making or scheduling it; the weekday beside the date is context
+    ("The table reservation needs to be scheduled for Sunday at 6:00 PM (2025-06-22 18:00)", "visit", "exact",
+     "2025-06-22 18:00", "2025-06-22 18:00"),
+    ("Need to make a reservation at the noodle house for 8:00 PM (2025-06-21 20:00)", "visit", "exact",
+     "2025-06-21 20:00", "2025-06-21 20:00"),
+    ("按摩店预约在明天下午3点", "visit", "exact", "2025-06-22 15:00", "2025-06-22 15:00"),
     ("The order should be delivered after 2:30 PM", "delivery", "after", "2025-06-21 14:30", None),
     ("The estimated delivery time should be between 17:30 and 18:15 on 21 June 2025", "delivery", "between",
      "2025-06-21 17:30", "2025-06-21 18:15"),
@@ -361,6 +367,11 @@ KIND_CASES: list[tuple[str, str, Any]] = [
      lambda s: "get_user_historical_behaviors" in s.parts[0].tools and s.parts[1].place_ids == ["S1"]),
     ("Must check the weather forecast for tomorrow", "process", lambda s: s.tools == ["weather"]),
     ("需要查询用户的历史订单", "process", lambda s: "get_user_historical_behaviors" in s.tools),
+    # the object of the query, not what it is for, names the tools; a semicolon joins two demands
+    ("Must query user behavior history to find previously visited noodle restaurants, with the result being Noodle "
+     "House; the restaurant must be Noodle House", "all_of",
+     lambda s: "get_user_historical_behaviors" in s.parts[0].tools
+     and "delivery_store_search_recommend" not in s.parts[0].tools and s.parts[1].place_ids == ["S1"]),
     ("Should check the date of Mother's Day; the order should be from Tea Corner", "all_of",
      lambda s: set(s.parts[0].tools) == {"get_holiday_date", "get_date_holiday_info"}),
     # stores: a name the world knows, a chain by the start of its names, negated
@@ -494,6 +505,29 @@ def test_notes_and_contradictions() -> None:
     assert not nl_rubric.note_carries("disposable gloves", "")
     assert not nl_rubric.note_carries("two sets of cutlery", "please ring the bell")
     assert nl_rubric.contradicts("微辣", "多辣谢谢") and not nl_rubric.contradicts("微辣", "少放辣")
+
+    # a note that negates, lessens or adds what the item asks, in either language
+    for wanted, said in [("disposable gloves", "Please do not provide disposable gloves"),
+                         ("an extra set of cutlery", "Please do not provide an extra set of cutlery"),
+                         ("one soup without pearls", "One soup with pearls"),
+                         ("Less sauce", "Extra sauce"), ("extra cilantro", "Less cilantro"),
+                         ("Please leave it at the front desk", "Please do not leave it at the front desk"),
+                         ("多要一份餐具", "请不要多要一份餐具"), ("有一份四果汤不加珍珠", "请务必加有一份四果汤珍珠"),
+                         ("将煎饼切开成两半", "请不要将煎饼切开成两半"), ("少冰", "多冰")]:
+        assert nl_rubric.contradicts(wanted, said), (wanted, said)
+        assert not nl_rubric.note_carries(wanted, said)
+    # saying the same thing, or more of something else, is no contradiction
+    for wanted, said in [("no cilantro, extra chili", "extra chili and no cilantro please"),
+                         ("disposable gloves", "extra disposable gloves please"),
+                         ("不要香菜，多放辣", "多放辣，不要香菜"), ("Less ice", "less ice, no straw")]:
+        assert not nl_rubric.contradicts(wanted, said), (wanted, said)
+        assert nl_rubric.note_carries(wanted, said), (wanted, said)
+    # the note item's own wordings: an imperative, "note" as the verb, an adjective before "note"
+    for text, x in [("Add note to the noodle order: Extra spicy, thanks", "extra spicy, thanks"),
+                    ("The tea order should note 'Less ice'", "less ice"),
+                    ("The noodle order should include a special note requesting extra cilantro", "extra cilantro")]:
+        spec = K(text)
+        assert spec is not None and spec.kind == "note" and spec.text == x, (text, spec)
 
 
 def _order(lines: list[nl_rubric.LineFacts], **kw: Any) -> nl_rubric.RecordFacts:

@@ -11,7 +11,11 @@ the rubric contradicts. Here the rubric decides time:
    replaced or re-timed bookings and reservations for a visit time; either for an arrival), else
    the candidate whose products, store or shop the item names most distinctly (or whose kind of
    dish: "the drink order"), else, when every candidate has a gold time, the only one whose gold
-   time the window accepts;
+   time the window accepts; else the same read over the item together with the rubric's other
+   items about the same subject ("the dinner order" in "The dinner order should select Xiao
+   Chuniang" names the store the time item does not); else, once every other item is tied, the
+   only candidate not tied to an item whose window admits no common time with this one (the coffee
+   order "before 12:00" leaves the other order to "around 15:00");
    an item tied to nothing in every state is noted and left to the judge;
 3. a window no order could meet (it ends before the earliest possible arrival of the order placed
    now) is widened to that arrival, as the loader does for gold times, and noted; a visit window
@@ -89,16 +93,78 @@ def _head(text: str) -> str:
     return norm[:m.start()] if m else norm
 
 
-def _resolve(text: str, window: TimeWindow, cands: list[Gold], world: Any) -> Gold | None:
+def _resolve(text: str, window: TimeWindow, cands: list[Gold], world: Any, whole: bool = False) -> Gold | None:
     """The record a time item bounds (``rubric_refs.resolve``; its own test: the only candidate
-    whose gold time the window accepts, when every candidate has one)."""
+    whose gold time the window accepts, when every candidate has one); ``whole``: ``text`` is the
+    naming text already."""
 
     def agrees(g: Gold) -> bool | None:
         t = gold_time(g, world)
         return None if t is None else window.accepts(t, earliest(g, world))
 
-    tied = resolve(_head(text), cands, world, agrees)
+    tied = resolve(text if whole else _head(text), cands, world, agrees)
     return tied[0] if len(tied) == 1 else None
+
+
+_SUBJECT_EN = re.compile(r"\btime (?:for|of) (?P<s>.+?) (?:should|must|needs?|has to|is|are|to be|will)\b")
+_SUBJECT_ZH = re.compile(r"^(?P<s>.+?)的?(?:预计|预期|期望)?(?:送达|配送|到达|送餐|交付)时间")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{3,}")
+_SUBJECT_DROP = frozenset({"the", "a", "an", "this", "that"})
+_GENERIC = frozenset({"order", "orders", "delivery", "meal", "food", "takeout", "订单", "外卖", "餐"})
+_WORDS = re.compile(r"[a-z0-9]+(?:'s)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def _subject_words(text: str) -> list[str]:
+    """The words of a time item that name its record ("user's personal meal", "试镜结束后的下午外卖订单"),
+    English words singular; empty when they are only generic ("the order")."""
+    head = _head(text)
+    m = _SUBJECT_EN.search(head) or _SUBJECT_ZH.search(head)
+    if m is None:
+        return []
+    subject = m.group("s")
+    if _CJK_RUN.fullmatch(subject):  # "为满足母子晚餐需求的订单": its other items may drop "的订单"
+        subject = re.sub(r"(?:的)?(?:外卖)?(?:订单|外卖)$", "", subject)
+    words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "'s")) else w
+             for w in _WORDS.findall(subject) if w not in _SUBJECT_DROP]
+    return words if set(words) - _GENERIC else []
+
+
+def _mentions(text: str, words: list[str]) -> bool:
+    t = normalise(text)
+    if all(not w.isascii() for w in words):
+        return "".join(words) in t.replace("的", "") or "".join(words) in t
+    have = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "'s")) else w
+            for w in _WORDS.findall(t) if w not in _SUBJECT_DROP]
+    n = len(words)
+    return any(have[i:i + n] == words for i in range(len(have) - n + 1))
+
+
+def _co_text(k: int, nl: list[str], ctx: ItemContext) -> str:
+    """The rubric's other items about item ``k``'s subject (no time or address items: their words
+    name no record), joined."""
+    words = _subject_words(nl[k])
+    if not words:
+        return ""
+    out = []
+    for j, other in enumerate(nl):
+        if j == k or not isinstance(other, str) or not _mentions(other, words):
+            continue
+        spec = compile_item(other, ctx)
+        if isinstance(spec, TimeWindow) or getattr(spec, "kind", "") == "address" or _ADDRESS_WORD.search(other):
+            continue
+        out.append(normalise(other))
+    return " ".join(out)
+
+
+_ADDRESS_WORD = re.compile(r"\baddress\b|地址|送到|送至|配送到")
+
+
+def _disjoint(a: TimeWindow, b: TimeWindow, first: datetime) -> bool:
+    """Whether no time is accepted by both windows."""
+    (lo1, hi1), (lo2, hi2) = a.bounds(first), b.bounds(first)
+    lo = max([x for x in (lo1, lo2) if x is not None], default=None)
+    hi = min([x for x in (hi1, hi2) if x is not None], default=None)
+    return lo is not None and hi is not None and lo > hi
 
 
 def _aim(windows: list[TimeWindow], earliest: datetime) -> datetime | None:
@@ -131,6 +197,8 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
     ctx = context or ItemContext(now=world.clock.now)
     items: list[TimeItem] = []
     tied: dict[tuple[int, int], list[TimeItem]] = {}  # (state, gold position) -> items bounding it
+    pending: list[tuple[TimeItem, list[tuple[int, int, Gold]]]] = []
+    open_: dict[int, tuple[TimeItem, list[int]]] = {}  # item index -> (item, states it is not yet tied in)
     for k, text in enumerate(nl):
         window = compile_item(text, ctx)
         if not isinstance(window, TimeWindow):
@@ -139,10 +207,29 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
         golds: list[tuple[int, int, Gold]] = []
         for s, state in enumerate(states):
             pool = [*state.orders, *state.visits]
-            g = _resolve(text, window, candidates(state, window.subject), world)
+            cands = candidates(state, window.subject)
+            g = _resolve(text, window, cands, world)
+            if g is None and (co := _co_text(k, nl, ctx)):
+                g = _resolve(f"{_head(text)} {co}", window, cands, world, whole=True)
             if g is None:
+                open_.setdefault(k, (item, []))[1].append(s)
                 continue
             golds.append((s, next(i for i, x in enumerate(pool) if x is g), g))
+        pending.append((item, golds))
+    # an item still open in a state: the one candidate not tied to an item it cannot share a time with
+    for item, open_states in open_.values():
+        golds = next(gs for it, gs in pending if it is item)
+        for s in open_states:
+            state = states[s]
+            pool = [*state.orders, *state.visits]
+            cands = candidates(state, item.window.subject)
+            taken = {id(g) for it, gs in pending if it is not item for s2, _i, g in gs if s2 == s
+                     and _disjoint(it.window, item.window, earliest(g, world))}
+            free = [g for g in cands if id(g) not in taken]
+            if len(free) == 1 and len(cands) > 1:
+                golds.append((s, next(i for i, x in enumerate(pool) if x is free[0]), free[0]))
+    for item, golds in pending:
+        k, text, window = item.index, item.text, item.window
         if not golds:
             notes.add(f"rubric item {k} states a time ({window.describe()}) but no expected state tells which "
                       "order or visit it bounds; it is left to the LLM judge")
