@@ -586,6 +586,9 @@ JS = r"""
       ["proc", "comp", "sessions_passed", "sessions"].forEach(function (k) { used.add(k); });
       add(panel, c2);
     }
+    var finals = new Map();
+    var det = isObj(rec.details) && Array.isArray(rec.details.sessions) ? rec.details.sessions : [];
+    det.forEach(function (e) { if (isObj(e) && typeof e.index === "number") finals.set(e.index, e); });
     if (sessions.size) {
       var ids = Array.from(sessions.keys()).sort(function (a, b) { return a - b; });
       var passed = ids.filter(function (i) { return num(sessions.get(i).success) >= 1; }).length;
@@ -608,7 +611,17 @@ JS = r"""
           o.checks.forEach(function (c) { add(ul, item(c[0], c[1])); });
           add(b, ul);
         }
-        if (o.intents.length) {
+        // the final state of each intent, where the record keeps it (``details.sessions``)
+        var end = finals.get(i), states = end && isObj(end.intents) ? end.intents : null;
+        if (states && Object.keys(states).length) {
+          add(b, el("div", "group-name", "hidden intents (PROC)"));
+          var us = el("ul", "items");
+          Object.keys(states).forEach(function (id) {
+            var st = String(states[id]);
+            add(us, item(id.split(".").slice(-1)[0], st === "completed" || st === "inferred" ? 1 : 0, st));
+          });
+          add(b, us);
+        } else if (o.intents.length) {
           add(b, el("div", "group-name", "hidden intents (PROC)"));
           var ui = el("ul", "items");
           o.intents.forEach(function (c) { add(ui, item(c[0], c[1], num(c[1]) >= 1 ? "completed / inferred" : "provided / pending")); });

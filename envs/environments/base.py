@@ -548,6 +548,12 @@ class ToolUseEnv(gym.Env[str, str]):
         self._materialized = len(log)
         return out
 
+    def episode_details(self) -> dict[str, Any]:
+        """What the episode's outcome holds beyond ``info["score"]``'s floats, as plain JSON: a
+        rollout record keeps it as ``details`` and ``servicegym view`` shows it. Empty here; the
+        Workspace env gives each closed session's intents with their final states."""
+        return {}
+
     def episode_view(self) -> EpisodeView:
         agent = [e.content for e in self.history.messages("assistant")]
         return EpisodeView(world=self.world, initial=self._initial, history=self.history, agent_messages=agent)

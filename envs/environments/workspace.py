@@ -359,6 +359,12 @@ class WorkspaceEnv(ToolUseEnv):
         precursors = [] if self._single else spec["precursors"]
         return ws_rewards.session_result(k, spec["group"], precursors, states, self._cache.sessions[k - 1].checklist, view)
 
+    def episode_details(self) -> dict[str, Any]:
+        """``{"sessions": [...]}``: each closed session's ``session_end`` (index, success, PROC, own
+        PROC, COMP, ``intents`` {id: final state: completed, inferred, provided or pending},
+        ``checks``), in order; a session a truncation never reached has every intent pending."""
+        return {"sessions": [_session_end(self._results[j]) for j in sorted(self._results)]}
+
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, Any]]:
         """Closes the current session (``step`` turns it into the session's or episode's outcome)."""
         res = self._close_session(view, self._session, dict(self._wsuser.states))
@@ -373,8 +379,7 @@ class WorkspaceEnv(ToolUseEnv):
         res = self._results[k]
         reward = float(res.success)
         ws_rewards.pool(self._results)
-        info["session_end"] = {"index": k, "success": res.success, "proc": res.proc, "own_proc": res.own_proc, "comp": res.comp,
-                               "intents": dict(res.states), "checks": dict(res.checks)}
+        info["session_end"] = _session_end(res)
         if terminated and k < self._last:
             for key in ("termination_reason", "success", "score"):
                 info.pop(key, None)
@@ -394,3 +399,8 @@ class WorkspaceEnv(ToolUseEnv):
         info["success"] = all(r.success for r in self._results.values())
         info["score"] = self._fixed_score(score)
         return obs, reward, terminated, truncated, info
+
+
+def _session_end(res: ws_rewards.SessionResult) -> dict[str, Any]:
+    return {"index": res.index, "success": res.success, "proc": res.proc, "own_proc": res.own_proc, "comp": res.comp,
+            "intents": dict(res.states), "checks": dict(res.checks)}

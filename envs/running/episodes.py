@@ -32,13 +32,15 @@ __all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "run_config", "EpisodeRe
 RECORD_FIELDS = (
     "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy", "config",
     "messages", "tools", "rewards", "return", "success", "score", "steps", "termination_reason",
-    "tool_errors", "error", "elapsed_s",
+    "tool_errors", "details", "error", "elapsed_s",
 )
 """Fields of every record. ``env_version`` is the ``-vN`` of the id, ``servicegym_version`` the
 installed package's version; ``config`` a digest of the run's settings (env and policy keyword
 arguments: ``run_config``), so one file never mixes runs made with other settings; ``error`` is ``None`` or ``"ExceptionType: message"`` when the policy
 (or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
-``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``elapsed_s`` is the only field that differs between two runs."""
+``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``details``
+is the env's ``episode_details()`` at the end (Workspace: each session's intents with their final
+states; ``{}`` elsewhere or when the episode did not end). ``elapsed_s`` is the only field that differs between two runs."""
 TIMING_FIELDS = ("elapsed_s",)
 FAILED_REASONS = ("policy_error", "env_error", "user_error")
 """Termination reasons of an episode that *failed*: it ended for a reason other than the agent's
@@ -314,6 +316,7 @@ class EpisodeWorker:
             "steps": steps,
             "termination_reason": info.get("termination_reason", "") if error is None else f"{phase}_error",
             "tool_errors": int(info.get("tool_errors", 0)),
+            "details": _details(env) if done else {},
             "error": error,
             "elapsed_s": round(time.perf_counter() - t0, 6),
         }
@@ -347,3 +350,14 @@ def thread_per_episode(episodes: int) -> None:
 
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=episodes, thread_name_prefix="servicegym-async"))
+
+
+def _details(env: Any) -> dict[str, Any]:
+    """The env's ``episode_details()`` (``{}`` for an env without it, or when it raises: a record
+    is written whatever the env's extras do)."""
+    get = getattr(env.unwrapped, "episode_details", None)
+    try:
+        out = get() if get is not None else {}
+    except Exception:  # noqa: BLE001
+        return {}
+    return out if isinstance(out, dict) else {}

@@ -146,6 +146,7 @@ def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str
         "tool_errors": info.get("tool_errors", 0),
         "score": info.get("score", {}),
         "messages": env.unwrapped.messages,
+        "details": env.unwrapped.episode_details() if hasattr(env.unwrapped, "episode_details") else {},
     }
     if error:
         record["error"] = error

@@ -172,6 +172,19 @@ def test_view_writes_a_self_contained_page_holding_every_record(runs, capsys):
     assert [row[2] for row in named["sg-index"]] == [r["task_id"] for r in source]
 
 
+def test_workspace_records_keep_each_intents_final_state(runs):
+    (rec,) = read_jsonl(runs["workspace"] / "rollouts.jsonl")
+    sessions = rec["details"]["sessions"]
+    assert [e["index"] for e in sessions] == list(range(1, int(rec["score"]["sessions"]) + 1))
+    for e in sessions:
+        tag = f"s{e['index']:02d}"
+        assert e["intents"] and set(e["intents"].values()) <= {"completed", "inferred", "provided", "pending"}
+        for key, state in e["intents"].items():  # the score's 0/1 is the state read as proactive or not
+            assert rec["score"][f"{tag}/intent/{key.split('.', 1)[-1]}"] == float(state in ("completed", "inferred"))
+        assert e["success"] == (rec["score"][f"rubric/{tag}"] == 1.0)
+    assert read_jsonl(runs["payments"] / "rollouts.jsonl")[0]["details"] == {}
+
+
 def test_out_option_and_file_input_name_the_page(runs, tmp_path, capsys):
     p = runs["payments"] / "rollouts.jsonl"
     copy = tmp_path / "pay.jsonl"
@@ -332,6 +345,9 @@ def test_browser_shows_payments_gpf_and_workspace_sessions(runs, browser, tmp_pa
     intent = next(k.split("/")[-1] for k in records[0]["score"] if "/intent/" in k)
     check = next(k.split("/")[-1] for k in records[0]["score"] if "/check/" in k)
     assert intent in shown and check in shown  # inside the (closed) session blocks: rendered, folded
+    # each intent with its final state (the record's details), not a 0/1 read back from the score
+    states = {st for e in records[0]["details"]["sessions"] for st in e["intents"].values()}
+    assert states and all(st in shown for st in states) and "completed / inferred" not in shown
     screenshot(browser, tmp_path, w / "view.html", "#episode=0", tmp_path / "workspace.png")
 
 
