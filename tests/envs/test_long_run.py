@@ -11,6 +11,7 @@ import gc
 import tracemalloc
 
 import gymnasium as gym
+import pytest
 
 import servicegym  # noqa: F401  registers the ids
 import servicegym.envs.tasks.sources as tasks_module
@@ -66,3 +67,81 @@ def test_objects_flat_over_many_generated_tasks():
     # a leaked task or world per episode would add thousands of objects each time
     assert max(objects) - objects[0] < 1500, objects
     assert len(tasks_module._GENERATED) <= tasks_module.GENERATED_CACHE_SIZE
+
+
+# ----- no work left for reset or step 1 (counted calls, not time) ------------------------------
+ENV_IDS = ("servicegym/Delivery-v0", "servicegym/InStore-v0", "servicegym/Travel-v0",
+           "servicegym/CrossScenario-v0", "servicegym/Payments-v0", "servicegym/Workspace-v0")
+
+
+def _calls_made(fn, reps: int = 3) -> dict[tuple[str, str], int]:
+    """Python-level calls ``fn`` makes (cProfile counts: deterministic, unlike time), summed."""
+    import cProfile
+    import pstats
+
+    pr = cProfile.Profile()
+    for _ in range(reps):
+        fn(pr)
+    return {(k[0].rsplit("/", 1)[-1], k[2]): v[1] for k, v in pstats.Stats(pr).stats.items()}
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_reset_after_a_played_episode_does_the_work_of_an_untouched_one(env_id: str) -> None:
+    """A reset re-does nothing per earlier step: after a golden episode played to its end it makes
+    exactly the calls of a reset right after a reset (what remains of the difference in time is
+    CPython freeing the episode's own records, and cold caches: ``scripts/bench_envs.py``)."""
+    env = gym.make(env_id)
+    u = env.unwrapped
+    opts = {"task_id": u.source.ids("test")[0]}
+    env.reset(seed=0, options=opts)
+
+    def untouched(pr) -> None:
+        env.reset(options=opts)
+        pr.enable()
+        env.reset(options=opts)
+        pr.disable()
+
+    def played(pr) -> None:
+        env.reset(options=opts)
+        for a in u.task.golden_actions:
+            out = env.step(a)
+        assert out[2] or out[3]
+        pr.enable()
+        env.reset(options=opts)
+        pr.disable()
+
+    assert _calls_made(played) == _calls_made(untouched)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_step_one_does_the_work_of_a_later_step(env_id: str) -> None:
+    """Nothing is built lazily on the first step of an episode: step 1 (the golden route's first
+    read) makes the calls of the same step repeated later in the episode. (The first write to a
+    table copies it: the world is copy-on-write, which is what keeps reset cheap.)"""
+    import json
+
+    env = gym.make(env_id)
+    u = env.unwrapped
+    opts = {"task_id": u.source.ids("test")[0]}
+    env.reset(seed=0, options=opts)
+    first = next(a for a in u.task.golden_actions if a.lstrip().startswith("{")
+                 and (spec := u.toolkit.resolve(json.loads(a)["name"])) is not None and spec.kind == "read")
+
+    def step_one(pr) -> None:
+        env.reset(options=opts)
+        pr.enable()
+        env.step(first)
+        pr.disable()
+
+    def later(pr) -> None:
+        env.reset(options=opts)
+        env.step(first)
+        env.step(first)
+        pr.enable()
+        env.step(first)
+        pr.disable()
+
+    one, again = _calls_made(step_one), _calls_made(later)
+    # Payments summarises its documents once per world, on the first search: cached for the world
+    once = {k for k in set(one) | set(again) if k[0] in ("world.py", "encoder.py") and one.get(k, 0) != again.get(k, 0)}
+    assert {k: v for k, v in one.items() if k not in once} == {k: v for k, v in again.items() if k not in once}
