@@ -61,7 +61,7 @@ the length of the text, and it never raises)
        so "before 18:00, ensuring she eats before 6:30 pm" bounds 18:00 only.
     4. subject: only clauses that name the time bounded count: the delivery time ("delivery time",
        "delivered", "送达", "配送时间"), a visit's time ("reservation / appointment / booking time",
-       "预约时间", "到店"), or an arrival ("arrive", "到达": the loader decides whether that is a
+       "the reservation must be for ...", "booked around ...", "预约时间", "到店"), or an arrival ("arrive", "到达": the loader decides whether that is a
        delivery or a visit). An item without a subject clause, or naming both a delivery and a
        visit, is not a time item ("opening time before 2019", "usage time 4 hours" are not).
     5. tokens: dates (2025-06-21, 2025年6月21日, 6月21日, June 21(, 2025), 21 June), relative days
@@ -92,8 +92,11 @@ linear in the text, up to the look-ups in the task's catalogue)
        distance -> the distance tools, a store or product -> the search and info tools; any of them
        counts), or a condition or a second requirement, which makes the item unclear;
     3. the requirement splits at its modal ("should / must / needs to / cannot / is", "应 / 必须 /
-       需要 / 不能") into the subject (which record: ``about``, for the loader) and the predicate;
-       a negative modal, "not", "avoid", "不", "避免" negate it; purpose clauses ("to ensure ...",
+       需要 / 不能"; a plain "includes / contains" stays in the predicate) into the subject (which
+       record: ``about``, for the loader) and the predicate; "when choosing X, select Y" is a demand
+       about X;
+       a negative modal, "not", "avoid", "不", "避免" negate it; a place's name the text holds
+       ("Blue Note ...", "... Star ...") is no word of a kind (a note, a rating); purpose clauses ("to ensure ...",
        "确保...") and examples ("such as ...", "如...") are cut, an example naming a store or a "X等Y"
        ("the kind Y, e.g. X") makes the item unclear; several records at once ("same", "each",
        "all orders", "per person") too;
@@ -106,7 +109,12 @@ linear in the text, up to the look-ups in the task's catalogue)
        available", "微辣") must be found in the catalogue of the subject's scope (a place's name,
        tags or category; a product's name, tags or options; an option only when the item speaks of
        temperature, sweetness, size...), each alternative of "or", and "A and B" read the one way
-       that finds both; "X, not Y" adds Y negated. A value found nowhere leaves the item unclear.
+       that finds both; "X, not Y" adds Y negated. Generic words around a value are dropped
+       ("selected as / with", "drinks with", "... drink temperature attribute", "...的饮品"). A serving
+       size ("a five-person meal", "a set meal for two", "not two individual sets", "双人套餐",
+       "两人份") is the value's own words when the catalogue has them, else "N person" (for one also
+       "single portion", "individual"; for two also "couple"; "N人", "双人", "单人"), those found.
+       A value found nowhere leaves the item unclear.
 
 Phrases (``phrase_in``): English words compare as stems (numbers as digits, "X-free" as "no X") and
 every word of the phrase must be in the field (one name, tag or option), with no "no / non- / less
@@ -259,6 +267,8 @@ _SUBJ_VISIT = re.compile(
     r" (?:for|at|on)\b"
     r"|\b(?:make|makes|making|book|books|booking|reserve|reserves|reserving|schedule|schedules|scheduling) "
     r"(?:a |an |the )?(?:[a-z'-]{1,20} ){0,3}(?:reservation|appointment|booking|table|visit|seat)s?\b"
+    r"|\b(?:reservations?|appointments?|bookings?)\b (?:should|must|needs? to|has to|will) be (?:made )?(?:for|at|on)\b"
+    r"|\b(?:book|booked|scheduled) (?:for|at|on|around|about)\b(?! (?:the )?deliver)"
     r"|预约时间|预订时间|预定时间|到店时间|订座时间|就餐时间|预约日期|预订日期|预约的时间|预订的时间|到店"
     r"|(?:预约|预订|预定|订座)(?:在|于)"
 )
@@ -1551,7 +1561,9 @@ _EN_MODAL = re.compile(
     r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
 # "预约人数为3人": a plain "为/是" after the noun of what is stated
 _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址)(?P<pos>为|是)(?P<neg>(?!))?")
-_EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be)\b")
+# a plain statement: "is / are", or a verb of what a record holds, kept in the predicate ("includes X")
+_EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
+                        r"(?=(?:includes?|contains?) ))")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须)")
@@ -1780,6 +1792,9 @@ def _cut_purpose(pred: str) -> str:
     return pred.strip(" ,，")
 
 
+_IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+
+
 def _requirement(c: str, ctx: ItemContext) -> Any:
     about = ""
     m = re.match(r"^(?:when|while|for|as for|regarding|upon)\s+(.+?),\s*(.+)$", c) or \
@@ -1790,7 +1805,10 @@ def _requirement(c: str, ctx: ItemContext) -> Any:
         spec = parser(c, about, ctx)
         if spec is not None:
             return spec
-    subject, neg, pred = _split_modal(c)
+    if about and _IMPERATIVE.match(c):  # "when choosing the latte, select a hot one": the clause is the demand
+        subject, neg, pred = "", False, c
+    else:
+        subject, neg, pred = _split_modal(c)
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
@@ -1919,7 +1937,7 @@ _NOTE_ZH = re.compile(r"^(?P<s>.*?)(?:应该|应当|应|必须|需要|须|要)?(
 
 
 def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
-    if not re.search(r"\bnotes?\b|\bremarks?\b|备注", c):
+    if not re.search(r"\bnotes?\b|\bremarks?\b|备注", _names_out(c, ctx)):
         return None
     zh = _is_zh(c)
     if zh:
@@ -1972,6 +1990,7 @@ _RATING_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("<=", re.compile(rf"^(?:at most|no (?:higher|more) than|not (?:be )?(?:higher|more) than|<=|≤)\s*{_R}(?: stars?| points?)?$")),
     ("<=", re.compile(rf"^{_R}\s*(?:stars?|points?)?\s*(?:or|and) (?:below|lower|less|under)$")),
     ("<", re.compile(rf"^(?:below|lower than|less than|under)\s*{_R}(?: stars?| points?)?$")),
+    ("==", re.compile(rf"^(?:exactly )?{_R}(?: stars?| points?)?$")),
 )
 _RATING_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     (">=", re.compile(rf"^(?:在|为|是|达到)?{_R}(?:分|星)?(?:及|或)?以上$")),
@@ -1979,13 +1998,15 @@ _RATING_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     (">", re.compile(rf"^(?:高于|大于|超过){_R}(?:分|星)?$")),
     ("<=", re.compile(rf"^(?:不高于|不超过|至多|小于等于|≤|<=){_R}(?:分|星)?$|^(?:在|为)?{_R}(?:分|星)?(?:及|或)以下$")),
     ("<", re.compile(rf"^(?:低于|小于){_R}(?:分|星)?$")),
+    ("==", re.compile(rf"^(?:为|是)?{_R}(?:分|星)$")),
 )
 _OP_FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "=="}
 
 
 def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> RatingSpec | None:
     zh = _is_zh(subject + pred)
-    if not (re.search(r"\b(?:ratings?|rated|scores?|stars?)\b", f"{subject} {pred}") or re.search(r"评分|评级|星级|分数|得分", subject + pred)):
+    said = _names_out(f"{subject} {pred}", ctx)  # "Star Power Table Tennis Hall" speaks of no rating
+    if not (re.search(r"\b(?:ratings?|rated|scores?|stars?)\b", said) or re.search(r"评分|评级|星级|分数|得分", said)):
         return None
     p = _cut_purpose(pred)
     if zh:
@@ -2297,6 +2318,16 @@ def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSp
 
 
 # ----- values found in the world: places and products --------------------------------------------
+def _names_out(text: str, ctx: ItemContext) -> str:
+    """The text with the names of the task's places blanked out: a word of a name ("Blue Note Bar",
+    "Star Power ...") says nothing of what kind of item the text is."""
+    for p in ctx.places:
+        name = _knorm(p.name)
+        if len(name) >= 4 and name in text:
+            text = text.replace(name, " ")
+    return text
+
+
 def _name_key(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).casefold()
     t = re.sub(r"^the ", "", t.strip())
@@ -2365,15 +2396,18 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
 # ----- features: what a place or a product is, has or offers --------------------------------------
 _FEATURE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
+    r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
-                              r"products?|dish(?:es)?|properties|property|attribute|choice)s?$")
-_GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度)$")
-_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?) (?:that (?:are|is|have|has|contain|contains|include) |"
-                              r"with |of )")
+                              r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
+                              r"sweetness|size)s?(?: selected| chosen)?$")
+_GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
+                              r"食品|版本|形式)$")
+_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food) (?:that (?:are|is|have|has|"
+                              r"contain|contains|include) |with (?:an? |the )?|of )")
 _AND = re.compile(r"\s+and\s+|、|和|以及|及")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
@@ -2402,12 +2436,16 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
         if len(out[-1]) > 1 and out[-1].endswith("味"):
             out.append(out[-1][:-1])
     else:
-        y = _GENERIC_TAIL_EN.sub("", x)
-        if y != x and y:
+        y = x
+        for _ in range(3):  # "hot drink temperature" -> "hot drink" -> "hot"
+            y2 = _GENERIC_TAIL_EN.sub("", y)
+            if y2 == y or not y2 or re.search(r"\b(?:and|or|with|of|no|not|without)$", y2):
+                break  # "cake and beverage" is two things, "no sauce option" keeps its "no"
+            y = y2
             out.append(y)
         if subject_head and y.endswith(" " + subject_head):
             out.append(y[: -len(subject_head) - 1])
-    return [v for v in dict.fromkeys(v.strip() for v in out) if v]
+    return [v for v in dict.fromkeys(v.strip(" '\"“”‘’") for v in out) if v]
 
 
 def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
@@ -2481,6 +2519,9 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any |
     soft = bool(_SOFT_OPTION_WORDS.search(f"{subject} {pred}"))
 
     def feature(text: str, negated: bool) -> FeatureSpec:
+        serving = _serving(text, zh, ctx) if head_class != "place" else None
+        if serving is not None:  # "a set meal for two": a product for that many people
+            return FeatureSpec(scope="product", phrases=serving, negated=negated)
         try:
             scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx)
         except _Unclear:
@@ -2503,6 +2544,51 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any |
             raise _Unclear
         parts.append(feature(_clean_value(extra_neg, zh, head), True))
     return parts[0] if len(parts) == 1 else AllOf(parts=parts)
+
+
+# ----- serving sizes: "a five-person meal", "a set meal for two", "单人套餐" ---------------------------
+_SERVE_UNITS = (r"(?:set meals?|set menus?|meal packages?|meal sets?|sets?|meals?|packages?|menus?|combos?|vouchers?|"
+                r"portions?|servings?|options?|products?|items?|platters?|courses?|class(?:es)?)")
+_SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|single)"
+_SERVE_EN = (
+    re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
+    re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
+    re.compile(rf"^(?:for |suitable for )?{_SERVE_NUM} (?:people|persons?)$"),
+    re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
+    re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
+    # "two individual set meals", "multiple single-person packages": a negated part says which size is not wanted
+    re.compile(rf"^(?:two|three|four|five|six|several|multiple|separate|\d) (?P<one>individual|single|single[- ]person|"
+               rf"one[- ]person|separate) {_SERVE_UNITS}(?: {_SERVE_UNITS})*$"),
+)
+_SERVE_ZH = re.compile(r"^(?:一个|一份)?(?P<n>[单双一二两三四五六七八九十]|\d{1,2})人(?:份|餐|套餐|份套餐|餐套餐|分量)?(?:的)?"
+                       r"(?:套餐|商品|产品|规格)?$")
+
+
+def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
+    """The phrases that name a product for the number of people a value speaks of ("five-person
+    meal", "set meal for two", "单人套餐": "5 person"; for one also "single portion", "individual";
+    for two also "couple"), those the catalogue has (the value's own words, when it has them); None when the value is no serving size or the
+    catalogue names none of its phrases."""
+    t = text.strip()
+    if zh:
+        m = _SERVE_ZH.match(t)
+        if m is None:
+            return None
+        n = {"单": 1, "双": 2}.get(m.group("n")) or _zh_number(m.group("n"))
+        if not n:
+            return None
+        words = {1: ["单人", "一人", "1人"], 2: ["双人", "两人", "二人", "2人"]}.get(n, [f"{n}人", f"{'零一二三四五六七八九十'[n]}人" if n <= 10 else f"{n}人"])
+    else:
+        m = next((x for x in (rx.match(t) for rx in _SERVE_EN) if x), None)
+        if m is None:
+            return None
+        g = m.groupdict()
+        n = 1 if g.get("one") else 2 if g.get("two") else int(_NUMBER_WORDS.get(g["n"] or "", g["n"] or "0"))
+        words = {1: ["1 person", "single portion", "single serving", "individual"], 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
+    if _found(t, ctx, "product"):
+        return [t]
+    found = [w for w in words if _found(w, ctx, "product")]
+    return found or None
 
 
 # "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags

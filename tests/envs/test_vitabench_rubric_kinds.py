@@ -197,7 +197,9 @@ def test_store_item_rejects_another_store(tmp_path: Path, text: str, kind: str) 
 
 # ----- product features, with negations and notes that contradict them -------------------------------
 @pytest.mark.parametrize("text", ["The beef noodles should be mild", "牛肉面应选择mild口味",
-                                  "The beef noodles must not be extra spicy"])
+                                  "The beef noodles must not be extra spicy",
+                                  "The beef noodles should be selected as mild",
+                                  "When choosing the beef noodles, select mild"])
 def test_product_feature_item(tmp_path: Path, text: str) -> None:
     env = _env(tmp_path, _task([text]))
     task = env.unwrapped.source.get(TID)

@@ -223,6 +223,25 @@ def test_item_tied_to_the_one_order_another_window_leaves(tmp_path: Path) -> Non
     assert not _play(env, _shift(task.golden_actions, -150, {0}))["success"]  # the noodles at noon
 
 
+def test_items_about_distinct_subjects_take_distinct_orders(tmp_path: Path) -> None:
+    # two time items, two orders, two subjects; only the user's meal is named (through another
+    # item); the colleague's meal, whose window overlaps, takes the other order, and a second
+    # wording of it ("Colleague's meal should be delivered before ...") the same one
+    user = "The delivery time for the user's meal should be around 12:30"
+    colleague = "The delivery time for the colleague's meal should be between 11:50 and 13:30"
+    again = "Colleague's meal should be delivered before 13:30"
+    raw = _task_with([user, colleague, again, "The user's meal should be ordered from Tea Corner"], tea_order=True)
+    env = _env(tmp_path, raw)
+    task = env.unwrapped.source.get(TID)
+    items = {i.description: i for i in _time_items(task)}
+    assert items[user].params["refs"]["0"][0]["id"] == f"{TID}T03"
+    assert items[colleague].params["refs"]["0"][0]["id"] == f"{TID}T01"
+    assert items[again].params["refs"]["0"][0]["id"] == f"{TID}T01"
+    assert _play(env, task.golden_actions)["success"]
+    rec = _play(env, _shift(task.golden_actions, 180, {0}))  # the noodles (the colleague's) 3 hours late
+    assert not rec["success"] and rec["score"][f"rubric/{items[colleague].name}"] == 0.0
+
+
 def test_unresolvable_item_is_left_to_the_judge(tmp_path: Path) -> None:
     text = "The delivery time for the order should be around 13:00"
     env = _env(tmp_path, _task_with([text], tea_order=True))

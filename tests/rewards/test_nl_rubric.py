@@ -488,6 +488,107 @@ def test_kinds_left_to_the_judge(text: str) -> None:
     assert spec is None or spec.kind == "time_window", (text, spec)
 
 
+# ----- phrasings of options, serving sizes, names holding kind words, demands after "when ..." -------
+# a second world: set meals for a number of people, drinks with options, places whose names hold
+# the words of other kinds ("Note", "Star")
+CTX_MORE = nl_rubric.ItemContext(
+    now=NOW,
+    places=(
+        nl_rubric.PlaceInfo("L1", "Green Note Lounge", ("Live music",), "", 4.5, 121.59, 38.91, "8 Harbour Road, Dalian"),
+        nl_rubric.PlaceInfo("L2", "Polar Star Ice Rink", ("Skating",), "", 4.1, 121.57, 38.92, "2 Frost Street, Dalian"),
+        nl_rubric.PlaceInfo("L3", "Copper Pot Hotpot", ("Hotpot",), "", 4.3, 121.56, 38.93, "5 Ember Lane, Dalian"),
+        nl_rubric.PlaceInfo("L4", "小林烤肉", ("烤肉",), "", 4.4, 121.55, 38.94, "大连市中山区炭火路3号"),
+    ),
+    products=(
+        nl_rubric.ProductInfo("Q1", "L3", "Spicy Broth Four-person Set", ("Beef Tripe",), (), 388.0),
+        nl_rubric.ProductInfo("Q2", "L3", "Clear Broth Single-person Set", (), (), 98.0),
+        nl_rubric.ProductInfo("Q3", "L3", "Sweetheart Couple Set", (), (), 218.0),
+        nl_rubric.ProductInfo("Q4", "L1", "Ginger Cola", (), ("Hot", "Less Ice", "No Ice"), 18.0),
+        nl_rubric.ProductInfo("Q5", "L4", "精选双人烤肉套餐", (), (), 199.0),
+        nl_rubric.ProductInfo("Q6", "L4", "柚子气泡水", (), ("少冰", "去冰", "常温"), 16.0),
+    ),
+    tools=TOOLS,
+)
+
+
+def M(text: str) -> Any:
+    return nl_rubric.compile_item(text, CTX_MORE)
+
+
+def _parts(spec: Any) -> list[tuple[list[str], bool]]:
+    return [(p.phrases, p.negated) for p in nl_rubric.spec_parts(spec)]
+
+
+# (item, kind, a check of the spec): my own phrasings, not VitaBench's
+MORE_CASES: list[tuple[str, str, Any]] = [
+    # a visit's time said as what the reservation "has to be for", or as booking it "around" a time
+    ("The karaoke reservation has to be for June 23, 2025 at 7:30 PM", "time_window",
+     lambda s: (s.subject, s.relation, s.latest) == ("visit", "exact", T("2025-06-23 19:30"))),
+    ("The massage appointment should be booked around 15:00 on 2025-06-22", "time_window",
+     lambda s: (s.subject, s.relation) == ("visit", "around")),
+    ("The lunch order should be scheduled for delivery around 12:40", "time_window", lambda s: s.subject == "delivery"),
+    # a place's name that holds "note" or "star" is a name, not a note or a rating
+    ("The lounge to book should be Green Note Lounge", "store", lambda s: s.place_ids == ["L1"]),
+    ("The chosen ice rink should be Polar Star Ice Rink", "store", lambda s: s.place_ids == ["L2"]),
+    # a rating stated as one number is that rating
+    ("The hotpot restaurant should have a rating of 4.3", "rating", lambda s: (s.op, s.value) == ("==", 4.3)),
+    ("烤肉店的评分应为4.4分", "rating", lambda s: (s.op, s.value) == ("==", 4.4)),
+    # options said as what is "selected as / with", with generic words around the value
+    ("The cola should be selected as less ice", "feature", lambda s: s.phrases == ["less ice"]),
+    ("The cola order should have the hot temperature attribute selected", "feature", lambda s: s.phrases == ["hot"]),
+    ("The drink order should select drinks with no ice", "feature", lambda s: s.phrases == ["no ice"]),
+    ("The cola should be served hot", "feature", lambda s: s.phrases == ["hot"]),
+    ("饮品订单应选择少冰的饮品", "feature", lambda s: s.phrases == ["少冰"]),
+    # serving sizes: the product's name says how many it serves
+    ("The hotpot order should be a set meal for four people, not four individual set meals", "all_of",
+     lambda s: _parts(s) == [(["4 person"], False), (["1 person"], True)]),
+    ("The dinner should be a couple's meal", "feature", lambda s: "couple" in s.phrases and "2 person" not in s.phrases),
+    ("The hotpot order should be a single-person meal", "feature", lambda s: s.phrases == ["1 person"]),
+    ("The hotpot order should be a single-person set", "feature", lambda s: s.phrases == ["single-person set"]),
+    ("The ordered item should be a four-person meal package", "feature", lambda s: s.phrases == ["4 person"]),
+    ("烤肉订单中的商品应为双人套餐", "feature", lambda s: s.phrases == ["双人"]),
+    ("烤肉订单的商品应为两人份", "feature", lambda s: s.phrases == ["双人"]),
+    # a demand said after "when choosing ...", and a plain statement of what an order holds
+    ("When choosing the cola, select less ice", "feature", lambda s: s.phrases == ["less ice"]),
+    ("The hotpot order includes beef tripe", "feature", lambda s: s.phrases == ["beef tripe"]),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "check"), MORE_CASES)
+def test_more_phrasings_compile(text: str, kind: str, check: Any) -> None:
+    spec = M(text)
+    assert spec is not None, text
+    assert spec.kind == kind, (text, spec)
+    assert check(spec), (text, spec)
+    assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The hotpot order should be a set meal for seven people",  # the catalogue serves no seven
+        "The hotpot restaurant should be top-rated",  # a judgement, no number
+        "When choosing the cola, select one that feels refreshing",
+        "When choosing the cola, avoid ice and choose hot",  # two demands
+        "When picking a drink, avoid less ice",  # a negated demand without a modal stays unread
+        "烤肉订单的商品应为七人份",
+    ],
+)
+def test_more_phrasings_left_to_the_judge(text: str) -> None:
+    spec = M(text)
+    assert spec is None, (text, spec)
+
+
+def test_serving_sizes_check_the_ordered_product() -> None:
+    spec = M("The hotpot order should be a set meal for four people, not four individual set meals")
+    four = nl_rubric.LineFacts("Q1", "Spicy Broth Four-person Set")
+    single = nl_rubric.LineFacts("Q2", "Clear Broth Single-person Set", quantity=4)
+    place = CTX_MORE.place("L3")
+    assert nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o1", "L3", lines=(four,)), place)
+    assert not nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o1", "L3", lines=(single,)), place)
+    assert not nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o1", "L3", lines=(four, single)), place)
+
+
 def test_phrases_respect_negation_and_scale() -> None:
     assert nl_rubric.phrase_in("spicy", "Extra Spicy") and not nl_rubric.phrase_in("spicy", "Non-spicy")
     assert nl_rubric.phrase_in("non-spicy", "Not spicy") and nl_rubric.phrase_in("caffeine-free", "No caffeine")

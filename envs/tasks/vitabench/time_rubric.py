@@ -15,7 +15,10 @@ the rubric contradicts. Here the rubric decides time:
    items about the same subject ("the dinner order" in "The dinner order should select Xiao
    Chuniang" names the store the time item does not); else, once every other item is tied, the
    only candidate not tied to an item whose window admits no common time with this one (the coffee
-   order "before 12:00" leaves the other order to "around 15:00");
+   order "before 12:00" leaves the other order to "around 15:00"), or, when the time items name
+   as many distinct subjects as there are candidates ("the user's meal", "the colleague's meal"
+   for two orders), to an item about another subject; an item another tied time item of the same
+   subject accepts a common time with is tied to that item's record;
    an item tied to nothing in every state is noted and left to the judge;
 3. a window no order could meet (it ends before the earliest possible arrival of the order placed
    now) is widened to that arrival, as the loader does for gold times, and noted; a visit window
@@ -106,8 +109,15 @@ def _resolve(text: str, window: TimeWindow, cands: list[Gold], world: Any, whole
     return tied[0] if len(tied) == 1 else None
 
 
-_SUBJECT_EN = re.compile(r"\btime (?:for|of) (?P<s>.+?) (?:should|must|needs?|has to|is|are|to be|will)\b")
-_SUBJECT_ZH = re.compile(r"^(?P<s>.+?)的?(?:预计|预期|期望)?(?:送达|配送|到达|送餐|交付)时间")
+# where a time item says what it times: "the delivery time for X should", "X delivery time
+# should", "X should be delivered", "X的预计送达时间", "X应在...送达"
+_SUBJECT_RES = (
+    re.compile(r"\btime (?:for|of) (?P<s>.+?) (?:should|must|needs?|has to|is|are|to be|will)\b"),
+    re.compile(r"^(?P<s>.+?) (?:estimated |expected |scheduled )?(?:delivery|arrival) time\b"),
+    re.compile(r"^(?P<s>.+?) (?:should|must|needs? to|has to|is to|are to) (?:be )?(?:delivered|arriv\w*|reach\w*)\b"),
+    re.compile(r"^(?P<s>.+?)的?(?:预计|预期|期望)?(?:送达|配送|到达|送餐|交付)时间"),
+    re.compile(r"^(?P<s>.+?)(?:应该|应当|应|需要|须|要)(?:在|于)"),
+)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{3,}")
 _SUBJECT_DROP = frozenset({"the", "a", "an", "this", "that"})
 _GENERIC = frozenset({"order", "orders", "delivery", "meal", "food", "takeout", "订单", "外卖", "餐"})
@@ -118,7 +128,7 @@ def _subject_words(text: str) -> list[str]:
     """The words of a time item that name its record ("user's personal meal", "试镜结束后的下午外卖订单"),
     English words singular; empty when they are only generic ("the order")."""
     head = _head(text)
-    m = _SUBJECT_EN.search(head) or _SUBJECT_ZH.search(head)
+    m = next((m for rx in _SUBJECT_RES if (m := rx.search(head)) is not None), None)
     if m is None:
         return []
     subject = m.group("s")
@@ -216,15 +226,30 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
                 continue
             golds.append((s, next(i for i, x in enumerate(pool) if x is g), g))
         pending.append((item, golds))
-    # an item still open in a state: the one candidate not tied to an item it cannot share a time with
+    # an item still open in a state: the one candidate not tied to another item it cannot share a
+    # record with: one whose window admits no common time, or, when the time items name as many
+    # distinct subjects as there are candidates, one about another subject
+    subjects = {it.index: tuple(_subject_words(it.text)) for it, _ in pending}
     for item, open_states in open_.values():
         golds = next(gs for it, gs in pending if it is item)
+        mine = subjects[item.index]
         for s in open_states:
             state = states[s]
             pool = [*state.orders, *state.visits]
             cands = candidates(state, item.window.subject)
+            named = {subjects[it.index] for it, _ in pending if it.window.subject == item.window.subject}
+            distinct = bool(mine) and all(named) and len(named) == len(cands)
+            # another time item about the same subject ("Breakfast orders should be delivered
+            # before 10:00" beside "the breakfast order"), tied to one record: that record
+            same = {id(g): g for it, gs in pending if it is not item and mine and _mentions(it.text, list(mine))
+                    for s2, _i, g in gs if s2 == s and not _disjoint(it.window, item.window, earliest(g, world))}
+            if len(same) == 1:
+                g = next(iter(same.values()))
+                golds.append((s, next(i for i, x in enumerate(pool) if x is g), g))
+                continue
             taken = {id(g) for it, gs in pending if it is not item for s2, _i, g in gs if s2 == s
-                     and _disjoint(it.window, item.window, earliest(g, world))}
+                     and (_disjoint(it.window, item.window, earliest(g, world))
+                          or distinct and subjects[it.index] != mine)}
             free = [g for g in cands if id(g) not in taken]
             if len(free) == 1 and len(cands) > 1:
                 golds.append((s, next(i for i, x in enumerate(pool) if x is free[0]), free[0]))
