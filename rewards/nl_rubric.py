@@ -1316,6 +1316,23 @@ def norm_address(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", text or "").casefold() if ch.isalnum())
 
 
+_PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|【[^【】]*】")
+ADDRESS_MIN_CHARS = 16
+
+
+def address_within(wanted: str, address: str) -> bool:
+    """Whether ``address`` is the ``wanted`` one: the same text (case, blanks and punctuation
+    aside), or, with remarks in brackets dropped ("(340m from Exit 5)"), the same or a more precise
+    one that holds it whole ("Student Dormitory, <wanted>"), when the wanted text is at least
+    ``ADDRESS_MIN_CHARS`` letters long (a city name alone holds no address)."""
+    if not wanted or not address:
+        return False
+    if norm_address(address) == norm_address(wanted):
+        return True
+    w, a = norm_address(_PARENS.sub(" ", wanted)), norm_address(_PARENS.sub(" ", address))
+    return bool(w) and (w == a or len(w) >= ADDRESS_MIN_CHARS and w in a)
+
+
 def _haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     from math import asin, cos, radians, sin, sqrt
 
@@ -1472,7 +1489,7 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
     if isinstance(spec, AddressSpec):
         if not record.address and record.longitude is None:
             return False
-        if norm_address(record.address) == norm_address(spec.address):
+        if address_within(spec.address, record.address):
             return True
         return (spec.longitude is not None and spec.latitude is not None and record.longitude is not None
                 and record.latitude is not None

@@ -733,3 +733,16 @@ def test_compile_item_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
         small = cost("The order " + u * (2000 // len(u)))
         large = cost("The order " + u * (16000 // len(u)))
         assert large < 25 * small + 0.02, (u, small, large)
+
+
+def test_address_within_a_more_precise_one() -> None:
+    within = nl_rubric.address_within
+    base = "Harbour View Tower, 18 Seaside Road, Zhongshan District, Dalian"
+    assert within(base, base.upper())
+    assert within(base, "Room 1203, " + base)  # a room of the wanted building
+    assert within("Harbour View Tower, 18 Seaside Road (200m from Exit B), Dalian",
+                  "Harbour View Tower, 18 Seaside Road, Dalian")  # a remark in brackets aside
+    assert within("大连市中山区海景路18号海景大厦", "大连市中山区海景路18号海景大厦（地铁B口200米）12层")
+    assert not within("Dalian", "Harbour View Tower, 18 Seaside Road, Dalian")  # a city is no address
+    assert not within(base, "Harbour View Tower, 28 Seaside Road, Zhongshan District, Dalian")
+    assert not within(base, "")
