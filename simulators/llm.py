@@ -305,9 +305,10 @@ class LLMClient:
         self._openai = openai
         self._httpx = httpx2
         self._transport_errors = _transport_errors(openai, httpx2)
+        http = _sync_http_client(openai, httpx2, self.config.timeout_s)
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
-                                     timeout=self.config.timeout_s, max_retries=0,
-                                     http_client=_sync_http_client(openai, httpx2, self.config.timeout_s))
+                                     timeout=self.config.timeout_s, max_retries=0, http_client=http)
+        self._endpoint = _Endpoint(openai, httpx2, self._client, http)
         self.sleep = time.sleep  # the backoff wait (tests record it instead)
         self.asleep = asyncio.sleep  # the same in ``achat``
 
@@ -435,7 +436,15 @@ class LLMClient:
         message holds a lone surrogate (an agent's action may); ``LLMError`` (kind ``"request"``,
         no attempt made) when it cannot be JSON at all (NaN, an object JSON has no form for)."""
         try:
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+            tools = body.get("tools")
+            if isinstance(tools, list) and tools and len(body) > 1:
+                # the tool schemas, the bulk of a request and the same every call, serialised once
+                rest = {k: v for k, v in body.items() if k != "tools"}
+                text = json.dumps(rest, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                                  default=_json_default)
+                text = f'{text[:-1]},"tools":{_tools_json(tools)}}}'
+            else:
+                text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
             try:
                 return text.encode("utf-8")
             except UnicodeEncodeError:
@@ -529,18 +538,20 @@ class LLMClient:
                 budget.charge(time.monotonic() - start)
 
     def _attempt(self, payload: bytes, deadline: float) -> ChatResult:
-        """One POST: the client's documented generic POST, the body sent as built and the reply
-        streamed (``cast_to=httpx2.Response``) and read here, within the size limit, then parsed by
-        ``parse_completion`` (the typed ``chat.completions.create`` would re-walk every message and
-        build pydantic models of the reply, several ms a call that a rollout loop pays 64-fold). Every
-        socket wait of the attempt is cut to the deadline (``_DEADLINE``, read by the transport)."""
+        """One POST: the openai client's request, built once (``_Endpoint``: its URL and headers),
+        with this call's body as built, sent on the client's own HTTP client, the reply streamed and
+        read here within the size limit, then parsed by ``parse_completion`` (the typed
+        ``chat.completions.create`` would re-walk every message and build pydantic models of the
+        reply, and the generic ``post`` rebuilds URL, headers and options: milliseconds a call that a
+        rollout loop pays 64-fold). Every socket wait of the attempt is cut to the deadline
+        (``_DEADLINE``, read by the transport)."""
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Expired()
         token = _DEADLINE.set(deadline)
         try:
-            response = self._client.post("/chat/completions", content=payload, cast_to=self._httpx.Response, stream=True,
-                                         options={"timeout": min(self.config.timeout_s, left)})
+            ep = self._endpoint
+            response = ep.http.send(ep.request(payload, min(self.config.timeout_s, left)), stream=True)
             try:
                 body = _Body(response, self.config.max_response_bytes, deadline)
                 for chunk in response.iter_bytes():
@@ -549,6 +560,8 @@ class LLMClient:
                 response.close()
         finally:
             _DEADLINE.reset(token)
+        if response.status_code >= 400:
+            raise ep.status_error(response, body.data())
         return parse_completion(body.data())
 
     async def achat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
@@ -579,22 +592,24 @@ class LLMClient:
             if budget is not None:
                 budget.charge(time.monotonic() - start)
 
-    async def _aattempt(self, client: Any, payload: bytes, deadline: float) -> ChatResult:
+    async def _aattempt(self, client: _Endpoint, payload: bytes, deadline: float) -> ChatResult:
         """``_attempt`` for asyncio: the whole attempt runs under ``asyncio.wait_for`` of what is
-        left of the deadline, so it is cancelled there wherever it waits."""
+        left of the deadline, so it is cancelled there wherever it waits. The request is the
+        endpoint's pre-built one with this call's body (``_Endpoint``)."""
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Expired()
 
         async def post() -> bytes:
-            response = await client.post("/chat/completions", content=payload, cast_to=self._httpx.Response, stream=True,
-                                         options={"timeout": min(self.config.timeout_s, left)})
+            response = await client.http.send(client.request(payload, min(self.config.timeout_s, left)), stream=True)
             try:
                 body = _Body(response, self.config.max_response_bytes, deadline)
                 async for chunk in response.aiter_bytes():
                     body.add(chunk)
             finally:
                 await response.aclose()
+            if response.status_code >= 400:
+                raise client.status_error(response, body.data())
             return body.data()
 
         try:
@@ -605,19 +620,22 @@ class LLMClient:
             raise
         return parse_completion(raw)
 
-    def _async_client(self) -> Any:
-        """The ``AsyncOpenAI`` of the running loop (an HTTP session belongs to one loop)."""
+    def _async_client(self) -> _Endpoint:
+        """The endpoint of the running loop: its ``openai.AsyncOpenAI`` (an HTTP session belongs
+        to one loop) and the request it sends, built once."""
         loop = asyncio.get_running_loop()
         with _LOOP_LOCK:
             clients = _LOOP_CLIENTS.setdefault(loop, {})
             client = clients.get(self)
             if client is None:
-                kwargs: dict[str, Any] = {}
-                if _has_aiohttp() and hasattr(self._openai, "DefaultAioHttpClient"):
-                    kwargs["http_client"] = self._openai.DefaultAioHttpClient(timeout=self.config.timeout_s)
-                client = self._openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self._key,
-                                                  timeout=self.config.timeout_s, max_retries=0, **kwargs)
-                clients[self] = client
+                o = self._openai
+                # on aiohttp when it is installed (openai's advice for concurrency); one TLS context a process
+                make_http = o.DefaultAioHttpClient if _has_aiohttp() and hasattr(o, "DefaultAioHttpClient") \
+                    else o.DefaultAsyncHttpxClient
+                http = make_http(timeout=self.config.timeout_s, verify=_tls_context(self._httpx))
+                openai_client = o.AsyncOpenAI(base_url=self.config.base_url, api_key=self._key,
+                                              timeout=self.config.timeout_s, max_retries=0, http_client=http)
+                client = clients[self] = _Endpoint(o, self._httpx, openai_client, http)
             return client
 
     def check(self) -> list[str]:
@@ -659,7 +677,46 @@ async def aclose_clients() -> None:
     with _LOOP_LOCK:
         clients = _LOOP_CLIENTS.pop(asyncio.get_running_loop(), {})
     for client in clients.values():
-        await client.close()
+        await client.openai.close()
+
+
+class _Endpoint:
+    """An ``openai.OpenAI`` / ``AsyncOpenAI`` and the chat-completions request it sends, built
+    once: the URL and the headers (the client's own ``default_headers`` and ``auth_headers``), so a
+    call makes only the request object with its body, sent on ``http``, the HTTP client the openai
+    client was given (its connection pool). A status of 400 or more is the openai client's
+    ``APIStatusError`` (its subclass by status, as its own ``post`` raises)."""
+
+    def __init__(self, openai: Any, httpx2: Any, client: Any, http: Any) -> None:
+        self.openai = client
+        self.http = http
+        self._errors = openai
+        self._httpx = httpx2
+        self._url = httpx2.URL(str(client.base_url).rstrip("/") + "/chat/completions")
+        headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items() if isinstance(v, str)}
+        self._headers = httpx2.Headers(headers)
+        self._timeouts: dict[float, dict[str, float]] = {}
+
+    def request(self, payload: bytes, timeout_s: float) -> Any:
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            timeout = self._httpx.Timeout(timeout_s).as_dict()
+            if len(self._timeouts) < 64:  # the configured timeout, reused; a deadline's remainder is new
+                self._timeouts[timeout_s] = timeout
+        return self._httpx.Request("POST", self._url, headers=self._headers, content=payload,
+                                   extensions={"timeout": timeout})
+
+    def status_error(self, response: Any, raw: bytes) -> Exception:
+        try:
+            body: Any = loads_json(raw) if raw else None
+        except (ValueError, UnicodeDecodeError):  # not JSON, or nested too deep to read safely
+            body = raw[:2000].decode("utf-8", "replace")
+        o, status = self._errors, response.status_code
+        cls = {400: o.BadRequestError, 401: o.AuthenticationError, 403: o.PermissionDeniedError, 404: o.NotFoundError,
+               409: o.ConflictError, 422: o.UnprocessableEntityError, 429: o.RateLimitError}.get(status)
+        cls = cls or (o.InternalServerError if status >= 500 else o.APIStatusError)
+        data = body.get("error", body) if isinstance(body, dict) else body
+        return cls(f"Error code: {status} - {str(body)[:500]}", response=response, body=data)
 
 
 def _error_text(err: Any) -> str:
@@ -956,6 +1013,27 @@ def _deadline_backend() -> type:
     return DeadlineBackend
 
 
+_TOOLS_JSON: dict[tuple[int, ...], tuple[list[Any], str]] = {}
+_TOOLS_JSON_MAX = 64
+_TOOLS_LOCK = threading.Lock()
+
+
+def _tools_json(tools: list[Any]) -> str:
+    """``tools`` as compact JSON, kept for the same schema objects: an env hands every episode the
+    same schema dicts (treated as immutable once sent), and they are ~10 KB of JSON a call. The
+    entry holds the schemas, so their ids are not reused while it lives."""
+    key = tuple(map(id, tools))
+    hit = _TOOLS_JSON.get(key)
+    if hit is not None:
+        return hit[1]
+    text = json.dumps(tools, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+    with _TOOLS_LOCK:
+        while len(_TOOLS_JSON) >= _TOOLS_JSON_MAX:
+            del _TOOLS_JSON[next(iter(_TOOLS_JSON))]
+        _TOOLS_JSON[key] = (list(tools), text)
+    return text
+
+
 def _sync_http_client(openai: Any, httpx2: Any, timeout: float) -> Any:
     """The sync client's HTTP client: openai's defaults, on a transport whose sockets keep the
     deadline of the call in progress. Should a later httpx2 lay out its transport otherwise, the
@@ -969,6 +1047,14 @@ def _sync_http_client(openai: Any, httpx2: Any, timeout: float) -> Any:
     if isinstance(backend, httpcore2.NetworkBackend):
         pool._network_backend = _deadline_backend()(backend)
     return _closing_client(openai)(transport=transport, timeout=timeout)
+
+
+@functools.cache
+def _tls_context(httpx2: Any) -> Any:
+    """The process's one TLS context for the async clients (httpx's defaults: its CA bundle, the
+    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` it reads): building one loads the CA bundle, tens of
+    milliseconds, and every event loop gets a client of its own (a run of ``collect`` one)."""
+    return httpx2.create_ssl_context()
 
 
 @functools.cache

@@ -201,6 +201,7 @@ class LoopbackServer:
         self.model = model
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []  # every request's, in arrival order
         self.in_flight = 0  # completions being answered now (all run on the server's one event loop)
         # one {"sent": bytes written so far, "total": bytes of the whole reply} per trickle fault
         self.trickles: list[dict[str, int]] = []
@@ -307,6 +308,9 @@ class LoopbackServer:
                             body += part.data
                         elif isinstance(part, h11.EndOfMessage):
                             break
+                    with self._lock:  # each request's headers, names lower-cased (an API key is the caller's)
+                        self.request_headers.append({k.decode("latin-1").lower(): v.decode("latin-1")
+                                                     for k, v in event.headers})
                     code, payload, headers = await self._route(event.method, event.target.decode("latin-1"),
                                                                bytes(body))
                     wire = payload if isinstance(payload, _Wire) else None

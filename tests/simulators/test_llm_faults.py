@@ -422,3 +422,31 @@ def test_parse_completion_gives_a_result_or_a_value_error(raw):
         assert encodes(str(err))
     else:
         _check_outcome(result)
+
+
+# ----- the request itself ----------------------------------------------------------------------
+TOOL_A = {"type": "function", "function": {"name": "get_store", "description": "A store's details.",
+                                           "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}}
+TOOL_B = {"type": "function", "function": {"name": "pay", "description": "Pay an order (支付).",
+                                           "parameters": {"type": "object", "properties": {}}}}
+
+
+def test_both_paths_send_the_same_request_with_the_key_and_the_tools(server, chat, monkeypatch):
+    """``chat`` goes through the openai client's own ``post``; ``achat`` sends a request built once
+    per loop (URL, headers) with each call's body: the endpoint sees the same request either way,
+    the API key from the environment in its Authorization header, and the tools each call passes
+    (their JSON is kept per schema object, so other objects are serialised afresh)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
+    client = client_for(server)
+    chat(client, HI, tools=[TOOL_A, TOOL_B], temperature=0)
+    chat(client, HI, tools=[TOOL_A, TOOL_B], temperature=0)
+    changed = json.loads(json.dumps(TOOL_B))
+    changed["function"]["description"] = "Pay an unpaid order."
+    chat(client, HI, tools=[TOOL_A, changed], temperature=0)
+    first, second, third = server.requests
+    assert first == second and first["messages"] == HI and first["tools"] == [TOOL_A, TOOL_B]
+    assert first["temperature"] == 0 and first["model"] == server.model
+    assert third["tools"] == [TOOL_A, changed]
+    for headers in server.request_headers:
+        assert headers["authorization"] == "Bearer sk-loopback-test"
+        assert headers["content-type"] == "application/json" and "openai" in headers["user-agent"].lower()
