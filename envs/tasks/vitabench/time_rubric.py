@@ -124,6 +124,10 @@ _GENERIC = frozenset({"order", "orders", "delivery", "meal", "food", "takeout", 
 _WORDS = re.compile(r"[a-z0-9]+(?:'s)?|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s")) else word
+
+
 def _subject_words(text: str) -> list[str]:
     """The words of a time item that name its record ("user's personal meal", "试镜结束后的下午外卖订单"),
     English words singular; empty when they are only generic ("the order")."""
@@ -134,8 +138,7 @@ def _subject_words(text: str) -> list[str]:
     subject = m.group("s")
     if _CJK_RUN.fullmatch(subject):  # "为满足母子晚餐需求的订单": its other items may drop "的订单"
         subject = re.sub(r"(?:的)?(?:外卖)?(?:订单|外卖)$", "", subject)
-    words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "'s")) else w
-             for w in _WORDS.findall(subject) if w not in _SUBJECT_DROP]
+    words = [_singular(w) for w in _WORDS.findall(subject) if w not in _SUBJECT_DROP]
     return words if set(words) - _GENERIC else []
 
 
@@ -143,8 +146,7 @@ def _mentions(text: str, words: list[str]) -> bool:
     t = normalise(text)
     if all(not w.isascii() for w in words):
         return "".join(words) in t.replace("的", "") or "".join(words) in t
-    have = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "'s")) else w
-            for w in _WORDS.findall(t) if w not in _SUBJECT_DROP]
+    have = [_singular(w) for w in _WORDS.findall(t) if w not in _SUBJECT_DROP]
     n = len(words)
     return any(have[i:i + n] == words for i in range(len(have) - n + 1))
 
