@@ -1380,6 +1380,8 @@ _MARKER_RE = re.compile(
     "|".join(rf"(?P<en{i}>\b(?:{alt})\b)" for i, (_s, alt) in enumerate(_EN_MARKERS))
     + "|" + "|".join(f"(?P<zh{i}>{alt})" for i, (_s, alt) in enumerate(_ZH_MARKERS))
     + r"|(?P<cut>[,.;!?，。；！？、\n]|\b(?:and|but|also|then)\b|并且|而且|但是|但|另外|然后|并|和)"
+    # a place or a part of the order after the negated thing is not negated ("no sugar in the coffee")
+    + r"|(?P<scope>\b(?:in|into|inside|on|for|to|at|from)\b)"
     + r"|(?P<word>[a-z0-9]+(?:'[a-z]+)?)|(?P<zh>[\u4e00-\u9fff])")
 _SIGN_OF = {f"en{i}": s for i, (s, _a) in enumerate(_EN_MARKERS)} | {f"zh{i}": s for i, (s, _a) in enumerate(_ZH_MARKERS)}
 # words that neither carry content nor end a negation's reach ("do not *provide an* extra ...")
@@ -1408,7 +1410,7 @@ def _signed_units(text: str) -> dict[str, set[int]]:
             continue
         flush()
         run = ""
-        if kind == "cut":
+        if kind in ("cut", "scope"):
             sign, neg_open = 0, False
         elif kind in _SIGN_OF:
             s = _SIGN_OF[kind]
@@ -1423,10 +1425,11 @@ def _signed_units(text: str) -> dict[str, set[int]]:
     return out
 
 
-def contradicts(wanted: str, said: str) -> bool:
+def contradicts(wanted: str, said: str, plain: bool = True) -> bool:
     """Whether ``said`` (an order note) contradicts ``wanted``: another spice level; "extra X" or
-    "with X" where "no X" or "less X" is wanted (and the reverse); or "no X" / "less X" where X is
-    simply asked for ("please do not cut it in half" against "cut it in half")."""
+    "with X" where "no X" or "less X" is wanted (and the reverse); or, with ``plain``, "no X" /
+    "less X" where X is simply asked for ("please do not cut it in half" against "cut it in half":
+    a note item; a product feature the note merely mentions is no request of the note's)."""
     a, b = spice_levels(wanted), spice_levels(said)
     if a and b and not a & b:
         return True
@@ -1434,7 +1437,7 @@ def contradicts(wanted: str, said: str) -> bool:
     for unit, want in sa.items():
         for w in want:
             for s in sb.get(unit, ()):
-                if w < 0 < s or (w > 0 or w == 0) and s < 0:
+                if w < 0 < s or (w > 0 or w == 0 and plain) and s < 0:
                     return True
     return False
 
@@ -1514,7 +1517,7 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         has = _chose if spec.option_only else _line_has
         if spec.negated:
             return bool(lines) and not any(has(x, spec.phrases) for x in lines)
-        if record.note and any(contradicts(p, record.note) for p in spec.phrases):
+        if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
             return False  # a note saying "extra spicy" where the item asks for mild
         bound = [x for x in lines if _offers(x, spec.phrases)]
         if bound:  # an option the product offers: every such line must have chosen it

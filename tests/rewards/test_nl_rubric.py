@@ -623,6 +623,12 @@ def test_notes_and_contradictions() -> None:
                          ("不要香菜，多放辣", "多放辣，不要香菜"), ("Less ice", "less ice, no straw")]:
         assert not nl_rubric.contradicts(wanted, said), (wanted, said)
         assert nl_rubric.note_carries(wanted, said), (wanted, said)
+    # a negation reaches what it negates, not the place it is in; a product feature the note only
+    # mentions is not contradicted by its absence from a request (``plain=False``)
+    assert not nl_rubric.contradicts("the coffee", "no sugar in the coffee")
+    assert not nl_rubric.contradicts("coffee", "do not shake the coffee", plain=False)
+    assert nl_rubric.contradicts("coffee", "do not shake the coffee")
+    assert nl_rubric.contradicts("mild", "extra spicy", plain=False)
     # the note item's own wordings: an imperative, "note" as the verb, an adjective before "note"
     for text, x in [("Add note to the noodle order: Extra spicy, thanks", "extra spicy, thanks"),
                     ("The tea order should note 'Less ice'", "less ice"),
