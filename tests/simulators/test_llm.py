@@ -113,7 +113,8 @@ def test_429_then_success_retries_once(server, chat):
 
 def test_retry_after_is_honoured_when_small(server, chat):
     server.push(Fault.status(429, retry_after=0.25), Fault.status(503, retry_after=999), "ok")
-    client = fast(server, backoff_base_s=7.0, backoff_max_s=7.0, retry_after_max_s=30)
+    # a timeout no loaded machine reaches: the waits are the two status replies' (recorded, not slept)
+    client = fast(server, backoff_base_s=7.0, backoff_max_s=7.0, retry_after_max_s=30, timeout_s=10.0)
     assert chat(client, HI).content == "ok"
     assert client.waits[0] == 0.25  # the server's hint
     assert 3.5 <= client.waits[1] <= 7.0  # too long a hint: the capped, jittered backoff instead
