@@ -115,6 +115,14 @@ linear in the text, up to the look-ups in the task's catalogue)
        "两人份") is the value's own words when the catalogue has them, else "N person" (for one also
        "single portion", "individual"; for two also "couple"; "N人", "双人", "单人"), those found.
        A value found nowhere leaves the item unclear.
+    5. Chinese shapes: a store named before a generic tail ("X品牌的商家", "X的商品", "X店": the
+       places whose names start with X), or before a product ("X的Y商品", "在X购买Y": the store and
+       Y); a place described by what it offers ("提供/支持 X 服务的商家", "X标签": X among its tags);
+       what a product has ("带有X的商品", "X相关商品", "A和B两种商品"; "含有" negated stays unread,
+       it may name a class); "热饮 / 冰饮" a temperature (one character, "热", is enough for an
+       option); a cup size among alternatives that no product offers is dropped ("小杯或中杯" where
+       nothing comes small); "..., 数量为N份" adds a count of that product. Judgement words
+       ("新鲜", "销量", "正宗", "最...", "性价比") leave the item to the judge even where a tag shares them.
 
 Phrases (``phrase_in``): English words compare as stems (numbers as digits, "X-free" as "no X") and
 every word of the phrase must be in the field (one name, tag or option), with no "no / non- / less
@@ -1586,7 +1594,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
                         r"(?=(?:includes?|contains?) ))")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
-    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须)")
+    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是)|需(?=为|是))")
 _PROC_EN = re.compile(
     r"^(?:(?:the )?agent |you |we |first,? |also )?(?:(?:should|must|needs? to|has to|have to|is required to|"
     r"it is necessary to)\s+)?(?:first\s+)?(?:query|check|search(?: for)?|look up|look for|verify|confirm|find out|"
@@ -1742,7 +1750,7 @@ _PURPOSE_EN = re.compile(
     r"to allow|allowing|to meet|meeting|to satisfy|satisfying|to suit|suiting|to accommodate|accommodating|"
     r"in line with|in accordance with|according to|considering|given that|which (?:is|are|suits|meets|matches)|"
     r"to cater|catering)\b.*$")
-_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
+_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|以符合|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
 _EXAMPLE_EN = re.compile(r",?\s*\(?\b(?:such as|like|e\.g\.|for example|for instance|especially)\b.*$")
 _EXAMPLE_ZH = re.compile(r"[，,]?\s*[(（]?(?:如|例如|比如|诸如|像是|像)[^，,。]*$|等[^，,。]{0,6}$")
 _PARTICIPLES = frozenset({"ordered", "reserved", "booked", "selected", "chosen", "purchased", "bought", "placed",
@@ -2216,14 +2224,14 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     p = _cut_purpose(pred).strip()
     units = _COUNT_UNITS
     if _is_zh(subject + p):
-        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
         if m is None:
             return None
         v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
         if v is None or neg:
             raise _Unclear
         x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
-        x = re.sub(r"^(?:下单的|订购的|选择的)", "", x)
+        x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
         phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
         return CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
     sm = re.search(r"\b(?:quantity|number|count|amount) of (?:the )?|\b(?:total )?(?:quantity|item count)\b", subject)
@@ -2388,10 +2396,13 @@ _STORE_VERBS_EN = re.compile(
     r"(?:from |at |with |to |in |for |the merchant |the store |the shop )?"
     r"(?:the )?(?P<x>.+?)(?: as (?:the )?(?:merchant|store|shop|restaurant|vendor))?$")
 _STORE_VERBS_ZH = re.compile(
-    r"^(?:仍|仍然|还|也)?(?:是|为|来自|选择|选|在|从|去|到)?(?P<x>.+?)(?:作为(?:下单)?(?:的)?(?:商家|店铺|门店|餐厅))?"
+    r"^(?:仍|仍然|还|也)?(?:是|为|来自于|来自|选择|选|在|从|去|到)?(?P<x>.+?)(?:作为(?:下单)?(?:的)?(?:商家|店铺|门店|餐厅))?"
     r"(?:下单|购买|订购|点餐)?$")
 _PLACE_SUFFIX = re.compile(r"\s*(?:\b(?:stores?|shops?|restaurants?|merchants?|outlets?|branch(?:es)?|brand)\b|商家|店铺|门店|"
                            r"的店|品牌)$")
+
+
+_ZH_STORE_TAIL = re.compile(r"^(?P<x>.{2,}?)(?:品牌|连锁店|连锁|旗下)?(?:的)?(?:商家|店铺|门店|餐厅|餐馆|店家|商户|商品|产品|菜品|店)?$")
 
 
 def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSpec | None:
@@ -2408,6 +2419,11 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
         stripped = _PLACE_SUFFIX.sub("", x).strip()
         ids = _places_named(stripped, ctx, chain=True)
         x = stripped if ids else x
+    if not ids and zh:  # "X品牌的商家", "X的商品": the place named before a generic tail
+        tail = _ZH_STORE_TAIL.match(x)
+        if tail:
+            ids = _places_named(tail.group("x"), ctx, chain=True)
+            x = tail.group("x") if ids else x
     if not ids:
         return None
     return StoreSpec(place_ids=sorted(ids), name=x, negated=neg)
@@ -2425,7 +2441,7 @@ _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|o
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
-                              r"食品|版本|形式)$")
+                              r"食品|版本|形式|服务|标签|相关|[两二三四五六]种)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food) (?:that (?:are|is|have|has|"
                               r"contain|contains|include) |with (?:an? |the )?|of )")
 _AND = re.compile(r"\s+and\s+|、|和|以及|及")
@@ -2453,7 +2469,7 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
                 break
             y = y2
             out.append(y)
-        if len(out[-1]) > 1 and out[-1].endswith("味"):
+        if len(out[-1]) > 1 and out[-1].endswith(("味", "饮")):  # "桃子味" -> "桃子", "热饮" -> "热"
             out.append(out[-1][:-1])
     else:
         y = x
@@ -2468,6 +2484,10 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
     return [v for v in dict.fromkeys(v.strip(" '\"“”‘’") for v in out) if v]
 
 
+_ZH_ONE_CHAR_OPTIONS = frozenset({"热", "冰", "温"})
+_CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)杯$|^(?:small|medium|large|extra large|regular) (?:cup|size)$")
+
+
 def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
     """(scope, alternatives) of a value: each alternative ("mild or non-spicy") found in the
     catalogue of one scope (the subject's, else the only one where all are found)."""
@@ -2475,8 +2495,9 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     alts = [a.strip(" '\"“”‘’") for a in _OR.split(x) if a.strip(" '\"“”‘’")]
     if any(len(a) < 2 or a in _GENERIC_GOODS or _stem(a) in _GENERIC_GOODS for a in alts):
         raise _Unclear
-    if zh and any(len(v) < 2 for a in alts for v in _variants(a, zh, head)[-1:]):
-        raise _Unclear  # one character ("肉") says too little
+    if zh and any(len(v) < 2 and not (scope == "option" and v in _ZH_ONE_CHAR_OPTIONS)
+                  for a in alts for v in _variants(a, zh, head)[-1:]):
+        raise _Unclear  # one character ("肉") says too little, but for an option a temperature ("热") does
     if not alts:
         raise _Unclear
     scopes = [scope] if scope else ["product", "place"]
@@ -2486,13 +2507,60 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
         for alt in alts:
             hit = next((v for v in _variants(alt, zh, head) if _found(v, ctx, sc)), None)
             if hit is None:
+                if len(alts) > 1 and _CUP_SIZE.match(alt):
+                    continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered
                 break
             chosen.append(hit)
         else:
-            found_in.append((sc, chosen))
+            if chosen:
+                found_in.append((sc, chosen))
     if len(found_in) != 1:
         raise _Unclear
     return found_in[0]
+
+
+_ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
+_ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
+_ZH_HAVING = re.compile(r"^(?:带有|含有|具有)(?P<x>[^的]{2,})的(?:商品|产品|菜品|饮品)$")
+_ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
+
+
+def _zh_bought_at(p: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
+    """"在<place>购买X" / "从<place>订购X": the store, and "选择X" (the product, read as a feature);
+    (None, p) when the text names no place before such a verb."""
+    start = re.match(r"^(?:在|从|到)", p)
+    if start is None:
+        return None, p
+    for k, vm in enumerate(_ZH_BOUGHT.finditer(p, start.end())):
+        if k >= 4:
+            break
+        ids = _places_named(p[start.end():vm.start()], ctx, chain=False)
+        if not ids or vm.end() >= len(p):
+            continue
+        if neg:
+            raise _Unclear  # "not X at Y": not that store, or not that product?
+        return StoreSpec(place_ids=sorted(ids), name=p[start.end():vm.start()]), "选择" + p[vm.end():]
+    return None, p
+
+
+_ZH_REL_PLACE = re.compile(r"^(?:提供|支持|具有|具备|有|带有)?(?P<x>[^的]{2,}?)(?:服务)?的(?:商家|店铺|门店|餐厅|餐馆|店家|商户)$")
+
+
+def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
+    """"<place>的<what>" ("某店的双拼沙拉商品"): the store the place's name names, and the rest
+    ("" when the rest is only a generic word); (None, value) when no "的" follows a place's name."""
+    for k, m in enumerate(re.finditer("的", value)):
+        if k >= 4:
+            break
+        ids = _places_named(value[:m.start()], ctx, chain=False)
+        if not ids:
+            continue
+        if neg:
+            raise _Unclear  # "not X's Y": not that store, or not that product?
+        what = value[m.end():]
+        rest = _GENERIC_TAIL_ZH.sub("", what) if what else ""
+        return StoreSpec(place_ids=sorted(ids), name=value[:m.start()]), ("" if not rest else what)
+    return None, value
 
 
 def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any | None:
@@ -2508,6 +2576,13 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any |
             raise _Unclear
         p = p[:example.start()]
     p = p.strip(" ,，")
+    count_n: int | None = None
+    at_store: StoreSpec | None = None
+    if zh:
+        cm = _ZH_AND_COUNT.search(p)  # "包含X商品，数量为2份": the product, and how many of it
+        if cm:
+            count_n, p = int(_num(cm.group(1))), p[:cm.start()]
+        at_store, p = _zh_bought_at(p, neg, ctx)  # "在<place>购买X"
     m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
     if m is None:
         raise _Unclear
@@ -2522,11 +2597,28 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any |
     if rm:
         value, extra_neg = value[:rm.start()], rm.group(1)
     value = _clean_value(value, zh, head)
-    if not value:
+    if zh and _ZH_JUDGEMENT.search(value):
+        raise _Unclear  # "新鲜", "销量最好", "正宗": a judgement, even where a tag shares the words
+    store_part: StoreSpec | None = None
+    if zh:  # "提供堂食服务的商家": a place that offers the value; "X的商品" from a named place: the store
+        rel = _ZH_REL_PLACE.match(value)
+        if rel:
+            value, head_class = rel.group("x"), "place"
+        else:
+            store_part, value = _zh_place_prefix(value, neg, ctx)
+            if not neg:  # "带有麻酱口味的商品": the value is what the product has
+                value = _ZH_HAVING.sub(r"\g<x>", value)
+        if at_store is not None:
+            if store_part is not None or head_class == "place":
+                raise _Unclear
+            store_part, head_class = at_store, "product"
+    if not value and store_part is None:
         raise _Unclear
     # a product bought from a named place: "purchase X from Y"
     fm = re.match(r"^(?P<what>.+?) (?:from|at) (?P<where>.+)$", value) if not zh else None
-    parts: list[Any] = []
+    parts: list[Any] = [store_part] if store_part is not None else []
+    if store_part is not None and not value:
+        return store_part  # "X的商品": the store is all it asks
     if fm and _places_named(fm.group("where"), ctx, chain=True):
         store = _store_item(subject, False, "from " + fm.group("where"), ctx)
         if store is None or neg:
@@ -2563,6 +2655,12 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any |
         if neg:
             raise _Unclear
         parts.append(feature(_clean_value(extra_neg, zh, head), True))
+    if count_n is not None:
+        goods = [x for x in parts if isinstance(x, FeatureSpec)]
+        if len(goods) != 1 or goods[0].scope != "product" or goods[0].negated or goods[0].option_only \
+                or len(goods[0].phrases) != 1 or count_n < 1:
+            raise _Unclear
+        parts.append(CountSpec(what="items", value=count_n, phrase=goods[0].phrases[0]))
     return parts[0] if len(parts) == 1 else AllOf(parts=parts)
 
 
@@ -2612,7 +2710,7 @@ def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
 
 
 # "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags
-_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?)\b|口味|味道")
+_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?)\b|口味|味道|热饮|冰饮")
 _OPTION_WORDS = re.compile(r"\b(?:temperature|sweetness|sugar level|spiciness|spice level|spicy level|size|cup size|"
                            r"specifications?|options?|attributes?|ice level)\b|温度|甜度|辣度|规格|属性|选项|冰度|糖度")
 

@@ -579,6 +579,124 @@ def test_more_phrasings_left_to_the_judge(text: str) -> None:
     assert spec is None, (text, spec)
 
 
+CTX_ZH = nl_rubric.ItemContext(
+    now=NOW,
+    places=(
+        nl_rubric.PlaceInfo("Z1", "山海小馆（河西店）", ("可堂食", "出餐快"), "", 4.5),
+        nl_rubric.PlaceInfo("Z2", "青禾茶铺（东门店）", ("食材新鲜",), "", 4.2),
+        nl_rubric.PlaceInfo("Z3", "青禾茶铺（南湖店）", (), "", 4.0),
+        nl_rubric.PlaceInfo("Z4", "云朵甜品屋", (), "", 4.1),
+    ),
+    products=(
+        nl_rubric.ProductInfo("R1", "Z1", "葱油拌面", ("招牌",), (), 16.0),
+        nl_rubric.ProductInfo("R2", "Z1", "三鲜馄饨双拼", (), ("微辣", "不辣"), 22.0),
+        nl_rubric.ProductInfo("R3", "Z2", "桂花乌龙", ("中杯",), ("热", "少冰", "去冰"), 14.0),
+        nl_rubric.ProductInfo("R4", "Z3", "芝士葡萄", (), ("大杯", "超大杯"), 19.0),
+        nl_rubric.ProductInfo("R5", "Z4", "红豆双皮奶", (), ("温热", "常温"), 15.0),
+    ),
+    tools=TOOLS,
+)
+
+
+def Z(text: str) -> Any:
+    return nl_rubric.compile_item(text, CTX_ZH)
+
+
+# (item, kind, a check of the spec): my own Chinese phrasings, not VitaBench's
+ZH_CASES: list[tuple[str, str, Any]] = [
+    # a place's feature said as a service it supports or offers, or as a tag it has
+    ("午饭的面馆订单的商家需要支持可堂食服务", "feature", lambda s: (s.scope, s.phrases) == ("place", ["可堂食"])),
+    ("点拌面时应选择提供堂食服务的商家", "feature", lambda s: (s.scope, s.phrases) == ("place", ["堂食"])),
+    ("馄饨订单的商家应有可堂食标签", "feature", lambda s: (s.scope, s.phrases) == ("place", ["可堂食"])),
+    # a brand: the stores whose names start with it
+    ("奶茶订单应选择青禾茶铺品牌的商家", "store", lambda s: s.place_ids == ["Z2", "Z3"]),
+    # a store named before "的商品", alone or with the product wanted there
+    ("甜品订单应选择云朵甜品屋的商品", "store", lambda s: s.place_ids == ["Z4"]),
+    ("夜宵订单应选择山海小馆（河西店）的三鲜馄饨商品", "all_of",
+     lambda s: s.parts[0].place_ids == ["Z1"] and s.parts[1].phrases == ["三鲜馄饨"]),
+    # an option said "when choosing X", a temperature said as a hot drink
+    ("挑选桂花乌龙时商品温度应为热饮", "feature", lambda s: (s.phrases, s.option_only) == (["热"], True)),
+    ("双皮奶订单的商品应选择热饮属性", "feature", lambda s: s.phrases == ["热"]),
+    ("给妈妈点的饮品应选择热饮", "feature", lambda s: s.phrases == ["热"]),
+    # cup sizes with a negated part; a size no drink comes in is dropped from the alternatives
+    ("奶茶订单应选择小杯或中杯，不能选择大杯或超大杯", "all_of",
+     lambda s: _parts(s) == [(["中杯"], False), (["大杯", "超大杯"], True)]),
+    # "<product>相关商品": the product phrase
+    ("晚饭订单应包含葱油拌面相关商品", "feature", lambda s: s.phrases == ["葱油拌面"]),
+    ("奶茶订单中的商品不能包含芝士相关口味", "feature", lambda s: (s.phrases, s.negated) == (["芝士"], True)),
+    # a rating said with "要在", a store said as where the order "comes from", or by its name and "店"
+    ("拌面订单的商家评分要在4.5及以上", "rating", lambda s: (s.op, s.value) == (">=", 4.5)),
+    ("甜品订单应当来自于云朵甜品屋", "store", lambda s: s.place_ids == ["Z4"]),
+    ("午饭订单的商家应为山海小馆店", "store", lambda s: s.place_ids == ["Z1"]),
+    # counts of the whole order, and of one product named with it
+    ("夜宵订单的商品总数量应为3个", "count", lambda s: (s.value, s.phrase) == (3, "")),
+    ("下单商品的数量应为4份", "count", lambda s: (s.value, s.phrase) == (4, "")),
+    ("午饭订单中应包含葱油拌面商品，数量为2份", "all_of",
+     lambda s: s.parts[0].phrases == ["葱油拌面"] and (s.parts[1].value, s.parts[1].phrase) == (2, "葱油拌面")),
+    # what a product has, and a product bought at a named place
+    ("甜品订单中应包含带有红豆的商品", "feature", lambda s: s.phrases == ["红豆"]),
+    ("应在山海小馆（河西店）购买葱油拌面", "all_of",
+     lambda s: s.parts[0].place_ids == ["Z1"] and (s.parts[1].scope, s.parts[1].phrases) == ("product", ["葱油拌面"])),
+    # "A和B两种商品": both; a modal said "需为"; a purpose said "以符合..."
+    ("宵夜订单应包含葱油拌面和三鲜馄饨两种商品", "all_of", lambda s: _parts(s) == [(["葱油拌面"], False), (["三鲜馄饨"], False)]),
+    ("馄饨订单中的商品规格需为不辣", "feature", lambda s: (s.phrases, s.option_only) == (["不辣"], True)),
+    ("奶茶订单应选择少冰的饮品以符合少喝冰饮的习惯", "feature", lambda s: s.phrases == ["少冰"]),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "check"), ZH_CASES)
+def test_chinese_phrasings_compile(text: str, kind: str, check: Any) -> None:
+    spec = Z(text)
+    assert spec is not None, text
+    assert spec.kind == kind, (text, spec)
+    assert check(spec), (text, spec)
+    assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "为了让老人吃得放心，应选择食材新鲜的商家",  # a judgement, even though a tag has the words
+        "甜品订单应选择店内销量最好的双皮奶",
+        "奶茶订单应选择小杯或特大杯",  # no size offered at all
+        "夜宵订单应选择提供深夜配送服务的商家",  # no place has that tag
+        "奶茶订单不能选择青禾茶铺（东门店）的桂花乌龙商品",  # not that store, or not that drink?
+        "点拌面时应选择提供包厢的商家",  # one word of the catalogue is not enough
+        "应在山海小馆（河西店）购买煎饺",  # no such product
+        "不应在山海小馆（河西店）购买葱油拌面",  # not that store, or not that dish?
+        "奶茶订单中应包含热饮商品，数量为2杯",  # a count of an option is not a count of a product
+        "甜品订单中不应包含带有红豆的商品",  # "含有 X" negated may name a class the words miss
+    ],
+)
+def test_chinese_phrasings_left_to_the_judge(text: str) -> None:
+    spec = Z(text)
+    assert spec is None, (text, spec)
+
+
+def test_chinese_features_check_the_record() -> None:
+    holds = nl_rubric.spec_holds
+    tea = nl_rubric.LineFacts("R3", "桂花乌龙", ("中杯",), "热", 1, 14.0, ("热", "少冰", "去冰"))
+    iced = replace(tea, attributes="少冰")
+    grape = nl_rubric.LineFacts("R4", "芝士葡萄", (), "大杯", 1, 19.0, ("大杯", "超大杯"))
+    hot = Z("挑选桂花乌龙时商品温度应为热饮")
+    assert holds(hot, _order([tea]), CTX_ZH.place("Z2"))
+    assert not holds(hot, _order([iced]), CTX_ZH.place("Z2"))
+    size = Z("奶茶订单应选择小杯或中杯，不能选择大杯或超大杯")
+    assert all(holds(p, _order([tea]), CTX_ZH.place("Z2")) for p in size.parts)
+    assert not all(holds(p, _order([grape]), CTX_ZH.place("Z3")) for p in size.parts)
+    dine_in = Z("午饭的面馆订单的商家需要支持可堂食服务")
+    assert holds(dine_in, _order([]), CTX_ZH.place("Z1")) and not holds(dine_in, _order([]), CTX_ZH.place("Z4"))
+    noodles = nl_rubric.LineFacts("R1", "葱油拌面", ("招牌",), "", 2, 16.0)
+    two = Z("午饭订单中应包含葱油拌面商品，数量为2份")
+    assert all(holds(p, _order([noodles]), CTX_ZH.place("Z1")) for p in two.parts)
+    assert not all(holds(p, _order([replace(noodles, quantity=1)]), CTX_ZH.place("Z1")) for p in two.parts)
+    there = Z("应在山海小馆（河西店）购买葱油拌面")
+    assert all(holds(p, _order([noodles]), CTX_ZH.place("Z1")) for p in there.parts)
+    assert not all(holds(p, _order([noodles]), CTX_ZH.place("Z4")) for p in there.parts)
+    brand = Z("奶茶订单应选择青禾茶铺品牌的商家")
+    assert holds(brand, _order([grape]), CTX_ZH.place("Z3")) and not holds(brand, _order([]), CTX_ZH.place("Z1"))
+
+
 def test_serving_sizes_check_the_ordered_product() -> None:
     spec = M("The hotpot order should be a set meal for four people, not four individual set meals")
     four = nl_rubric.LineFacts("Q1", "Spicy Broth Four-person Set")
