@@ -554,13 +554,17 @@ MORE_CASES: list[tuple[str, str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "kind", "check"), MORE_CASES)
-def test_more_phrasings_compile(text: str, kind: str, check: Any) -> None:
-    spec = M(text)
+def _compiles_to(spec: Any, text: str, kind: str, check: Any) -> None:
+    """``spec`` (``text`` compiled) is of ``kind``, passes ``check`` and survives JSON."""
     assert spec is not None, text
     assert spec.kind == kind, (text, spec)
     assert check(spec), (text, spec)
     assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+
+
+@pytest.mark.parametrize(("text", "kind", "check"), MORE_CASES)
+def test_more_phrasings_compile(text: str, kind: str, check: Any) -> None:
+    _compiles_to(M(text), text, kind, check)
 
 
 @pytest.mark.parametrize(
@@ -646,11 +650,7 @@ ZH_CASES: list[tuple[str, str, Any]] = [
 
 @pytest.mark.parametrize(("text", "kind", "check"), ZH_CASES)
 def test_chinese_phrasings_compile(text: str, kind: str, check: Any) -> None:
-    spec = Z(text)
-    assert spec is not None, text
-    assert spec.kind == kind, (text, spec)
-    assert check(spec), (text, spec)
-    assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+    _compiles_to(Z(text), text, kind, check)
 
 
 @pytest.mark.parametrize(
