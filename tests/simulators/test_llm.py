@@ -39,8 +39,10 @@ def server():
 
 
 def fast(server: LoopbackServer, **kw) -> LLMClient:
-    """A client with small timeouts and tiny backoff, its waits recorded instead of slept."""
-    cfg = server.config(timeout_s=kw.pop("timeout_s", 0.3), max_retries=kw.pop("max_retries", 2),
+    """A client with tiny backoff, its waits recorded instead of slept. Its timeout (5 s) is one no
+    loopback reply reaches even on a loaded machine (a full garbage collection of a big test
+    process can stall a first request for a few hundred ms); the timeout tests set their own."""
+    cfg = server.config(timeout_s=kw.pop("timeout_s", 5.0), max_retries=kw.pop("max_retries", 2),
                         backoff_base_s=kw.pop("backoff_base_s", 0.01), **kw)
     client = LLMClient(cfg)
     client.waits = []
@@ -113,8 +115,7 @@ def test_429_then_success_retries_once(server, chat):
 
 def test_retry_after_is_honoured_when_small(server, chat):
     server.push(Fault.status(429, retry_after=0.25), Fault.status(503, retry_after=999), "ok")
-    # a timeout no loaded machine reaches: the waits are the two status replies' (recorded, not slept)
-    client = fast(server, backoff_base_s=7.0, backoff_max_s=7.0, retry_after_max_s=30, timeout_s=10.0)
+    client = fast(server, backoff_base_s=7.0, backoff_max_s=7.0, retry_after_max_s=30)
     assert chat(client, HI).content == "ok"
     assert client.waits[0] == 0.25  # the server's hint
     assert 3.5 <= client.waits[1] <= 7.0  # too long a hint: the capped, jittered backoff instead
@@ -147,7 +148,7 @@ def test_backoff_grows_and_is_deterministic_per_seed(server, chat):
 
 def test_slow_reply_past_the_timeout_is_retried_then_fails(server, chat):
     server.push(Fault.slow(5), "late but fine")
-    client = fast(server, max_retries=1)
+    client = fast(server, max_retries=1, timeout_s=0.3)
     result = chat(client, HI)  # the first attempt times out, the retry gets the next reply
     assert result.content == "late but fine" and result.attempts == 2
     server.handler = lambda body: Fault.slow(5)
