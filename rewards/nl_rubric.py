@@ -1689,9 +1689,17 @@ def _compile_pieces(text: str, ctx: ItemContext) -> Any | None:
         if spec is None or isinstance(spec, TimeWindow):
             return None
         parts += spec_parts(spec)
+    return _joined(parts)
+
+
+def _joined(parts: list[Any]) -> Any | None:
+    """The compiled parts of one item, each once: the part, or their ``AllOf`` when they are about
+    one kind of record (None when they are about several, which no record answers alone)."""
     unique = [parse_spec(json.loads(x)) for x in dict.fromkeys(x.model_dump_json() for x in parts)]
+    if len(unique) == 1:
+        return unique[0]
     about = next((x.about for x in unique if getattr(x, "about", "")), "")
-    spec = AllOf(parts=unique, about=about) if len(unique) > 1 else unique[0]
+    spec = AllOf(parts=unique, about=about)
     return spec if spec_target(spec) is not None else None
 
 
@@ -1732,15 +1740,7 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
             parts += spec_parts(_requirement(conclusion, ctx))
     except _Unclear:
         return None
-    if not parts:
-        return None
-    unique = list(dict.fromkeys(p.model_dump_json() for p in parts))
-    parts = [parse_spec(json.loads(p)) for p in unique]
-    if len(parts) == 1:
-        return parts[0]
-    about = next((p.about for p in parts if getattr(p, "about", "")), "")
-    spec = AllOf(parts=parts, about=about)
-    return spec if spec_target(spec) is not None else None
+    return _joined(parts) if parts else None
 
 
 # ----- the requirement: subject, modal, predicate -------------------------------------------------

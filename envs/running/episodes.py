@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 
 import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a fresh worker process)
-from servicegym.envs.running.policies import make_policy
+from servicegym.envs.running.policies import episode_details, make_policy
 from servicegym.world_state.text import scrub
 
 __all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
@@ -316,7 +316,7 @@ class EpisodeWorker:
             "steps": steps,
             "termination_reason": info.get("termination_reason", "") if error is None else f"{phase}_error",
             "tool_errors": int(info.get("tool_errors", 0)),
-            "details": _details(env) if done else {},
+            "details": episode_details(env) if done else {},
             "error": error,
             "elapsed_s": round(time.perf_counter() - t0, 6),
         }
@@ -351,13 +351,3 @@ def thread_per_episode(episodes: int) -> None:
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=episodes, thread_name_prefix="servicegym-async"))
 
-
-def _details(env: Any) -> dict[str, Any]:
-    """The env's ``episode_details()`` (``{}`` for an env without it, or when it raises: a record
-    is written whatever the env's extras do)."""
-    get = getattr(env.unwrapped, "episode_details", None)
-    try:
-        out = get() if get is not None else {}
-    except Exception:  # noqa: BLE001
-        return {}
-    return out if isinstance(out, dict) else {}

@@ -146,7 +146,7 @@ def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str
         "tool_errors": info.get("tool_errors", 0),
         "score": info.get("score", {}),
         "messages": env.unwrapped.messages,
-        "details": env.unwrapped.episode_details() if hasattr(env.unwrapped, "episode_details") else {},
+        "details": episode_details(env),
     }
     if error:
         record["error"] = error
@@ -155,3 +155,14 @@ def run_episode(env: gym.Env, policy, seed: int | None = None, options: dict[str
     if isinstance(getattr(policy, "usage", None), dict):
         record["policy_usage"] = dict(policy.usage)
     return record
+
+
+def episode_details(env: Any) -> dict[str, Any]:
+    """The env's ``episode_details()`` for a record (``{}`` for an env without it, or when it
+    raises: a record is written whatever the env's extras do)."""
+    get = getattr(env.unwrapped, "episode_details", None)
+    try:
+        out = get() if get is not None else {}
+    except Exception:  # noqa: BLE001
+        return {}
+    return out if isinstance(out, dict) else {}

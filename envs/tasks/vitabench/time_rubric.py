@@ -171,6 +171,11 @@ def _co_text(k: int, nl: list[str], ctx: ItemContext) -> str:
 _ADDRESS_WORD = re.compile(r"\baddress\b|地址|送到|送至|配送到")
 
 
+def _position(state: GoldState, g: Gold) -> int:
+    """Where ``g`` stands among the state's orders, then visits."""
+    return next(i for i, x in enumerate([*state.orders, *state.visits]) if x is g)
+
+
 def _disjoint(a: TimeWindow, b: TimeWindow, first: datetime) -> bool:
     """Whether no time is accepted by both windows."""
     (lo1, hi1), (lo2, hi2) = a.bounds(first), b.bounds(first)
@@ -210,36 +215,36 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
     items: list[TimeItem] = []
     tied: dict[tuple[int, int], list[TimeItem]] = {}  # (state, gold position) -> items bounding it
     pending: list[tuple[TimeItem, list[tuple[int, int, Gold]]]] = []
-    open_: dict[int, tuple[TimeItem, list[int]]] = {}  # item index -> (item, states it is not yet tied in)
+    # item index -> (item, its ties so far, the states it is not yet tied in)
+    open_: dict[int, tuple[TimeItem, list[tuple[int, int, Gold]], list[int]]] = {}
     for k, text in enumerate(nl):
         window = compile_item(text, ctx)
         if not isinstance(window, TimeWindow):
             continue
         item = TimeItem(k, text, window)
         golds: list[tuple[int, int, Gold]] = []
+        co: str | None = None  # the item's words with its subject's other items, read once
         for s, state in enumerate(states):
-            pool = [*state.orders, *state.visits]
             cands = candidates(state, window.subject)
             g = _resolve(text, window, cands, world)
-            if g is None and (co := _co_text(k, nl, ctx)):
-                g = _resolve(f"{_head(text)} {co}", window, cands, world, whole=True)
             if g is None:
-                open_.setdefault(k, (item, []))[1].append(s)
+                co = _co_text(k, nl, ctx) if co is None else co
+                g = _resolve(f"{_head(text)} {co}", window, cands, world, whole=True) if co else None
+            if g is None:
+                open_.setdefault(k, (item, golds, []))[2].append(s)
                 continue
-            golds.append((s, next(i for i, x in enumerate(pool) if x is g), g))
+            golds.append((s, _position(state, g), g))
         pending.append((item, golds))
     # an item still open in a state: the one candidate not tied to another item it cannot share a
     # record with: one whose window admits no common time, or, when the time items name as many
     # distinct subjects as there are candidates, one about another subject
     subjects = {it.index: tuple(_subject_words(it.text)) for it, _ in pending}
-    for item, open_states in open_.values():
-        golds = next(gs for it, gs in pending if it is item)
+    for item, golds, open_states in open_.values():
         mine = subjects[item.index]
+        named = {subjects[it.index] for it, _ in pending if it.window.subject == item.window.subject}
         for s in open_states:
             state = states[s]
-            pool = [*state.orders, *state.visits]
             cands = candidates(state, item.window.subject)
-            named = {subjects[it.index] for it, _ in pending if it.window.subject == item.window.subject}
             distinct = bool(mine) and all(named) and len(named) == len(cands)
             # another time item about the same subject ("Breakfast orders should be delivered
             # before 10:00" beside "the breakfast order"), tied to one record: that record
@@ -247,14 +252,14 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
                     for s2, _i, g in gs if s2 == s and not _disjoint(it.window, item.window, earliest(g, world))}
             if len(same) == 1:
                 g = next(iter(same.values()))
-                golds.append((s, next(i for i, x in enumerate(pool) if x is g), g))
+                golds.append((s, _position(state, g), g))
                 continue
             taken = {id(g) for it, gs in pending if it is not item for s2, _i, g in gs if s2 == s
                      and (_disjoint(it.window, item.window, earliest(g, world))
                           or distinct and subjects[it.index] != mine)}
             free = [g for g in cands if id(g) not in taken]
             if len(free) == 1 and len(cands) > 1:
-                golds.append((s, next(i for i, x in enumerate(pool) if x is free[0]), free[0]))
+                golds.append((s, _position(state, free[0]), free[0]))
     for item, golds in pending:
         k, text, window = item.index, item.text, item.window
         if not golds:
