@@ -26,7 +26,8 @@ the official ``openai`` package and adds what an RL loop needs around it:
   so re-scoring a saved transcript costs nothing; entries are written whole (a temporary file
   renamed into place, removed if the write fails; a failed write costs the cache entry, not the reply);
 - ``await client.achat(...)``: the same call for asyncio, over ``openai.AsyncOpenAI`` (aiohttp
-  transport when installed), one HTTP session per event loop, closed by ``aclose_clients()``;
+  transport when installed), one HTTP session per event loop, closed as the loop shuts down its
+  async generators (``asyncio.run`` does, before it closes the loop) or sooner by ``aclose_clients()``;
 - ``LLMClient.shared(config)``: the process's one client per config and key, so the policies,
   users and judges built per episode share one connection pool.
 
@@ -628,6 +629,8 @@ class LLMClient:
             clients = _LOOP_CLIENTS.setdefault(loop, {})
             client = clients.get(self)
             if client is None:
+                if loop not in _LOOP_CLOSERS:
+                    _LOOP_CLOSERS[loop] = _close_at_loop_end(loop)
                 o = self._openai
                 # on aiohttp when it is installed (openai's advice for concurrency); one TLS context a process
                 make_http = o.DefaultAioHttpClient if _has_aiohttp() and hasattr(o, "DefaultAioHttpClient") \
@@ -672,12 +675,36 @@ def _has_aiohttp() -> bool:
 
 
 async def aclose_clients() -> None:
-    """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop (call it before
-    the loop ends, as ``servicegym.envs.running.rollouts`` does; otherwise aiohttp warns of unclosed sessions)."""
+    """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop. A loop run by
+    ``asyncio.run`` (or ended with ``loop.shutdown_asyncgens()``) closes them itself as it ends;
+    call this to close them earlier, or before ending a loop some other way."""
     with _LOOP_LOCK:
         clients = _LOOP_CLIENTS.pop(asyncio.get_running_loop(), {})
     for client in clients.values():
         await client.openai.close()
+
+
+# per loop, an async generator suspended at its ``yield``: the loop's own shutdown of its async
+# generators (``asyncio.run`` does it before closing) finalizes it, which closes that loop's sessions
+_LOOP_CLOSERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+def _close_at_loop_end(loop: asyncio.AbstractEventLoop) -> Any:
+    """Start (in ``loop``, running) and return the generator that closes the loop's sessions when
+    the loop shuts down its async generators; the caller keeps it (the loop holds it weakly)."""
+
+    async def closer():
+        try:
+            yield
+        finally:
+            with _LOOP_LOCK:  # nothing keeps the loop alive after it ends
+                _LOOP_CLOSERS.pop(loop, None)
+            await aclose_clients()
+
+    gen = closer()
+    with contextlib.suppress(StopIteration):  # its first step reaches the ``yield`` at once
+        gen.asend(None).send(None)  # the loop's first-iteration hook now knows it
+    return gen
 
 
 class _Endpoint:

@@ -252,6 +252,33 @@ def test_concurrent_achat_on_one_loop_share_one_client(server):
 
 
 # ----- cache ---------------------------------------------------------------------------------
+def test_a_loop_ended_by_asyncio_run_closes_its_sessions(server):
+    """``achat`` without ``aclose_clients``: as ``asyncio.run`` ends the loop it closes the loop's
+    HTTP session (no "Unclosed client session" warning at exit), and nothing keeps the loop alive
+    after it."""
+    import gc
+    import warnings
+    import weakref
+
+    client = fast(server)
+    seen = []
+
+    async def main():
+        await client.achat(HI)
+        seen.append((client._async_client(), weakref.ref(asyncio.get_running_loop())))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            asyncio.run(main())
+        assert all(endpoint.http.is_closed for endpoint, _ in seen)
+        loops = [loop for _, loop in seen]
+        seen.clear()
+        gc.collect()
+    assert [loop() for loop in loops] == [None, None, None]
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+
+
 def test_cache_hit_makes_no_request_and_returns_the_same(server, tmp_path, chat):
     server.push(tool_call_reply([("lookup", {"q": "x"})], content="one"), "two")
     client = fast(server, cache_dir=str(tmp_path))
