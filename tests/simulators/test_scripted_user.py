@@ -7,11 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servicegym.simulators.scripted_user import (
+    CONFIRM_CUES,
+    DONE_CUES,
     STOP,
+    TOPIC_KEYWORDS,
     HiddenFact,
     IntentChange,
     ScriptedUser,
     UserScript,
+    asks_confirmation,
+    cue_pattern,
     split_points,
     to_first_person,
 )
@@ -70,6 +75,47 @@ def test_questions_are_matched_to_instruction_points_in_english_and_chinese():
 def test_confirmation_cues_respect_word_boundaries():
     user = ScriptedUser(SCRIPT, seed=0)
     assert user.reply("Which address should it go to?") == "To my office, please.", "'should it' is no 'should i'"
+
+
+# the cue matcher against its reference regular expression: cues of every kind (words that may be
+# prefixes, phrases, ones ending in punctuation, Chinese), in texts built from their own pieces
+_CUES = list(CONFIRM_CUES + DONE_CUES + TOPIC_KEYWORDS["budget"] + ("allerg", "ok?", "a b"))
+_PIECES = [*_CUES, *(c[:2] for c in _CUES), *(c[1:] for c in _CUES), " ", "  ", "?", ".", "x", "s", "z", "A", "é",
+           "1", "\n", "确", "吗"]
+
+
+@given(st.lists(st.sampled_from(_CUES), min_size=0, max_size=6),
+       st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_cue_matching_agrees_with_its_regular_expression(cues, text):
+    pat = cue_pattern(tuple(cues))
+    found = pat.search(text)
+    assert (found is not None) == (pat.pattern.search(text) is not None)
+    if found is not None:
+        assert text[found.start:].startswith(found.cue)
+
+
+def test_cue_matching_agrees_at_every_edge():
+    """Every cue kind with every kind of neighbour on either side, at the start, in the middle and
+    at the end of the text, alone and after a near miss of itself."""
+    edges = ["", "a", "z", "m", "A", "Z", "é", "1", " ", "?", "确"]
+    for cue in ("confirm", "should i", "ok?", "allerg", "确认", "a b"):
+        pat = cue_pattern((cue, "never here"))
+        for left in edges:
+            for right in edges:
+                for text in (left + cue + right, "q" + left + cue + right + "q", "x" + cue + " " + left + cue + right):
+                    assert (pat.search(text) is not None) == (pat.pattern.search(text) is not None), (cue, text)
+
+
+def test_cue_matching_is_linear_and_exact_at_the_edges():
+    pat = cue_pattern(("should i", "allerg", "ok?", "确认"))
+    assert pat.search("should i") and pat.search("x, should i?") and not pat.search("should it")
+    assert not pat.search("xshould i") and pat.search("allergies") and not pat.search("nonallergic")
+    assert pat.search("is that ok?") and not pat.search("book?x") and pat.search("请确认")
+    assert pat.search("Should I") is None, "callers fold case first"
+    # a long message with near misses everywhere: found at the end, and none is a miss
+    text = "xshould iz nonallergic book?s " * 30_000
+    assert pat.search(text) is None and pat.search(text + "should i") is not None
+    assert asks_confirmation("Shall I go ahead?") and not asks_confirmation("Here are three stores. " * 5_000)
 
 
 @pytest.mark.parametrize(
