@@ -160,14 +160,17 @@ def _median_step(env, message: str, n: int) -> float:
 
 
 def test_a_long_workspace_message_costs_a_bounded_multiple_of_a_short_one():
-    """The scripted workspace user's question scan was quadratic (a 1 MB message took half an hour)."""
+    """The scripted workspace user's question scan was quadratic (a 1 MB message took half an hour).
+    A complexity guard, not a speed figure: the long message is 1,000x the short one, a linear step
+    costs 10-30x (the short step's fixed work dominates it), a quadratic one 10^5x and more, so the
+    bound sits far from both (it was 20, which a faster short step alone broke)."""
     env = gym.make("servicegym/Workspace-v0", split="test")
     short = ("Could you tell me which format the report should use? " * 20)[:1000]
     long = ("I am going through the files and will write the summary now, " * 20_000)[: 1 << 20]
     long = long[:-50] + " which format should the report use?"
     _median_step(env, short, 3)  # warm
     ratio = _median_step(env, long, 5) / _median_step(env, short, 15)
-    assert ratio <= 20, ratio
+    assert ratio <= 300, ratio
 
 
 def _rss_mb() -> float:
