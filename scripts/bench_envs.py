@@ -130,6 +130,7 @@ class Bench:
         self.u = self.env.unwrapped
         self.quick = quick
         self.calls = find_calls(self.env)
+        self._twin: gym.Env | None = None
 
     def goto(self, tid: str, index: int) -> None:
         """Reset to ``tid`` and replay its golden route's first ``index`` actions."""
@@ -191,7 +192,7 @@ class Bench:
         """A second env of the same id: it stays untouched while this one plays, so its reset meets
         the caches an episode left behind without having played one (the control of ``resets`` and
         ``step1``)."""
-        if getattr(self, "_twin", None) is None:
+        if self._twin is None:
             self._twin = gym.make(self.env_id, max_steps=BIG, max_errors=BIG)
         return self._twin
 

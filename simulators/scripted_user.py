@@ -117,28 +117,27 @@ class CuePattern:
     cue at every character, about 0.3 us a character, and the simulated user runs several such
     matchers on every agent message. ``search`` returns the first cue (in the cues' order) that
     occurs at a word start (and end, for phrases), or None. ``pattern`` is the equivalent regular
-    expression (the reference the tests compare with)."""
+    expression (the reference the tests compare with), built only when asked for."""
 
-    __slots__ = ("_cues", "pattern")
+    __slots__ = ("_cues",)
 
     def __init__(self, cues: tuple[str, ...] | list[str]) -> None:
         parsed: list[tuple[str, bool, bool]] = []
-        parts = []
         for cue in cues:
             c = cue.casefold()
             if not c:
                 continue
             if not c.isascii():
                 parsed.append((c, False, False))
-                parts.append(re.escape(c))
-            elif " " in c.strip() or not c[-1].isalpha():
-                parsed.append((c, True, True))
-                parts.append(rf"(?<![a-z]){re.escape(c)}(?![a-z])")
             else:
-                parsed.append((c, True, False))
-                parts.append(rf"(?<![a-z]){re.escape(c)}")
+                parsed.append((c, True, " " in c.strip() or not c[-1].isalpha()))
         self._cues = tuple(parsed)
-        self.pattern = re.compile("|".join(parts)) if parts else re.compile(r"(?!x)x")
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        parts = [re.escape(c) if not start_word else rf"(?<![a-z]){re.escape(c)}" + ("(?![a-z])" if end_word else "")
+                 for c, start_word, end_word in self._cues]
+        return re.compile("|".join(parts)) if parts else re.compile(r"(?!x)x")
 
     def search(self, text: str) -> CueMatch | None:
         for cue, start_word, end_word in self._cues:
