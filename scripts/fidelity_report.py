@@ -29,6 +29,7 @@ from servicegym.envs.tasks.vitabench import vitabench_domain  # noqa: E402
 from servicegym.envs.tasks.vitabench.labelled import (  # noqa: E402
     KINDS,
     MAX_PER_TASK,
+    PARTS,
     FileResult,
     Outcome,
     agreement,
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-per-task", type=int, default=MAX_PER_TASK, help="labelled variants per task (0: all kinds)")
     ap.add_argument("--max-tasks", type=int, default=None, help="only the first N tasks of each file")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--part", choices=PARTS, default="all",
+                    help="only the tasks of one part of the reader's split (labelled.reader_part): build or held")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no VitaBench data at {args.data} (pass --data or set SERVICEGYM_VITABENCH_DIR)", file=sys.stderr)
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no VitaBench task files under {args.data}", file=sys.stderr)
         return 2
     cap = args.max_per_task or None
-    results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks)) for p, env_id in files]
+    results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks, args.part)) for p, env_id in files]
     report = build_report(results, cap)
     print(report, end="")
     if args.out is not None:

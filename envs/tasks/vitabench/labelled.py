@@ -39,6 +39,7 @@ hand-written contexts); ``check_file`` runs everything for one task file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -1422,10 +1423,23 @@ class FileResult:
     tasks: list[TaskResult]
 
 
+PARTS = ("build", "held", "all")
+
+
+def reader_part(task_id: str) -> str:
+    """The part of the visible tasks a task belongs to when the rubric reader is developed:
+    ``"held"`` for about a quarter of the tasks (a stable hash of the id, so the same task is held
+    in every file and release), ``"build"`` for the rest. Work on the reader reads only the
+    ``build`` part; the ``held`` part is measured after the reader is frozen."""
+    digest = hashlib.sha256(str(task_id).encode("utf-8")).hexdigest()
+    return "held" if int(digest[:8], 16) % 4 == 0 else "build"
+
+
 def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None = MAX_PER_TASK,
-               max_tasks: int | None = None) -> FileResult:
+               max_tasks: int | None = None, part: str = "all") -> FileResult:
     """Load a VitaBench task file into ``env_id`` and check every task (or the first
-    ``max_tasks``): the oracle, the rubric coverage and the labelled variants."""
+    ``max_tasks``; or those of one ``part``, see ``reader_part``): the oracle, the rubric coverage
+    and the labelled variants."""
     import warnings
 
     import gymnasium as gym
@@ -1435,7 +1449,10 @@ def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None =
         env = gym.make(env_id, tasks=str(path))
     u = env.unwrapped
     skipped = [dict(s) if isinstance(s, dict) else dict(vars(s)) for s in u.skipped_tasks]
-    ids = list(u.task_ids())
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
+    ids = [t for t in u.task_ids() if part == "all" or reader_part(t) == part]
+    skipped = [s for s in skipped if part == "all" or reader_part(str(s.get("task_id", ""))) == part]
     results = [check_task(env, tid, seed, max_per_task) for tid in ids[:max_tasks]]
     env.close()
     return FileResult(str(path), env_id, len(ids), skipped, results)
