@@ -65,7 +65,10 @@ Code-checked items (``split_items``)
     and every code-checked item holds; ``judge/rubric_<k>`` is the judge's verdict or the code's,
     ``judge_fraction`` the share of all the task's items met, ``judge_items`` their number,
     ``judge_llm_items`` and ``judge_code_items`` how many went to each. A task whose items are all
-    code-checked asks the judge nothing.
+    code-checked asks the judge nothing. Items about the end state as a whole stay with the code
+    under the env's ``scoring``: the episode also needs no unrequested write, and under
+    ``scoring="strict"`` the gold end state; ``success_rubric`` and ``success_strict`` give both
+    modes' verdicts.
 """
 
 from __future__ import annotations
@@ -477,6 +480,27 @@ def split_items(task: Any) -> tuple[list[JudgeItem], dict[str, str]]:
     return [i for i in items if i.key not in coded], {i.key: coded[i.key] for i in items if i.key in coded}
 
 
+def _state_items_hold(env: Any, code_score: dict[str, Any], scoring: str) -> bool:
+    """The code items of a natural-language task that are not about one rubric item and count
+    under ``scoring``: "no write the user never asked for" in both modes, and under
+    ``scoring="strict"`` the gold end state too. The judge never decides them."""
+    from servicegym.rewards.rubric import counts_in
+
+    rubric = getattr(env.task, "rubric", None) or []
+    return all(code_score.get(f"rubric/{i.name}", 0.0) for i in rubric
+               if counts_in(i, scoring) and "nl_index" not in (i.params or {}))
+
+
+def _with_modes(env: Any, items_ok: bool, code_score: dict[str, Any], score: dict[str, Any]) -> bool:
+    """Both scoring modes' verdicts of a judged natural-language task into ``score``
+    (``success_rubric``, ``success_strict``); returns the env's own mode's."""
+    from servicegym.rewards.rubric import SCORING_MODES
+
+    for mode in SCORING_MODES:
+        score[f"success_{mode}"] = float(items_ok and _state_items_hold(env, code_score, mode))
+    return bool(score[f"success_{getattr(env, 'scoring', 'strict')}"])
+
+
 def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
                   code_score: dict[str, Any]) -> tuple[bool, dict[str, Any], dict[str, Any]]:
     """Score a finished episode of ``env`` (a ``ToolUseEnv``) with ``judge``.
@@ -507,7 +531,7 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
         states = {**result.states, **verdicts}
         keys = sorted(states, key=lambda k: int(k.rsplit("_", 1)[1]))
         judged_ok = result.success if items else result.error is None
-        success = judged_ok and all(verdicts.values())
+        success = _with_modes(env, judged_ok and all(verdicts.values()), code_score, score)
         score.update({f"judge/{k}": float(states[k]) for k in keys})
         score.update(judge_success=float(success), judge_fraction=sum(states.values()) / len(states),
                      judge_items=float(len(states)), judge_llm_items=float(len(items)),
@@ -519,6 +543,9 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
             extra["judge_error"] = result.error
         return success, score, extra
     nl = bool(getattr(env.task, "nl_rubric", None))
+    success = _with_modes(env, result.success, code_score, score) if nl else result.success
+    if nl:
+        score["judge_success"] = float(success)
     if not nl and result.states:
         code = [bool(code_score.get(f"rubric/{k}", 0.0)) for k in result.states]
         judged = list(result.states.values())
@@ -527,7 +554,7 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
     extra: dict[str, Any] = {"judge": result.to_json(), "judge_usage": result.usage}
     if result.error:
         extra["judge_error"] = result.error
-    return result.success, score, extra
+    return success, score, extra
 
 
 def make_llm_judge(llm: Any = None, window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,

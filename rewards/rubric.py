@@ -3,6 +3,14 @@
 A rubric is a list of named items, each a registered check ``kind`` with parameters. Checks read
 an ``EpisodeView`` (final world, initial world, history, agent messages) and never mutate it.
 Strict success is "every item with weight > 0 holds"; weight 0 items are logged only.
+
+Scoring modes
+    A check may be registered ``strict_only`` (``check(kind, strict_only=True)``): it compares
+    the end state with a gold one beyond what the task's own rubric states (VitaBench's
+    ``required_orders``, ``no_unrequested_orders``, ``untouched_orders``). Under
+    ``scoring="strict"`` every item counts; under ``scoring="rubric"`` those items are still
+    evaluated and reported (``rubric/<name>``) but do not decide success or ``rubric_fraction``.
+    A rubric without such items (every generated task) scores the same in both modes.
 """
 
 from __future__ import annotations
@@ -31,22 +39,37 @@ class EpisodeView:
     initial: World
     history: History
     agent_messages: list[str] = field(default_factory=list)
+    # what checks computed on this view, for the other items of the same scoring (e.g. the
+    # expected state the final world matches best); a view is of one final state, so never stale
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 Check = Callable[[EpisodeView, dict[str, Any]], bool]
 CHECKS: dict[str, Check] = {}
+# the kinds that count under scoring="strict" only (see "Scoring modes")
+STRICT_ONLY: set[str] = set()
+SCORING_MODES = ("rubric", "strict")
 
 
-def check(kind: str) -> Callable[[Check], Check]:
-    """Register the check function for rubric items of ``kind``."""
+def check(kind: str, strict_only: bool = False) -> Callable[[Check], Check]:
+    """Register the check function for rubric items of ``kind`` (``strict_only``: an item of
+    this kind decides success under ``scoring="strict"`` only)."""
 
     def wrap(fn: Check) -> Check:
         if kind in CHECKS:
             raise ValueError(f"rubric kind {kind!r} registered twice")
         CHECKS[kind] = fn
+        if strict_only:
+            STRICT_ONLY.add(kind)
         return fn
 
     return wrap
+
+
+def counts_in(item: RubricItem, scoring: str) -> bool:
+    """Whether ``item`` decides success under ``scoring`` (weight > 0, and not strict-only under
+    ``"rubric"``)."""
+    return item.weight > 0 and (scoring == "strict" or item.kind not in STRICT_ONLY)
 
 
 def evaluate(items: list[RubricItem], view: EpisodeView) -> dict[str, bool]:
@@ -59,13 +82,21 @@ def evaluate(items: list[RubricItem], view: EpisodeView) -> dict[str, bool]:
     return results
 
 
-def score_rubric(items: list[RubricItem], view: EpisodeView) -> tuple[bool, dict[str, float]]:
-    """Strict success and the flat score dict: ``rubric_fraction`` and ``rubric/<name>`` per item."""
+def score_rubric(items: list[RubricItem], view: EpisodeView, scoring: str = "strict") -> tuple[bool, dict[str, float]]:
+    """Success under ``scoring`` and the flat score dict: ``rubric_fraction`` and
+    ``rubric_items`` over the items that count in that mode, ``rubric/<name>`` for every item;
+    when some item is strict-only, also ``success_strict`` and ``success_rubric`` (both modes'
+    verdicts)."""
+    if scoring not in SCORING_MODES:
+        raise ValueError(f"scoring={scoring!r} is not a scoring mode; use one of {', '.join(SCORING_MODES)}")
     results = evaluate(items, view)
-    weighted = [i for i in items if i.weight > 0]
+    weighted = [i for i in items if counts_in(i, scoring)]
     passed = sum(i.weight for i in weighted if results[i.name])
     total = sum(i.weight for i in weighted)
     success = all(results[i.name] for i in weighted)
     score = {"rubric_fraction": (passed / total) if total else 1.0, "rubric_items": float(len(weighted))}
+    if any(i.kind in STRICT_ONLY for i in items):
+        verdicts = {m: all(results[i.name] for i in items if counts_in(i, m)) for m in SCORING_MODES}
+        score.update({f"success_{m}": float(ok) for m, ok in verdicts.items()})
     score.update({f"rubric/{name}": float(ok) for name, ok in results.items()})
     return success, score

@@ -58,7 +58,18 @@ def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         if not Path(tasks).is_file():
             raise CliError(f"task file not found: {tasks}")
         kwargs["tasks"] = tasks
+    scoring = getattr(args, "scoring", None)
+    if scoring is not None:
+        kwargs["scoring"] = scoring
     return kwargs
+
+
+SCORING_HELP = ("how a VitaBench task file is scored: rubric (default: what the rubric states, plus no write the user "
+                "never asked for) or strict (also the gold end state); generated tasks score alike in both")
+
+
+def _scoring_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scoring", default=None, choices=["rubric", "strict"], help=SCORING_HELP)
 
 
 def _make_env(env_id: str, split: str = "test", **kwargs: Any) -> gym.Env:
@@ -791,6 +802,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) for the sessions' envs")
     sv.set_defaults(fn=cmd_serve)
 
+    _scoring_option(p)
     be = sub.add_parser("bench", usage="servicegym bench NAME [--quick] [script options]",
                         help=f"run a benchmark script ({', '.join(BENCHES)}); other options go to the script")
     be.add_argument("--which", default=None, help=f"the benchmark, also given as the first word: {', '.join(BENCHES)}")
@@ -818,3 +830,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+    _scoring_option(pl)
+    _scoring_option(sv)

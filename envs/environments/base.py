@@ -29,8 +29,8 @@ from servicegym.envs.tasks.model import (
     skip_text,
 )
 from servicegym.envs.tasks.sources import ListSource, TaskSource
-from servicegym.rewards.nl_rubric import compiled_count, nl_coverage
-from servicegym.rewards.rubric import EpisodeView, score_rubric
+from servicegym.rewards.rubric import SCORING_MODES, EpisodeView, score_rubric
+from servicegym.rewards.vitabench import item_report
 from servicegym.simulators.llm import LLMConfig, LLMError
 from servicegym.simulators.scripted_user import STOP, ScriptedUser
 from servicegym.world_state.core import History, World
@@ -98,6 +98,8 @@ class ToolUseEnv(gym.Env[str, str]):
         check_postconditions: bool = False,
         strict_tasks: bool = False,
         user_tool: bool = False,
+        scoring: str = "rubric",
+        rubric_checks: str | PathLike[str] | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
@@ -118,6 +120,12 @@ class ToolUseEnv(gym.Env[str, str]):
         self.llm_judge: Any = None
         if judge == "llm":
             _resolve_llm(llm)  # a missing or bad endpoint fails here, not at an episode's end
+        # scoring="rubric": a VitaBench-file task is scored by its rubric (plus "no write the user
+        # never asked for"); "strict" adds the gold end state. Generated tasks score alike in both.
+        if scoring not in SCORING_MODES:
+            raise ValueError(f"scoring={scoring!r} is not a scoring mode; use scoring='rubric' or scoring='strict'")
+        self.scoring = scoring
+        self._rubric_details: dict[str, Any] = {}
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
         if max_steps < 1 or max_errors < 1:
@@ -141,7 +149,8 @@ class ToolUseEnv(gym.Env[str, str]):
         else:
             # a task of the file that cannot be used is skipped with a warning and listed in
             # ``skipped_tasks``; strict_tasks=True fails at the first instead
-            loaded = load_task_file(tasks, self.domain, strict=strict_tasks)
+            more = {} if rubric_checks is None else {"rubric_checks": rubric_checks}
+            loaded = load_task_file(tasks, self.domain, strict=strict_tasks, **more)
             kept, skipped = [], list(loaded.skipped)
             scratch: ToolUseEnv | None = None
             for i, task in zip(loaded.indexes, loaded):
@@ -196,10 +205,10 @@ class ToolUseEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
-        success, score = score_rubric(task.rubric, view)
+        success, score = score_rubric(task.rubric, view, self.scoring)
         if task.nl_rubric:
-            # the share of the natural-language rubric checked by code (its compiled items, nl_<kind>_*)
-            score["rubric_nl_coverage"] = nl_coverage(compiled_count(task.rubric), len(task.nl_rubric))
+            # per natural-language item: its verdict, and whether code read it or it is unchecked
+            self._rubric_details = item_report(task, score, view, scoring=self.scoring)
         return success, score
 
     def make_llm_user(self, task: Task, seed: int) -> Any:
@@ -265,6 +274,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._call_counter = 0
         self._call_ids = set()
         self._done = False
+        self._rubric_details = {}
         user_seed = int(self.np_random.integers(0, 2**31 - 1))
         self._user = self.make_llm_user(task, user_seed) if self._llm_user else ScriptedUser(task.user, seed=user_seed)
         opening = self._user.opening()
@@ -506,6 +516,11 @@ class ToolUseEnv(gym.Env[str, str]):
             if self.judge == "llm":
                 success, score, judged = yield ("judge", (success, score))
                 info.update(judged)
+                if self.task.nl_rubric:
+                    self._rubric_details = item_report(self.task, score, None, judged.get("judge"),
+                                                       self._rubric_details, self.scoring)
+            if self.task.nl_rubric:
+                info["rubric_items"] = self._rubric_details.get("items", [])
             reward = float(success)
             info.update(termination_reason=reason, success=success, score=self._fixed_score(score))
         return obs, reward, terminated, truncated, info
@@ -550,9 +565,12 @@ class ToolUseEnv(gym.Env[str, str]):
 
     def episode_details(self) -> dict[str, Any]:
         """What the episode's outcome holds beyond ``info["score"]``'s floats, as plain JSON: a
-        rollout record keeps it as ``details`` and ``servicegym view`` shows it. Empty here; the
-        Workspace env gives each closed session's intents with their final states."""
-        return {}
+        rollout record keeps it as ``details`` and ``servicegym view`` shows it. A VitaBench-file
+        task's finished episode gives ``rubric``: each natural-language item with its text, how it
+        was checked (``code``, ``judge`` or ``unchecked``), its verdict and the unrequested writes
+        (``rewards/rubric.py: item_report``); the Workspace env gives each closed session's intents
+        with their final states; otherwise empty."""
+        return {"rubric": self._rubric_details} if self._rubric_details and self._done else {}
 
     def episode_view(self) -> EpisodeView:
         agent = [e.content for e in self.history.messages("assistant")]

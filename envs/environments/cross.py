@@ -66,8 +66,19 @@ class CrossScenarioEnv(LifeServiceEnv):
     user's time on the arrival day and at least the transfer margin after arriving, the shop
     near the booked hotel, the delivery to the booked hotel on its check-in night), plus the
     user's confirmation before booking, the totals and refunds reported, cancellations and
-    untouched orders. VitaBench tasks are scored by matching ``required_orders`` (orders of
-    every type, bookings and reservations) by content; see ``rewards/vitabench.py``.
+    untouched orders. VitaBench-file tasks are scored as ``scoring`` says. ``"rubric"``
+    (default): the reward is the task's natural-language rubric. Every item read into a code check
+    (``rubric/nl_<kind>_<k>``; its verdict ``item/<k>``) must hold, and no write the user never asked
+    for may be made (``rubric/no_unrequested_writes``: no record beyond the number the task creates
+    of its kind, no change to a record the task never mentions); the gold orders only ground which
+    record an item is about, and a deviation from them that the rubric does not mention never fails.
+    An item no code reads goes to ``judge="llm"`` when set, else is reported unchecked
+    (``rubric_items_unchecked``, coverage ``rubric_nl_coverage``), never passed on the gold's word.
+    ``"strict"`` also requires the gold end state: ``required_orders``, ``no_unrequested_orders`` and
+    ``untouched_orders`` (the expected state's orders of every type, bookings and reservations matched by content; see ``rewards/vitabench.py``). ``info["score"]`` carries
+    both verdicts (``success_rubric``, ``success_strict``); the final ``info["rubric_items"]`` (and a
+    rollout record's ``details``) gives each item's text, source (``code``, ``judge``, ``unchecked``),
+    check and verdict. Generated tasks score the same in both modes.
 
     ## Episode End
     Terminated when the user says ``###STOP###`` (its goal reported done) or the agent does.
@@ -92,7 +103,9 @@ class CrossScenarioEnv(LifeServiceEnv):
     cross-scenario mean of 10.3), ``user`` (``scripted``, or ``llm``: the script played by the model at ``llm``), ``judge`` (``code``), ``max_steps``
     (50, VitaBench's limit), ``max_errors`` (10), ``render_mode`` (``ansi``),
     ``check_postconditions`` (verify every write tool's post-conditions),
-    ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
+    ``scoring`` (``rubric`` or ``strict``, see Reward), ``rubric_checks`` (a sidecar file of
+    rubric checks compiled by ``servicegym rubrics --compile``; by default one beside the task file
+    is picked up), ``strict_tasks`` (fail at a task file's first bad task instead of skipping it; the skipped
     ones are listed in ``env.unwrapped.skipped_tasks``).
 
     Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
@@ -120,6 +133,10 @@ class CrossScenarioEnv(LifeServiceEnv):
       its order through the rubric's other items about its subject, a note negating or reversing
       the requested one fails its note item, look-ups are read from the object of the query, and
       visits said as "scheduled for"/"make a reservation ... for" are time items.
+    * v0, before the first published release: VitaBench-file tasks are scored by ``scoring``
+      (``"rubric"`` by default: the rubric plus ``no_unrequested_writes``; ``"strict"``: as before,
+      with the gold end state), with ``success_rubric``/``success_strict``, ``item/<k>``, the item
+      counts and ``info["rubric_items"]``; generated tasks, suites and their scores unchanged.
     """
 
     domain = "cross"

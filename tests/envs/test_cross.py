@@ -127,7 +127,7 @@ def _spec_for(cls: type[LifeWorld], spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_rows_are_shown_by_their_own_domain_and_every_index_is_built(cross_file: Path) -> None:
-    task = gym.make(ENV_ID, tasks=str(cross_file)).unwrapped.source.get("X1")
+    task = gym.make(ENV_ID, tasks=str(cross_file), scoring="strict").unwrapped.source.get("X1")
     world = build_life_world(CrossWorld, task.world)
     for table, owner in (("stores", DeliveryWorld), ("shops", InStoreWorld), ("hotels", TravelWorld)):
         row = next(iter(world.table(table)))
@@ -466,7 +466,7 @@ def cross_file(tmp_path: Path) -> Path:
 
 
 def test_cross_file_converts_and_the_oracle_succeeds(cross_file: Path) -> None:
-    env = gym.make(ENV_ID, tasks=str(cross_file))
+    env = gym.make(ENV_ID, tasks=str(cross_file), scoring="strict")
     task = env.unwrapped.source.get("X1")
     assert task.source == "vitabench" and task.domain == "cross" and task.reasoning_points == 13
     (state,) = task.rubric[0].params["states"]  # the duplicate expected states collapse
@@ -493,17 +493,17 @@ def test_cross_file_with_two_domains_and_other_spellings(tmp_path: Path) -> None
         mini_cross_task("X2", ("instore", "ota")) | {"domain": "Cross-Domain"},
         mini_cross_task("X3") | {"domain": "cross"},
     ]
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, tasks)))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, tasks)), scoring="strict")
     for tid in ("X1", "X2", "X3"):
         assert run_episode(env, OraclePolicy(), seed=0, options={"task_id": tid})["success"], tid
 
 
 def test_cross_file_scores_every_leg(cross_file: Path) -> None:
-    env = gym.make(ENV_ID, tasks=str(cross_file))
+    env = gym.make(ENV_ID, tasks=str(cross_file), scoring="strict")
     golden = env.unwrapped.source.get("X1").golden_actions
     # the legs' "... cancelled" items are status items checked by code (rewards/nl_rubric.py)
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_2": 1.0,
-          "nl_status_7": 1.0, "success": True}
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0,
+          "nl_status_2": 1.0, "nl_status_7": 1.0, "success": True}
 
     def score(actions: list[str]) -> dict[str, Any]:
         rec = run_episode(env, Scripted(actions), seed=0, options={"task_id": "X1"})
@@ -523,7 +523,7 @@ def test_cross_file_scores_every_leg(cross_file: Path) -> None:
         json.dumps({"name": "cancel_hotel_order", "arguments": {"order_id": "X1OO3", "user_id": UID}}),
         golden[-1],
     ]
-    assert score(touched) == ok | {"untouched_orders": 0.0, "success": False}
+    assert score(touched) == ok | {"untouched_orders": 0.0, "no_unrequested_writes": 0.0, "success": False}
 
 
 def _mutated(mutate) -> list[dict[str, Any]]:
@@ -599,7 +599,7 @@ def test_cross_task_key_clears_every_domains_prefix(tmp_path: Path) -> None:
     raw = mini_cross_task()
     order = copy.deepcopy(raw["environment"]["orders"]["X1OO1"]) | {"order_id": "X1HT01"}
     raw["environment"]["orders"]["X1HT01"] = order  # an existing id that a new hotel order would take
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     u = env.unwrapped
     assert u.source.get("X1").world["task_key"] == "X1X"
     rec = run_episode(env, OraclePolicy(), seed=0, options={"task_id": "X1"})

@@ -228,7 +228,7 @@ def _write(tmp_path: Path, tasks: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture
 def mini_env(tmp_path: Path) -> gym.Env:
-    return gym.make(ENV_ID, tasks=str(_write(tmp_path, [mini_instore_task()])))
+    return gym.make(ENV_ID, tasks=str(_write(tmp_path, [mini_instore_task()])), scoring="strict")
 
 
 def _names(actions: list[str]) -> list[str]:
@@ -253,7 +253,8 @@ def test_mini_task_converts(mini_env: gym.Env) -> None:
     task = mini_env.unwrapped.source.get("M1")
     assert task.domain == "instore" and task.source == "vitabench", "the domain's other spellings are accepted"
     # "sauna cancelled" compiles (a status item, rewards/nl_rubric.py); the rest stays with the judge
-    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders", "nl_status"]
+    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders",
+                                            "no_unrequested_writes", "nl_status"]
     (state,) = task.rubric[0].params["states"]  # duplicate states collapse
     visits = {v["record_id"]: v for v in state["visits"]}
     assert visits["M1T004"]["table"] == "books" and visits["M1T004"]["time"] == "2025-06-21 18:30:00"
@@ -302,12 +303,13 @@ def test_each_item_can_fail(mini_env: gym.Env) -> None:
         rec = run_episode(mini_env, Scripted(actions), seed=0, options={"task_id": "M1"})
         return {k.split("/", 1)[1]: v for k, v in rec["score"].items() if k.startswith("rubric/")}
 
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_6": 1.0}
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0,
+          "nl_status_6": 1.0}
     assert score(golden) == ok
     unpaid_fee = [a for a in golden if '"pay_instore_book"' not in a]  # the booking fee stays unpaid
     assert score(unpaid_fee) == ok | {"required_orders": 0.0, "no_unrequested_orders": 0.0}
     book = next(a for a in golden if '"instore_book"' in a)
-    assert score(golden[:-1] + [book, golden[-1]]) == ok | {"no_unrequested_orders": 0.0}
+    assert score(golden[:-1] + [book, golden[-1]]) == ok | {"no_unrequested_orders": 0.0, "no_unrequested_writes": 0.0}
     kept_sauna = [a for a in golden if '"instore_cancel_reservation"' not in a]
     assert score(kept_sauna)["required_orders"] == 0.0 and score(kept_sauna)["nl_status_6"] == 0.0
     moved = golden[:-1] + ['{"name": "search_instore_reservation", "arguments": {"user_id": "U500001"}}',
@@ -320,7 +322,7 @@ def test_untouched_covers_pre_existing_reservations(tmp_path: Path) -> None:
     raw = mini_instore_task()
     for st in raw["evaluation_criteria"]["expected_states"]:
         st["required_orders"] = [o for o in st["required_orders"] if o.get("reservation_id") != "M1S01"]
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     golden = env.unwrapped.source.get("M1").golden_actions
     assert "instore_cancel_reservation" not in _names(golden) and _success(env, golden)
     cancel = ['{"name": "get_instore_reservations", "arguments": {"user_id": "U500001"}}',
@@ -333,7 +335,7 @@ def test_past_gold_time_is_not_scored(tmp_path: Path) -> None:
     raw = mini_instore_task()
     for st in raw["evaluation_criteria"]["expected_states"]:
         st["required_orders"][1]["reservation_time"] = "2025-06-2 16:00:00"
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     task = env.unwrapped.source.get("M1")
     assert any("lies before the task's now" in n for n in task.notes)
     assert _success(env, task.golden_actions)
@@ -349,7 +351,7 @@ def test_nested_records_and_shop_key_aliases_are_repaired(tmp_path: Path) -> Non
         order["store_id"] = "S9_I00001"  # the gold names the key
         order["products"].append(reservation)  # and nests the reservation inside the order
         del st["required_orders"][1]
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     task = env.unwrapped.source.get("M1")
     notes = " | ".join(task.notes)
     assert "says its shop_id is S1_I00001" in notes and "found nested inside the products of order M1T001" in notes
@@ -393,7 +395,7 @@ def test_malformed_file_skips_or_fails_strict(tmp_path: Path, mutate, expected: 
 def real_env() -> gym.Env:
     if not INSTORE_FILE.is_file():
         pytest.skip(f"VitaBench data not found at {INSTORE_FILE} (set SERVICEGYM_VITABENCH_DIR to the vitabench data dir)")
-    return gym.make(ENV_ID, tasks=str(INSTORE_FILE))
+    return gym.make(ENV_ID, tasks=str(INSTORE_FILE), scoring="strict")
 
 
 def test_real_file_loads(real_env: gym.Env) -> None:
@@ -453,7 +455,7 @@ def test_chinese_file_format_loads_and_scores(tmp_path: Path) -> None:
     raw["domain"] = "到店"
     raw["instructions"] = "你想和儿子一起学游泳，买两张游泳体验券，并预约明天下午4点。之后三个人想在隔壁餐厅吃晚饭：家庭套餐和一份甜点。取消周日的桑拿预约。"
     raw["user_scenario"]["user_profile"] = {"用户id": USER, "家庭住址": HOME["address"], "性格": "冷静、有耐心"}
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     task = env.unwrapped.source.get("Z1")
     assert task.language == "zh" and task.user.language == "zh"
     assert task.user.opening.startswith("我想和儿子一起学游泳"), "the instructions are spoken in the first person"

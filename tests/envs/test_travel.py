@@ -424,7 +424,7 @@ def _write(tmp_path: Path, tasks: list[dict[str, Any]], name: str = "ota.json") 
 
 @pytest.fixture
 def ota_env(tmp_path: Path) -> gym.Env:
-    return gym.make(ENV_ID, tasks=str(_write(tmp_path, [mini_ota_task()])))
+    return gym.make(ENV_ID, tasks=str(_write(tmp_path, [mini_ota_task()])), scoring="strict")
 
 
 def test_ota_file_converts(ota_env: gym.Env) -> None:
@@ -494,19 +494,19 @@ def test_ota_orders_match_by_content(ota_env: gym.Env, tool: str, changes: dict[
 def test_ota_each_item_can_fail(ota_env: gym.Env) -> None:
     golden = ota_env.unwrapped.source.get("OTA0001").golden_actions
     # "flight cancelled" is a status item checked by code (rewards/nl_rubric.py)
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_5": 1.0,
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0, "nl_status_5": 1.0,
           "success": True}
     assert _score(ota_env, golden, task_id="OTA0001") == ok
     unmoved = [a for a in golden if '"modify_train_order"' not in a and '"pay_train_order"' not in a]
     assert _score(ota_env, unmoved, task_id="OTA0001")["required_orders"] == 0.0, "the train must move to 07-16"
     extra = golden[:-1] + [a for a in golden if '"create_attraction_order"' in a] + [golden[-1]]
-    assert _score(ota_env, extra, task_id="OTA0001") == ok | {"no_unrequested_orders": 0.0, "success": False}
+    assert _score(ota_env, extra, task_id="OTA0001") == ok | {"no_unrequested_orders": 0.0, "no_unrequested_writes": 0.0, "success": False}
     touched = golden[:-1] + [
         json.dumps({"name": "get_hotel_order_detail", "arguments": {"order_id": "OTA0001O3"}}),
         json.dumps({"name": "cancel_hotel_order", "arguments": {"order_id": "OTA0001O3", "user_id": UID}}),
         golden[-1],
     ]
-    assert _score(ota_env, touched, task_id="OTA0001") == ok | {"untouched_orders": 0.0, "success": False}
+    assert _score(ota_env, touched, task_id="OTA0001") == ok | {"untouched_orders": 0.0, "no_unrequested_writes": 0.0, "success": False}
 
 
 def test_ota_unrequested_date_change_is_not_untouched(tmp_path: Path) -> None:
@@ -516,7 +516,7 @@ def test_ota_unrequested_date_change_is_not_untouched(tmp_path: Path) -> None:
     )
     for st in raw["evaluation_criteria"]["expected_states"]:
         st["required_orders"] = [o for o in st["required_orders"] if o["order_id"] != "OTA0001O1"]
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     golden = env.unwrapped.source.get("OTA0001").golden_actions
     assert _score(env, golden, task_id="OTA0001")["success"]
     moved = golden[:-1] + [
@@ -538,7 +538,7 @@ def test_ota_product_ids_reused_across_dates_are_made_unique(tmp_path: Path) -> 
     rooms[1]["product_id"] = "H1T10"  # the twin room keeps one id for both nights
     for st in raw["evaluation_criteria"]["expected_states"]:
         st["required_orders"][1]["products"][1]["product_id"] = "H1T10"
-    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])), scoring="strict")
     task = env.unwrapped.source.get("OTA0001")
     assert any("listed more than once" in n for n in task.notes)
     assert "H1T10@2025-07-11" in {r["product_id"] for r in task.world["hotel_rooms"]}

@@ -140,7 +140,7 @@ def _write(tmp_path: Path, tasks: list[dict[str, Any]], name: str = "tasks.json"
 
 
 def _make(path: Path) -> gym.Env:
-    return gym.make(ENV_ID, tasks=str(path))
+    return gym.make(ENV_ID, tasks=str(path), scoring="strict")
 
 
 class Scripted:
@@ -188,8 +188,9 @@ def test_mini_task_converts(mini_env: gym.Env) -> None:
     task = mini_env.unwrapped.source.get("M0000001")
     assert task.source == "vitabench" and task.domain == "delivery" and task.language == "en"
     # "tea order cancelled" compiles (a status item, rewards/nl_rubric.py); the other two stay with the judge
-    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders", "nl_status"]
-    assert task.rubric[3].name == "nl_status_2" and task.rubric[3].params["refs"]["0"][0]["id"] == "M0000001O01"
+    assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders",
+                                            "no_unrequested_writes", "nl_status"]
+    assert task.rubric[4].name == "nl_status_2" and task.rubric[4].params["refs"]["0"][0]["id"] == "M0000001O01"
     states = task.rubric[0].params["states"]
     assert len(states) == 1, "duplicate expected states collapse into one"
     new = next(o for o in states[0]["orders"] if o["kind"] == "new")
@@ -233,7 +234,7 @@ def _score(env: gym.Env, actions: list[str], task_id: str = "M0000001") -> dict[
 
 def test_each_item_can_fail(mini_env: gym.Env) -> None:
     golden = mini_env.unwrapped.source.get("M0000001").golden_actions
-    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "nl_status_2": 1.0,
+    ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0, "nl_status_2": 1.0,
           "success": True}
     assert _score(mini_env, golden) == ok
 
@@ -243,11 +244,11 @@ def test_each_item_can_fail(mini_env: gym.Env) -> None:
 
     create = next(a for a in golden if '"create_delivery_order"' in a)
     extra = golden[:-1] + [create, golden[-1]]  # the same order twice: one is unrequested
-    assert _score(mini_env, extra) == ok | {"no_unrequested_orders": 0.0, "success": False}
+    assert _score(mini_env, extra) == ok | {"no_unrequested_orders": 0.0, "no_unrequested_writes": 0.0, "success": False}
 
     touched = golden[:-1] + [json.dumps({"name": "pay_delivery_order", "arguments": {"order_id": "M0000001O02"}}),
                              golden[-1]]
-    assert _score(mini_env, touched) == ok | {"untouched_orders": 0.0, "success": False}
+    assert _score(mini_env, touched) == ok | {"untouched_orders": 0.0, "no_unrequested_writes": 0.0, "success": False}
 
     kept_tea = [a for a in golden if '"cancel_delivery_order"' not in a]
     assert _score(mini_env, kept_tea)["required_orders"] == 0.0
@@ -419,7 +420,7 @@ def check_malformed_file(env_id: str, path: Path, expected: str) -> None:
     """``path`` holds one bad task among good ones, ``expected`` = "task ID (index I): field ...":
     the env loads the others and lists the bad one, warned once; strict_tasks=True fails on it."""
     with pytest.warns(TaskSkippedWarning) as caught:
-        env = gym.make(env_id, tasks=str(path))
+        env = gym.make(env_id, tasks=str(path), scoring="strict")
     messages = [str(w.message) for w in caught if issubclass(w.category, TaskSkippedWarning)]
     assert len(messages) == 1 and str(path) in messages[0] and expected in messages[0], messages
     (skip,) = env.unwrapped.skipped_tasks
@@ -428,7 +429,7 @@ def check_malformed_file(env_id: str, path: Path, expected: str) -> None:
     assert skip["task_id"] not in env.unwrapped.task_ids() or expected.endswith("duplicate")
     assert env.unwrapped.source.skipped == [skip] and env.unwrapped.task_ids()
     with pytest.raises(TaskFileError) as err:
-        gym.make(env_id, tasks=str(path), strict_tasks=True)
+        gym.make(env_id, tasks=str(path), strict_tasks=True, scoring="strict")
     assert str(err.value).startswith(f"{path}: ") and expected in str(err.value)
 
 
@@ -478,7 +479,7 @@ def real_file(request: pytest.FixtureRequest) -> tuple[str, Path]:
 
 @pytest.fixture(scope="module")
 def real_env(real_file: tuple[str, Path]) -> gym.Env:
-    return gym.make(ENV_ID, tasks=str(real_file[1]))
+    return gym.make(ENV_ID, tasks=str(real_file[1]), scoring="strict")
 
 
 def assert_whole_file_loads(path: Path, env: gym.Env) -> None:

@@ -55,7 +55,7 @@ def _env(tmp_path: Path, raw: dict[str, Any], domain: str = "delivery") -> gym.E
         return _make(_write(tmp_path, [raw]))
     path = tmp_path / "instore.json"
     path.write_text(json.dumps([raw], ensure_ascii=False), encoding="utf-8")
-    return gym.make("servicegym/InStore-v0", tasks=str(path))
+    return gym.make("servicegym/InStore-v0", tasks=str(path), scoring="strict")
 
 
 def _item(task: Any, text: str) -> Any:
@@ -330,7 +330,7 @@ def real(request: pytest.FixtureRequest) -> tuple[str, gym.Env]:
     path = DATA_DIR / request.param
     if not path.is_file():
         pytest.skip(f"VitaBench data not found at {path} (set SERVICEGYM_VITABENCH_DIR)")
-    return request.param, gym.make(REAL[request.param], tasks=str(path))
+    return request.param, gym.make(REAL[request.param], tasks=str(path), scoring="strict")
 
 
 def _kind_of(item: Any) -> str:

@@ -477,7 +477,7 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
                   f"({', '.join(i.name for i in checked)})")
     for n in route_notes:
         notes.add(n)
-    rubric = _rubric(final_states, world, timed, others)
+    rubric = _rubric(final_states, world, timed, others, nl)
     if raw.message_history:
         notes.add(f"message_history of {len(raw.message_history)} messages ignored")
     task = Task(
@@ -499,8 +499,21 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
     return task
 
 
-def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[Any]) -> list[RubricItem]:
-    """The three order-matching items and the compiled natural-language ones, sharing the states."""
+def _named_ids(world: Any, nl: list[str]) -> list[str]:
+    """The pre-existing orders, bookings and reservations some rubric item names by id: a change
+    of one of them is something the task asks about, never an unrequested write."""
+    text = "\n".join(nl)
+    out = []
+    for table in ("orders", "books", "reservations"):
+        if table in world.tables:
+            out += [key for key in world.table(table).rows if len(key) >= 4 and key in text]
+    return sorted(out)
+
+
+def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[Any],
+            nl: list[str] | None = None) -> list[RubricItem]:
+    """The three order-matching items (``scoring="strict"`` only), the unrequested-writes item
+    and the compiled natural-language ones, sharing the states."""
     params: dict[str, Any] = {"states": [s.model_dump(mode="json") for s in states],
                               "initial_order_ids": sorted(world.table("orders").rows)}
     if others:
@@ -526,6 +539,10 @@ def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[
 
 def _golden_route(states: list[GoldState], timed: list[Any], others: list[Any], world: Any, toolkit: Toolkit,
                   golden_for: Callable[[GoldState], list[str]]) -> tuple[list[str], list[str], str, set[int]]:
+        RubricItem(name="no_unrequested_writes", kind="no_unrequested_writes",
+                   params={**params, "named_ids": _named_ids(world, nl or [])},
+                   description="no write the user never asked for: no record beyond the number the task creates "
+                               "of its kind, no change to a record the task never mentions"),
     """The golden route of the first state whose replay succeeds (the process items' look-ups
     first): the actions, the notes to keep, why none succeeds ("" when one does), and the compiled
     items failing in the first state's replay while its order matching passes."""
