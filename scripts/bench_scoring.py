@@ -119,7 +119,7 @@ def bench_file(path: Path, env_id: str, reps: int, limit: int | None) -> dict:
             _obs, _r, term, trunc, _info = env.step(action)
             if term or trunc:
                 break
-        per_task.append(median_of(lambda: u.score(task, u.episode_view()), reps))
+        per_task.append(median_of(lambda task=task: u.score(task, u.episode_view()), reps))
     env.close()
     return {"tasks": per_task, "read": statistics.median(reads) if reads else float("nan")}
 
