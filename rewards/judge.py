@@ -58,6 +58,13 @@ Items of a task (``judge_items``)
     ``judge_episode`` reports the judge's agreement with them (``judge_agreement`` and Cohen's
     kappa, ``judge_kappa``).
 
+One item at a time (``judge_each``, ``per_item=True``)
+    The env's own LLM judge (``judge="llm"``) asks about a natural-language task's unread items one
+    by one: each alone, in the window of ``window`` consecutive messages that shares the most of
+    its terms (``relevant_window``; ties: the latest), with the answer ``met`` or not. The judge
+    never sees the other items, nor the rest of the conversation. A ``SlidingWindowJudge`` built
+    without ``per_item`` (the default) keeps VitaBench's sliding windows for every item at once.
+
 Code-checked items (``split_items``)
     A natural-language item the loader compiled into a code check (a rubric item with its
     ``nl_index``: ``nl_time_<k>``, ``nl_address_<k>``, ...) keeps its code verdict: only the
@@ -257,14 +264,98 @@ def apply_verdicts(state: Mapping[str, bool], verdicts: Mapping[str, str]) -> tu
     return new, {k: new[k] for k in new if new[k] != state[k]}
 
 
-class SlidingWindowJudge:
-    """Judges a conversation window by window with ``judge_fn`` (see the module docstring)."""
+_STOP_WORDS = frozenset(
+    "the and for with that this should must will are was were has have had not but from into than then them their "
+    "there which when what who whom whose order orders user users agent item items also only each every any all "
+    "its it's be been being can could would may might shall about after before over under more less most very".split())
+_WORD_RE = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
-    def __init__(self, judge_fn: JudgeFn, window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP) -> None:
+
+def _terms(text: str) -> set[str]:
+    """The words of ``text`` that can tell which messages are about it: English words of three
+    letters or more that are not function words, numbers and times, Chinese character pairs."""
+    out: set[str] = set()
+    for w in _WORD_RE.findall(text.casefold()):
+        if w[0] >= "\u3400":
+            out.update(w[i:i + 2] for i in range(max(1, len(w) - 1)))
+        elif (len(w) >= 3 or w[0].isdigit()) and w not in _STOP_WORDS:
+            out.add(w)
+    return out
+
+
+def _message_text(msg: Mapping[str, Any]) -> str:
+    content = msg.get("content") or ""
+    parts = [content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)]
+    for call in msg.get("tool_calls") or []:
+        fn = call.get("function", {})
+        parts.append(f"{fn.get('name', '')} {fn.get('arguments', '')}")
+    return " ".join(parts)
+
+
+def relevant_window(messages: Sequence[Mapping[str, Any]], text: str, window: int = DEFAULT_WINDOW) -> tuple[int, int]:
+    """The half-open range of at most ``window`` consecutive messages most about ``text``: the
+    range whose messages share the most of its terms (``_terms``: content words, numbers and
+    times, Chinese character pairs), counted per message; among equal ranges the latest, since the
+    end of a conversation shows what stands. ``(0, 0)`` for no messages."""
+    n = len(messages)
+    if n == 0:
+        return (0, 0)
+    if window < 1:
+        raise ValueError(f"window must be at least 1 message, got {window}")
+    want = _terms(text)
+    hits = [len(want & _terms(_message_text(m))) for m in messages]
+    size = min(window, n)
+    best, best_start, run = -1, 0, sum(hits[:size])
+    for start in range(0, n - size + 1):
+        if start:
+            run += hits[start + size - 1] - hits[start - 1]
+        if run >= best:
+            best, best_start = run, start
+    return (best_start, best_start + size)
+
+
+class SlidingWindowJudge:
+    """Judges a conversation window by window with ``judge_fn`` (see the module docstring), or
+    each item alone in its most relevant window (``per_item``, see ``judge_each``)."""
+
+    def __init__(self, judge_fn: JudgeFn, window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,
+                 per_item: bool = False) -> None:
         window_bounds(0, window, overlap)  # validate now
         self.judge_fn = judge_fn
         self.window = window
         self.overlap = overlap
+        self.per_item = per_item
+
+    def judge_each(self, messages: Sequence[dict[str, Any]], items: Sequence[JudgeItem],
+                   context: Mapping[str, Any] | None = None) -> JudgeResult:
+        """Judge every item alone, in the window of ``self.window`` messages most about it
+        (``relevant_window``): one request per item, whose answer is ``met`` or not. The hybrid
+        scoring of natural-language tasks uses it for the items code cannot read, so the judge
+        sees neither the other items nor the rest of the conversation."""
+        from servicegym.simulators.llm import LLMError
+
+        items = list(items)
+        keys = [i.key for i in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError("rubric item keys must be unique")
+        convo = [m for m in messages if m.get("role") != "system"]
+        state = {k: False for k in keys}
+        logs: list[WindowLog] = []
+        if not items:
+            return JudgeResult(items, state, logs, error="no rubric items to judge")
+        for idx, item in enumerate(items):
+            a, b = relevant_window(convo, item.text, self.window)
+            win = WindowMessages(convo[a:b], start=a, index=0, total=1, context=context)
+            try:
+                raw = self.judge_fn(win, [item], {item.key: False})
+            except LLMError as err:
+                logs.append(WindowLog(a, b, {item.key: "unchanged"}, {}, {}, [f"judge unavailable: {err}"], 1))
+                return JudgeResult(items, state, logs, f"item {item.key} (messages {a}-{b}): {err}")
+            got = normalize_verdicts(raw, [item.key])
+            state[item.key] = got.verdicts[item.key] == "met"
+            changed = {item.key: True} if state[item.key] else {}
+            logs.append(WindowLog(a, b, got.verdicts, got.reasons, changed, got.problems, got.calls or 1, got.usage))
+        return JudgeResult(items, state, logs)
 
     def judge(self, messages: Sequence[dict[str, Any]], items: Sequence[JudgeItem],
               context: Mapping[str, Any] | None = None) -> JudgeResult:
@@ -520,7 +611,14 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
         items, coded = split_items(env.task)
         world = getattr(env, "world", None)
         context = {"current_time": world.clock.text()} if world is not None and hasattr(world, "clock") else {}
-        result = judge.judge(env.messages, items, context) if items or not coded else JudgeResult([], {}, [])
+        if not items and coded:
+            result = JudgeResult([], {}, [])
+        elif coded or getattr(env.task, "nl_rubric", None):
+            # a natural-language task's unread items: one by one where the judge says so
+            ask = judge.judge_each if getattr(judge, "per_item", False) else judge.judge
+            result = ask(env.messages, items, context)
+        else:
+            result = judge.judge(env.messages, items, context)
     except Exception as err:  # noqa: BLE001  the env never raises out of step
         msg = f"{type(err).__name__}: {err}"
         score.update({"judge_success": 0.0, "judge_fraction": 0.0, "judge_items": float(len(items) + len(coded))})
@@ -558,13 +656,14 @@ def judge_episode(judge: SlidingWindowJudge, env: Any, code_success: bool,
 
 
 def make_llm_judge(llm: Any = None, window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,
-                   client: Any = None) -> SlidingWindowJudge:
-    """The sliding-window judge over ``client``, or the process's shared ``LLMClient`` for ``llm``."""
+                   client: Any = None, per_item: bool = False) -> SlidingWindowJudge:
+    """The sliding-window judge over ``client``, or the process's shared ``LLMClient`` for ``llm``
+    (``per_item``: natural-language tasks' unread items judged one by one, ``judge_each``)."""
     if client is None:
         from servicegym.simulators.llm import LLMClient
 
         client = LLMClient.shared(llm)
-    return SlidingWindowJudge(LLMJudgeFn(client), window, overlap)
+    return SlidingWindowJudge(LLMJudgeFn(client), window, overlap, per_item=per_item)
 
 
 def score_with_llm_judge(env: Any, code_success: bool, code_score: dict[str, Any]) -> tuple[bool, dict[str, Any], dict[str, Any]]:
@@ -574,7 +673,7 @@ def score_with_llm_judge(env: Any, code_success: bool, code_score: dict[str, Any
     if getattr(env, "llm_judge", None) is None:
         try:
             shared = getattr(env, "llm_client", None)
-            env.llm_judge = make_llm_judge(env.llm, client=shared() if callable(shared) else None)
+            env.llm_judge = make_llm_judge(env.llm, client=shared() if callable(shared) else None, per_item=True)
         except Exception as err:  # noqa: BLE001  e.g. the openai package missing
             score = dict(code_score, code_success=float(code_success), judge_success=0.0, judge_fraction=0.0)
             return False, score, {"judge_error": f"{type(err).__name__}: {err}"}

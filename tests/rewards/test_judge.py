@@ -26,6 +26,7 @@ from servicegym.rewards.judge import (
     make_llm_judge,
     normalize_verdicts,
     parse_reply,
+    relevant_window,
     window_bounds,
 )
 from servicegym.rewards.metrics import cohen_kappa
@@ -479,3 +480,65 @@ def test_a_task_with_every_item_code_checked_asks_no_judge(tmp_path):
     env.unwrapped.llm_judge = SlidingWindowJudge(never)
     rec = run_episode(env, OraclePolicy(), seed=0, options={"task_id": "M0000001"})
     assert rec["success"] and rec["score"]["judge_llm_items"] == 0.0 and rec["score"]["judge_windows"] == 0.0
+
+
+# ----- one item at a time (the hybrid scoring's judge) ----------------------------------------------
+def test_relevant_window_finds_the_messages_about_an_item():
+    convo = [{"role": "user", "content": f"small talk {i}"} for i in range(12)]
+    convo[3] = {"role": "user", "content": "Please add a note: no coriander, extra chilli"}
+    convo[4] = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "create_delivery_order",
+                                                      "arguments": '{"note": "no coriander"}'}}]}
+    assert relevant_window(convo, "The order note should say no coriander", window=3) in ((2, 5), (3, 6), (4, 7))
+    start, end = relevant_window(convo, "The order note should say no coriander", window=3)
+    assert start <= 3 and end >= 5, "both messages about the note are in the window"
+    # Chinese: character pairs
+    convo[9] = {"role": "user", "content": "备注写上不要香菜"}
+    assert relevant_window(convo, "订单备注应为不要香菜", window=2) in ((8, 10), (9, 11))
+    # nothing shared: the latest window; short conversations are one window
+    assert relevant_window(convo, "zzz qqq", window=4) == (8, 12)
+    assert relevant_window(convo[:2], "anything", window=10) == (0, 2) and relevant_window([], "x") == (0, 0)
+    with pytest.raises(ValueError):
+        relevant_window(convo, "x", window=0)
+
+
+def test_judge_each_asks_about_one_item_in_its_window():
+    seen = []
+
+    def fn(window, items, state):
+        seen.append((window.start, len(window), [i.key for i in items], dict(state)))
+        return {items[0].key: "met" if items[0].key != "c" else "unchanged"}
+
+    convo = [{"role": "user", "content": f"message {i}"} for i in range(30)]
+    convo[25] = {"role": "user", "content": "the payment went through"}
+    res = SlidingWindowJudge(fn, per_item=True).judge_each(convo, [JudgeItem("a", "payment made"), JudgeItem("c", "x")])
+    assert [s[2] for s in seen] == [["a"], ["c"]] and all(s[1] == 10 for s in seen)
+    assert 16 <= seen[0][0] <= 25 and seen[0][3] == {"a": False}
+    assert res.states == {"a": True, "c": False} and not res.success and res.calls == 2
+    assert [(w.start, w.end) for w in res.windows] == [(seen[0][0], seen[0][0] + 10), (20, 30)]
+
+
+def test_judge_each_stops_at_an_unusable_endpoint():
+    with LoopbackServer(script=[Fault.status(500)] * 5) as server:
+        res = SlidingWindowJudge(LLMJudgeFn(_client(server)), per_item=True).judge_each(msgs(3), ITEMS)
+    assert res.error and not res.success and len(res.windows) == 1
+
+
+def test_the_env_judge_asks_each_unread_item_alone(tmp_path):
+    """judge="llm" without a judge set: the env builds the per-item judge over its endpoint; every
+    request carries one criterion, the code-checked ones are never sent."""
+    from tests.envs.test_vitabench import HOME, _write, mini_task
+
+    raw = mini_task("M0000001")
+    raw["evaluation_criteria"]["overall_rubrics"] = [f"The delivery address should be {HOME}", "tea order cancelled",
+                                                     "The agent must tell the user the total price",
+                                                     "The agent must be polite"]
+    path = _write(tmp_path, [raw])
+    with LoopbackServer(handler=all_met) as server:
+        env = gym.make("servicegym/Delivery-v0", tasks=str(path), judge="llm", llm=server.config(max_retries=0))
+        rec = run_episode(env, OraclePolicy(), seed=0, options={"task_id": "M0000001"})
+        asked = [[c["criterion"] for c in _criteria(body)] for body in server.requests]
+    assert rec["success"] and rec["score"]["rubric_items_judge"] == 3.0  # the state rubric "..." and the two above
+    assert sorted(a[0] for a in asked) == sorted(["...", "The agent must tell the user the total price",
+                                                  "The agent must be polite"])
+    assert all(len(a) == 1 for a in asked)
