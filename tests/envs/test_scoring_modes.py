@@ -190,3 +190,34 @@ def test_generated_tasks_score_alike_in_both_modes() -> None:
             recs.append(run_episode(env, Scripted(golden[:-1]), seed=0, options={"task_id": tid}))
         assert recs[0]["score"] == recs[1]["score"] and recs[0]["success"] == recs[1]["success"]
         assert "success_rubric" not in recs[0]["score"]
+
+
+def test_two_required_orders_sharing_one_id_are_told_apart(tmp_path: Path) -> None:
+    """A gold file may give two required orders one id: the second becomes ``<id>~2`` (noted), and
+    the rubric's item about each is tied to its own order."""
+    from tests.envs.test_vitabench import _line, _order
+
+    raw = _task()
+    for st in raw["evaluation_criteria"]["expected_states"]:
+        st["required_orders"].append(_order(f"{TID}T01", "S1", "delivered", [_line("P2", 1, 22)],
+                                            dispatch_time="2025-06-21 12:00:00"))
+    raw["evaluation_criteria"]["overall_rubrics"] = ["The beef noodles should be delivered around 12:00",
+                                                     "The veggie noodles should be delivered around 12:30",
+                                                     "tea order cancelled"]
+    env = gym.make(ENV_ID, tasks=str(_write(tmp_path, [raw])))
+    task = env.unwrapped.source.get(TID)
+    assert any(f"share the id {TID}T01" in n for n in task.notes)
+    refs = {i.name: i.params["refs"]["0"][0]["id"] for i in task.rubric if i.kind == "nl_time_window"}
+    assert refs == {"nl_time_1": f"{TID}T01", "nl_time_2": f"{TID}T01~2"}
+    golden = task.golden_actions
+    assert run_episode(env, Scripted(golden), seed=0, options={"task_id": TID})["success"]
+    # the two deliveries' times swapped: each item fails on its own order
+    creates = [i for i, a in enumerate(golden) if '"create_delivery_order"' in a]
+    swapped = list(golden)
+    calls = [json.loads(golden[i]) for i in creates]
+    times = [c["arguments"]["dispatch_time"] for c in calls]
+    for i, c, t in zip(creates, calls, reversed(times)):
+        c["arguments"]["dispatch_time"] = t
+        swapped[i] = json.dumps(c)
+    rec = run_episode(env, Scripted(swapped), seed=0, options={"task_id": TID})
+    assert not rec["success"] and rec["score"]["rubric/nl_time_1"] == 0.0 and rec["score"]["rubric/nl_time_2"] == 0.0

@@ -387,7 +387,7 @@ def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Not
     states: list[GoldState] = []
     for k, st in enumerate(raw.evaluation_criteria.expected_states):
         state_notes = _Notes()
-        state = state_of(st, k, state_notes)
+        state = _distinct_new_ids(state_of(st, k, state_notes), k, state_notes)
         if state in states:
             continue
         states.append(state)
@@ -397,6 +397,37 @@ def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Not
 
 
 def _as_dict(value: Any, key: str) -> Any:
+def _distinct_new_ids(state: GoldState, k: int, notes: _Notes) -> GoldState:
+    """``state`` with every new record's gold id made unique: a gold file may give two required
+    orders (or visits) one id. A new record is matched by content, never by its gold id, but the
+    id keys what the rubric's items are about, so two records must not share one; the second and
+    later ones become ``<id>~2``, ``<id>~3``... (noted)."""
+    seen: dict[tuple[str, str], int] = {}
+
+    def fresh(table: str, rid: str, kind: str) -> str:
+        n = seen[(table, rid)] = seen.get((table, rid), 0) + 1
+        return rid if n == 1 or kind != "new" else f"{rid}~{n}"
+
+    orders = []
+    for g in state.orders:
+        rid = fresh("orders", g.order_id, g.kind)
+        if rid != g.order_id:
+            notes.add(f"expected state {k}: two required orders share the id {g.order_id}; the new one "
+                      f"{'with ' + ', '.join(x.product_id for x in g.lines) if g.lines else ''} is {rid}")
+            g = g.model_copy(update={"order_id": rid})
+        orders.append(g)
+    visits = []
+    for v in state.visits:
+        rid = fresh(v.table, v.record_id, v.kind)
+        if rid != v.record_id:
+            notes.add(f"expected state {k}: two required {v.table} share the id {v.record_id}; the new one is {rid}")
+            v = v.model_copy(update={"record_id": rid})
+        visits.append(v)
+    if orders == list(state.orders) and visits == list(state.visits):
+        return state
+    return GoldState(orders=orders, visits=visits)
+
+
     # the database keys records by id; a list of records is accepted too
     if isinstance(value, list):
         return {str(o.get(key, i)) if isinstance(o, dict) else str(i): o for i, o in enumerate(value)}
