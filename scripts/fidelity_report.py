@@ -4,12 +4,15 @@ Per task file (and per release, "2025-11" or "2026", when a file holds both): ta
 skipped (with the loader's reasons), oracle success (the golden route through the env), the share
 of natural-language rubric items checked by code (``rubric_nl_coverage`` averaged, and the items
 it counts), and the scorer's agreement with a labelled check set built from the rubric text
-(``servicegym.envs.tasks.vitabench.labelled``): legal variants of the golden route it accepts and
-targeted violations it rejects, per kind, with every disagreement listed.
+(``servicegym.envs.tasks.vitabench.labelled``): legal variants of the golden route it accepts,
+violations it rejects (targeted ones and unrequested writes) and, under ``--scoring rubric``,
+rubric-silent deviations it accepts (under ``strict`` they are out of scope and listed apart), per
+kind, with every disagreement listed.
 
     python scripts/fidelity_report.py                                   # ../shared/data/vitabench
     python scripts/fidelity_report.py --data DIR --out runs/fidelity.md
-    python scripts/fidelity_report.py --max-per-task 11                  # every kind a task yields
+    python scripts/fidelity_report.py --scoring strict --part build      # the gold end state too
+    python scripts/fidelity_report.py --max-per-task 0                   # every kind a task yields
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ import servicegym  # noqa: E402,F401  registers the ids
 from servicegym.envs.tasks.vitabench import vitabench_domain  # noqa: E402
 from servicegym.envs.tasks.vitabench.labelled import (  # noqa: E402
     KINDS,
+    LABELS,
     MAX_PER_TASK,
     PARTS,
+    SCORINGS,
+    SILENT_KINDS,
     FileResult,
     Outcome,
     agreement,
@@ -103,6 +109,7 @@ def summary_rows(fr: FileResult, name: str) -> list[list[str]]:
             pct(sum(t.oracle for t in tasks), len(tasks)),
             (f"{100.0 * sum(covs) / len(covs):.1f}% ({compiled}/{total} items)" if covs else "-"),
             pct(*ag["accept"]), pct(*ag["reject"]),
+            pct(*ag["silent"]) if fr.scoring == "rubric" and fr.scoring_applied else "-",
         ])
     return rows
 
@@ -122,14 +129,30 @@ def scorer_said(o: Outcome) -> str:
     return said
 
 
-def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None) -> str:
+SUMMARY_HEADER = ["file", "release", "tasks", "skipped", "oracle", "NL rubric checked by code", "legal accepted",
+                  "violations rejected", "rubric-silent deviations accepted"]
+
+
+def _variant_line(name: str, o: Outcome) -> str:
+    v = o.variant
+    item = f" item {v.item_index}: \"{v.item}\"" if v.item else ""
+    return f"- {name} task {v.task_id}, {v.kind} (label {v.label}; {v.detail}); scorer: {scorer_said(o)}.{item}"
+
+
+def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None, scoring: str = "rubric") -> str:
     out = ["# VitaBench fidelity report", ""]
+    not_applied = [name for name, fr in results if not fr.scoring_applied]
+    out += [f"Scoring: `{scoring}`" + (f" (not taken by the env of {', '.join(not_applied)}: its default ran)"
+                                       if not_applied else "") + ".", ""]
     rows = [r for name, fr in results for r in summary_rows(fr, name)]
-    out.append(table(["file", "release", "tasks", "skipped", "oracle", "NL rubric checked by code",
-                      "legal accepted", "violations rejected"], rows))
-    out += ["", f"Labelled variants: at most {max_per_task or 'all'} per task, one per kind; a task whose "
-                "golden route fails gives none. Legal: golden route variants the rubric accepts; "
-                "violations: variants the rubric rejects (`envs/tasks/vitabench/labelled.py`).", ""]
+    out.append(table(SUMMARY_HEADER, rows))
+    out += ["", f"Labelled variants: at most {max_per_task or 'all'} per task and group (targeted kinds, "
+                "rubric-silent deviations, unrequested writes), one per kind; a task whose golden route "
+                "fails gives none. Legal: golden route variants the rubric accepts; violations: variants "
+                "the rubric rejects, targeted ones and unrequested writes (an order, booking or cancellation "
+                "the user never asked for); rubric-silent deviations: the golden route changed in a detail "
+                "the gold holds and no rubric item mentions, accepted under `rubric` scoring, out of scope "
+                "under `strict` (`envs/tasks/vitabench/labelled.py`).", ""]
     # per kind
     out += ["## Agreement per kind", ""]
     header = ["kind", "label"] + [name for name, _ in results]
@@ -138,19 +161,31 @@ def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None
     for kind in KINDS:
         if not any(kind in k for k in per_file):
             continue
-        label = "accept" if kind in ("reorder", "extra_reads", "around_shift", "other_product") else "reject"
+        label = LABELS[kind]
+        if kind in SILENT_KINDS:
+            label = "accept" if scoring == "rubric" else "out of scope (accepted shown)"
         krows.append([kind, label] + [pct(*k[kind]) if kind in k else "-" for k in per_file])
     out.append(table(header, krows))
     # disagreements
     out += ["", "## Disagreements", ""]
-    dis = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes if not o.agrees]
+    in_scope = (lambda o: True) if scoring == "rubric" else (lambda o: o.variant.kind not in SILENT_KINDS)
+    dis = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes
+           if o.feasible and in_scope(o) and not o.agrees]
     if not dis:
         out.append("None.")
-    for name, o in dis:
-        v = o.variant
-        item = f" item {v.item_index}: \"{v.item}\"" if v.item else ""
-        out.append(f"- {name} task {v.task_id}, {v.kind} (label {v.label}; {v.detail}); scorer: "
-                   f"{scorer_said(o)}.{item}")
+    out += [_variant_line(name, o) for name, o in dis]
+    if scoring != "rubric":
+        silent = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes
+                  if o.feasible and o.variant.kind in SILENT_KINDS]
+        out += ["", "## Rubric-silent deviations under strict scoring (out of scope)", "",
+                f"Accepted {sum(o.success for _, o in silent)} of {len(silent)}; strict scoring also asks for "
+                "the gold end state, so a rejection here is no disagreement. Rejected:", ""]
+        rejected = [(name, o) for name, o in silent if not o.success]
+        out += [_variant_line(name, o) for name, o in rejected] or ["None."]
+    infeasible = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes if not o.feasible]
+    if infeasible:
+        out += ["", "## Infeasible variants (more tool errors than the golden route; left out)", ""]
+        out += [_variant_line(name, o) for name, o in infeasible]
     # golden routes against the rubric's times
     misses = [(name, t.task_id, m) for name, fr in results for t in fr.tasks for m in t.time_misses]
     out += ["", "## Time items the golden route does not meet (read by the labeller)", "",
@@ -185,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--part", choices=PARTS, default="all",
                     help="only the tasks of one part of the reader's split (labelled.reader_part): build or held")
+    ap.add_argument("--scoring", choices=SCORINGS, default="rubric",
+                    help="the envs' scoring: rubric (the rubric, and no unrequested write) or strict (the gold end "
+                         "state too); passed to gymnasium.make where the env takes it")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no VitaBench data at {args.data} (pass --data or set SERVICEGYM_VITABENCH_DIR)", file=sys.stderr)
@@ -194,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no VitaBench task files under {args.data}", file=sys.stderr)
         return 2
     cap = args.max_per_task or None
-    results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks, args.part)) for p, env_id in files]
-    report = build_report(results, cap)
+    results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks, args.part, args.scoring))
+               for p, env_id in files]
+    report = build_report(results, cap, args.scoring)
     print(report, end="")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,11 @@ import pytest
 
 from servicegym.envs.tasks.vitabench import labelled
 from servicegym.envs.tasks.vitabench.labelled import (
+    SILENT_KINDS,
+    WRITE_KINDS,
     Place,
     Product,
+    Record,
     TaskContext,
     agreement,
     build_variants,
@@ -48,7 +51,17 @@ FILES = {
     "delivery-zh": ("delivery/tasks.json", "servicegym/Delivery-v0"),
     "instore-en": ("instore/tasks_en.json", "servicegym/InStore-v0"),
 }
-# kinds of violation the scorer is known to miss, with why; their figures are printed, not asserted
+# kinds of violation the scorer is known to miss, with why, per scoring; their figures are printed,
+# not asserted. Under scoring="rubric" the gold no longer catches a wrong option or product that
+# an item names but the code does not check (the items go to the judge): e.g. "must select hot
+# drinks, not cold drinks", "应选择无奶属性的咖啡", "should include a Jianbing for the daughter".
+KNOWN_MISSES = {
+    "rubric": {
+        "wrong_option": "option items (temperature, size, milk) not checked by code under rubric scoring",
+        "wrong_product": "product items the code does not check under rubric scoring",
+    },
+    "strict": {},
+}
 
 
 def dt(text: str) -> datetime:
@@ -332,19 +345,204 @@ def test_at_most_max_per_task_variants() -> None:
     assert len(build_variants(_context(EN_TASK), max_per_task=3)) == 3
 
 
+# ----- rubric-silent deviations and unrequested writes -------------------------------------------
+GOLD_ORDER = {"kind": "new", "order_id": "G1", "order_type": "delivery", "store_id": "S1", "status": "paid",
+              "note": "No cilantro", "dispatch_time": "2025-06-21 11:30:00", "delivery_time": "2025-06-21 11:58:00",
+              "lines": [{"product_id": "P1", "quantity": 1, "attributes": "Mild Spicy"}]}
+SILENT_EN = [f"The delivery address should be {HOME}"]
+SILENT_ZH = [f"配送地址应为{HOME}"]
+
+
+def _gold_context(items: list[str], *, zh: bool = False, **gold) -> TaskContext:
+    """The hand-written task with its expected state (``gold`` overrides fields of the gold order),
+    a pre-existing delivered order O9 at store S2, and the ids the next records get."""
+    ctx = _context(items, zh=zh)
+    order = dict(GOLD_ORDER, **gold)
+    if zh and "attributes" not in gold:
+        order["lines"] = [dict(order["lines"][0], attributes="微辣")]
+        order["note"] = gold.get("note", "不要香菜")
+    ctx.expected = [{"orders": [order], "visits": []}]
+    ctx.initial = [Record("orders", "O9", "S2", "delivered", "U1", [ctx.places["S2"].name, ctx.products["P3"].name])]
+    ctx.next_ids = {"orders": "T1D02"}
+    ctx.write_tools = ctx.write_tools | {"cancel_delivery_order"}
+    return ctx
+
+
+def _kinds(ctx: TaskContext) -> dict[str, labelled.Variant]:
+    return {v.kind: v for v in build_variants(ctx, max_per_task=None)}
+
+
+def _pay_calls(actions: list[str]) -> list[dict]:
+    return [c for c in _calls(actions) if c["name"].startswith("pay_")]
+
+
+@pytest.mark.parametrize(("items", "zh"), [(SILENT_EN, False), (SILENT_ZH, True)], ids=["en", "zh"])
+def test_silent_deviations_where_the_rubric_is_silent(items: list[str], zh: bool) -> None:
+    ctx = _gold_context(items, zh=zh)
+    ctx.now = dt("2025-06-21 10:00")
+    variants = _kinds(ctx)
+    assert {k for k in variants if k in SILENT_KINDS} == set(SILENT_KINDS)
+    assert all(variants[k].label == "accept" and labelled.LABELS[k] == "accept" for k in SILENT_KINDS)
+    gold = ctx.expected[0]["orders"][0]
+    # each differs from the gold in its one detail, and only there
+    moved = _create(variants["silent_time"].actions)
+    assert moved["dispatch_time"] == "2025-06-21 10:00:00"  # "now"
+    assert abs((dt(moved["dispatch_time"][:16]) - dt(gold["dispatch_time"][:16])).total_seconds()) > 45 * 60
+    assert {k: v for k, v in moved.items() if k != "dispatch_time"} == {
+        k: v for k, v in _create(ctx.golden).items() if k != "dispatch_time"}
+    assert _create(variants["silent_quantity"].actions)["product_cnts"] == [2]
+    assert _create(variants["silent_option"].actions)["attributes"] == ["特辣" if zh else "Extra Spicy"]
+    assert _create(variants["silent_note"].actions)["note"] == ""
+    assert _pay_calls(variants["silent_payment"].actions) == [] and _pay_calls(ctx.golden)
+    for k in SILENT_KINDS:
+        assert variants[k].actions != ctx.golden and not variants[k].item
+
+
+@pytest.mark.parametrize(
+    ("item", "suppressed"),
+    [
+        ("The noodles should arrive before lunch", "silent_time"),
+        ("The delivery time should be around 2025-06-21 12:00:00", "silent_time"),
+        ("米线订单的送达时间应在2025年6月21日12点前", "silent_time"),
+        ("米线要在午饭前送到", "silent_time"),
+        ("The order should include two bowls of noodles", "silent_quantity"),
+        ("米线订单应包含两碗米线", "silent_quantity"),
+        ("The noodles should be mild", "silent_option"),
+        ("The noodles should not be too spicy", "silent_option"),
+        ("米线要微辣", "silent_option"),
+        ("The order should remind the merchant to leave out cilantro", "silent_note"),
+        ("米线订单需要备注", "silent_note"),
+        ("The order should be paid", "silent_payment"),
+        ("米线订单应完成支付", "silent_payment"),
+        ("The noodle order should be successfully placed", "silent_payment"),
+    ],
+)
+def test_an_item_about_the_detail_suppresses_its_silent_kind(item: str, suppressed: str) -> None:
+    zh = labelled._is_zh(item)
+    variants = _kinds(_gold_context([(SILENT_ZH if zh else SILENT_EN)[0], item], zh=zh))
+    assert suppressed not in variants
+    # the item says nothing of the other details, which still yield their kinds
+    others = {"silent_time", "silent_payment"} - {suppressed}
+    if suppressed != "silent_time" and "time" not in item and "午" not in item:
+        assert others <= set(variants), (item, sorted(variants))
+
+
+@pytest.mark.parametrize(
+    ("gold", "absent"),
+    [
+        ({"dispatch_time": None, "delivery_time": None}, "silent_time"),  # the gold holds no time
+        ({"dispatch_time": "2025-06-21 11:05:00", "delivery_time": "2025-06-21 11:33:00"}, None),
+        ({"lines": [{"product_id": "P1", "quantity": 2, "attributes": "Mild Spicy"}]}, "silent_quantity"),
+        ({"lines": [{"product_id": "P1", "quantity": 1, "attributes": ""}]}, "silent_option"),  # any option
+        ({"note": None}, "silent_note"),
+        ({"status": "unpaid"}, "silent_payment"),
+        ({"store_id": "S2"}, "silent_note"),  # no gold order the call may be matched to
+    ],
+)
+def test_no_silent_deviation_where_it_would_not_differ_from_the_gold(gold: dict, absent: str | None) -> None:
+    variants = _kinds(_gold_context(SILENT_EN, **gold))
+    if absent is None:  # "now" (11:00) is within 45 minutes of the gold: the next candidate is taken
+        assert _create(variants["silent_time"].actions)["dispatch_time"] == "2025-06-21 13:00:00"
+    else:
+        assert absent not in variants
+
+
+def test_silent_deviations_need_the_expected_states() -> None:
+    assert not set(_kinds(_context(SILENT_EN))) & set(SILENT_KINDS + WRITE_KINDS)
+
+
+def test_unrequested_writes() -> None:
+    ctx = _gold_context(SILENT_EN)
+    variants = _kinds(ctx)
+    assert all(variants[k].label == "reject" for k in ("extra_order", "unrequested_cancel"))
+    # one more order, of a product no expected state holds, paid as the golden route pays
+    calls = _calls(variants["extra_order"].actions)
+    creates = [c["arguments"] for c in calls if c["name"] == "create_delivery_order"]
+    assert len(creates) == 2 and creates[1]["product_ids"] == ["P2"] and creates[1]["store_id"] == "S1"
+    assert [c["arguments"]["order_id"] for c in _pay_calls(variants["extra_order"].actions)] == ["T1D01", "T1D02"]
+    # the pre-existing order no expected state holds: looked up, then cancelled
+    tail = [c["name"] for c in _calls(variants["unrequested_cancel"].actions)][-2:]
+    assert tail == ["get_delivery_order_detail", "cancel_delivery_order"]
+    assert variants["unrequested_cancel"].actions[-1] == ctx.golden[-1]  # the closing message stays last
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "The order should not come from Xiao Li Noodle House",  # names the record's store
+        "Cancel the previous noodle order",  # a cancellation that names no id
+        "The order O9 should stay as it is",
+    ],
+)
+def test_no_unrequested_cancel_of_a_record_the_rubric_names(item: str) -> None:
+    assert "unrequested_cancel" not in _kinds(_gold_context([SILENT_EN[0], item]))
+
+
+def test_no_unrequested_cancel_of_a_record_an_expected_state_holds() -> None:
+    ctx = _gold_context(SILENT_EN)
+    ctx.expected[0]["orders"].append({"kind": "existing", "order_id": "O9", "store_id": "S2", "status": "delivered"})
+    assert "unrequested_cancel" not in _kinds(ctx)
+
+
+def _instore_context(items: list[str], visits_in_gold: int = 1) -> TaskContext:
+    golden = [_call("create_instore_product_order", user_id="U1", shop_id="H1", product_id="Q1", quantity=1),
+              _call("pay_instore_order", order_id="T1I01"),
+              _call("instore_book", user_id="U1", shop_id="H1", time="2025-06-21 18:00:00", customer_count=2),
+              _call("pay_instore_book", book_id="T1B01"), "Done. ###STOP###"]
+    visit = {"kind": "new", "table": "books", "record_id": "GB", "shop_id": "H1", "status": "paid",
+             "time": "2025-06-21 18:00:00", "customer_count": 2}
+    return TaskContext(
+        task_id="T2", nl_rubric=items, golden=golden, now=dt("2025-06-21 11:00"), user_id="U1",
+        places={"H1": Place("Hot Pot House", ["Q1", "Q2"])},
+        products={"Q1": Product("Set for Two", "H1"), "Q2": Product("Voucher 100", "H1")},
+        expected=[{"orders": [{"kind": "new", "order_id": "GI", "order_type": "instore", "store_id": "H1",
+                               "status": "paid", "lines": [{"product_id": "Q1", "quantity": 1}]}],
+                   "visits": [visit] * visits_in_gold}],
+        next_ids={"orders": "T1I02", "books": "T1B02", "reservations": "T1R01"},
+        write_tools=frozenset({"create_instore_product_order", "pay_instore_order", "instore_book", "pay_instore_book"}),
+    )
+
+
+def test_in_store_variants() -> None:
+    variants = _kinds(_instore_context(["The order should come from Hot Pot House"]))
+    assert {"extra_order", "extra_visit", "silent_time", "silent_quantity", "silent_payment"} <= set(variants)
+    books = [c for c in _calls(variants["extra_visit"].actions) if c["name"] == "instore_book"]
+    assert len(books) == 2 and books[0] == books[1]
+    assert [c["arguments"]["book_id"] for c in _pay_calls(variants["extra_visit"].actions)
+            if c["name"] == "pay_instore_book"] == ["T1B01", "T1B02"]
+    orders = [c["arguments"] for c in _calls(variants["extra_order"].actions) if c["name"] == "create_instore_product_order"]
+    assert orders[-1]["product_id"] == "Q2"
+    visit = next(c["arguments"] for c in _calls(variants["silent_time"].actions) if c["name"] == "instore_book")
+    assert visit["time"] == "2025-06-21 11:00:00"
+    # an expected state holding two bookings: a second one may be asked for
+    assert "extra_visit" not in _kinds(_instore_context(["Anything"], visits_in_gold=2))
+
+
+def test_groups_are_sampled_apart() -> None:
+    ctx = _gold_context(SILENT_EN)
+    for cap in (1, 2):
+        variants = build_variants(ctx, max_per_task=cap)
+        for group in ("targeted", "silent", "write"):
+            assert sum(labelled.group_of(v.kind) == group for v in variants) == min(
+                cap, sum(labelled.group_of(v.kind) == group for v in build_variants(ctx, max_per_task=None)))
+    # the targeted kinds a task yields do not depend on the new groups
+    assert [v.kind for v in build_variants(ctx) if labelled.group_of(v.kind) == "targeted"] == \
+        [v.kind for v in build_variants(ctx, kinds=labelled.PRIORITY[:len(labelled.TARGETED_KINDS)])]
+
+
 # ----- the scorer against the labels on the real files -------------------------------------------
 @pytest.fixture(scope="module")
 def file_results() -> dict:
     cache: dict = {}
 
-    def get(key: str):
+    def get(key: str, scoring: str = "rubric"):
         rel, env_id = FILES[key]
         path = DATA_DIR / rel
         if not path.exists():
             pytest.skip(f"VitaBench data not found at {path} (set SERVICEGYM_VITABENCH_DIR to the vitabench data dir)")
-        if key not in cache:
-            cache[key] = check_file(str(path), env_id, seed=0, max_per_task=6)
-        return cache[key]
+        if (key, scoring) not in cache:
+            cache[key, scoring] = check_file(str(path), env_id, seed=0, max_per_task=6, scoring=scoring)
+        return cache[key, scoring]
 
     return get
 
@@ -352,8 +550,9 @@ def file_results() -> dict:
 def _print_figures(key: str, fr) -> list:
     outs = [o for t in fr.tasks for o in t.outcomes]
     ag = agreement(outs)
-    print(f"\n{key}: {len(fr.tasks)} tasks, oracle {sum(t.oracle for t in fr.tasks)}, {len(outs)} variants; "
-          f"legal accepted {ag['accept'][0]}/{ag['accept'][1]}, violations rejected {ag['reject'][0]}/{ag['reject'][1]}")
+    print(f"\n{key} ({fr.scoring}): {len(fr.tasks)} tasks, oracle {sum(t.oracle for t in fr.tasks)}, {len(outs)} variants; "
+          f"legal accepted {ag['accept'][0]}/{ag['accept'][1]}, violations rejected {ag['reject'][0]}/{ag['reject'][1]}, "
+          f"rubric-silent accepted {ag['silent'][0]}/{ag['silent'][1]}")
     for kind, (a, n) in by_kind(outs).items():
         print(f"  {kind:20s} {a}/{n}")
     for o in outs:
@@ -364,29 +563,47 @@ def _print_figures(key: str, fr) -> list:
     return outs
 
 
-def _rate(outs, label: str) -> tuple[int, int]:
-    chosen = [o for o in outs if o.variant.label == label]
+def _rate(outs, label: str, skip: tuple[str, ...] = ()) -> tuple[int, int]:
+    """Agreement on one label, the rubric-silent deviations (scope: rubric scoring) and the
+    ``skip`` kinds apart."""
+    chosen = [o for o in outs if o.variant.label == label and o.variant.kind not in SILENT_KINDS + skip and o.feasible]
     return sum(o.agrees for o in chosen), len(chosen)
 
 
-@pytest.mark.parametrize("key", list(FILES))
-def test_scorer_agrees_with_the_labelled_set(file_results, key: str) -> None:
-    fr = file_results(key)
+SCORED = [(key, scoring) for key in FILES for scoring in ("rubric", "strict")]
+
+
+@pytest.mark.parametrize(("key", "scoring"), SCORED)
+def test_scorer_agrees_with_the_labelled_set(file_results, key: str, scoring: str) -> None:
+    fr = file_results(key, scoring)
     outs = _print_figures(key, fr)
     assert sum(t.oracle for t in fr.tasks) >= 0.95 * len(fr.tasks)
     assert len(outs) >= len(fr.tasks)  # the check set is not trivially small
-    assert all(o.variant.item for o in outs if o.variant.kind not in ("reorder", "extra_reads", "other_product"))
+    assert all(o.variant.item for o in outs
+               if o.variant.kind not in ("reorder", "extra_reads", "other_product", *SILENT_KINDS, *WRITE_KINDS))
+    assert all(o.feasible for o in outs)
     a, n = _rate(outs, "accept")
     assert n and a >= 0.95 * n, f"legal variants accepted: {a}/{n}"
-    a, n = _rate(outs, "reject")
+    a, n = _rate(outs, "reject", tuple(KNOWN_MISSES[scoring]))
     assert n and a >= 0.95 * n, f"violations rejected: {a}/{n}"
+    if scoring == "rubric":
+        a, n = agreement(outs)["silent"]
+        assert a >= 0.95 * n, f"rubric-silent deviations accepted: {a}/{n}"
 
 
-@pytest.mark.parametrize("key", list(FILES))
-def test_scorer_rejects_every_kind_of_violation(file_results, key: str) -> None:
-    outs = [o for t in file_results(key).tasks for o in t.outcomes]
+@pytest.mark.parametrize(("key", "scoring"), SCORED)
+def test_scorer_rejects_every_kind_of_violation(file_results, key: str, scoring: str) -> None:
+    outs = [o for t in file_results(key, scoring).tasks for o in t.outcomes]
     for kind, (a, n) in by_kind(o for o in outs if o.variant.label == "reject").items():
+        if kind in KNOWN_MISSES[scoring]:
+            # a known gap of the reader: it may miss some, never most
+            print(f"{key} ({scoring}) {kind}: {a}/{n} rejected (known: {KNOWN_MISSES[scoring][kind]})")
+            assert a >= 0.75 * n, f"{kind}: {a}/{n} rejected (a known gap, but wider than before)"
+            continue
         assert a >= 0.95 * n, f"{kind}: {a}/{n} rejected"
+    # an unrequested write fails the task under both scorings
+    writes = [o for o in outs if o.variant.kind in WRITE_KINDS]
+    assert writes and not any(o.success for o in writes)
 
 
 # ----- the report --------------------------------------------------------------------------------
@@ -400,10 +617,25 @@ def test_fidelity_report_prints_the_table(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
-    header = "| file | release | tasks | skipped | oracle | NL rubric checked by code | legal accepted | violations rejected |"
+    header = ("| file | release | tasks | skipped | oracle | NL rubric checked by code | legal accepted | "
+              "violations rejected | rubric-silent deviations accepted |")
     assert header in proc.stdout
     assert re.search(r"\| `delivery/tasks_en\.json` \| [\w-]+ \| 3 \|", proc.stdout)
     assert out.read_text(encoding="utf-8") == proc.stdout
+
+
+def test_fidelity_report_under_strict_scoring(tmp_path: Path) -> None:
+    if not (DATA_DIR / FILES["delivery-en"][0]).exists():
+        pytest.skip(f"VitaBench data not found at {DATA_DIR} (set SERVICEGYM_VITABENCH_DIR)")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "fidelity_report.py"), "--data", str(DATA_DIR), "--max-tasks", "2",
+         "--max-per-task", "2", "--part", "build", "--scoring", "strict"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Scoring: `strict`" in proc.stdout
+    # the rubric-silent column is no figure under strict scoring
+    assert re.search(r"\| `delivery/tasks_en\.json` \| [^\n]* \| - \|\n", proc.stdout)
 
 
 def test_fidelity_report_without_data(tmp_path: Path) -> None:
@@ -412,6 +644,31 @@ def test_fidelity_report_without_data(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )
     assert proc.returncode == 2 and "no VitaBench data" in proc.stderr
+
+
+@pytest.mark.parametrize("key", ["delivery-en", "instore-en"])
+def test_new_kinds_end_to_end(key: str) -> None:
+    """A few build-part tasks through the env under both scorings: the new variants run without
+    tool errors, unrequested writes fail under both, rubric-silent deviations pass under rubric."""
+    rel, env_id = FILES[key]
+    path = DATA_DIR / rel
+    if not path.exists():
+        pytest.skip(f"VitaBench data not found at {path} (set SERVICEGYM_VITABENCH_DIR to the vitabench data dir)")
+    env, applied = labelled.make_env(env_id, str(path), "strict")
+    env.close()
+    if not applied:
+        pytest.skip(f"{env_id} takes no scoring argument yet")
+    for scoring in ("rubric", "strict"):
+        fr = check_file(str(path), env_id, max_per_task=6, max_tasks=4, part="build", scoring=scoring)
+        assert fr.scoring_applied
+        outs = [o for t in fr.tasks for o in t.outcomes if o.variant.kind in SILENT_KINDS + WRITE_KINDS]
+        assert all(o.feasible and o.tool_errors == 0 for o in outs)
+        writes = [o for o in outs if o.variant.kind in WRITE_KINDS]
+        assert writes and not any(o.success for o in writes), [o.variant.detail for o in writes if o.success]
+        silent = [o for o in outs if o.variant.kind in SILENT_KINDS]
+        assert silent
+        if scoring == "rubric":
+            assert all(o.success for o in silent), [(o.variant.task_id, o.variant.detail, o.failed) for o in silent]
 
 
 def test_time_items_the_golden_route_misses() -> None:

@@ -27,13 +27,49 @@ Targeted violations (label ``reject``)
     ``contradicting_note`` a note saying the opposite of the note an item asks for;
     ``missing_query``      the golden read call dropped where an item says it must be queried.
 
+Rubric-silent deviations (label ``accept`` under ``scoring="rubric"``; out of scope under
+``"strict"``, which also asks for the gold end state): the golden route changed in one detail the
+gold holds but no rubric item mentions. Each is checked against every expected state (the gold
+must hold the detail, in every state, for every gold record the changed call may be matched to,
+and the variant must differ from it) and built only when no item says anything near the detail
+(task-wide, so an item about another order suppresses it too):
+    ``silent_time``     the delivery's dispatch time (or the visit's time) moved to "now" or a
+                        feasible time at least ``SILENT_TIME_MIN`` minutes off the gold, where no
+                        item has a date, a clock time or a word about time (``_TIME_WORDS``);
+    ``silent_quantity`` a line's quantity (or a visit's party size) raised by one, where no item
+                        has a digit, a number word, a measure, a price or a word about people;
+    ``silent_option``   another catalogue option of a line's product, where no item uses a word
+                        of any of the product's options nor a word about options, taste,
+                        temperature, size or ingredients;
+    ``silent_note``     the gold's note left empty, where no item mentions notes, the merchant or
+                        rider, what notes ask for (cutlery, herbs, "no ..."), nor shares a word with it;
+    ``silent_payment``  an order (or booking fee) the golden route pays left unpaid, where no item
+                        mentions paying, buying, a status, validity, or success or completion
+                        (outside a cancellation).
+``silent_store`` is not built: a store choice touches distance, times and menus, and the text
+cannot show conservatively that no item depends on it.
+
+Unrequested writes (label ``reject`` under both scorings): a write the user never asked for.
+    ``extra_order``        the golden route plus one order of a catalogue product no expected state
+                           holds and no item names (paid when the golden route pays its orders);
+    ``unrequested_cancel`` a pre-existing record (order, booking, reservation) that no expected
+                           state holds and no item names (id, place or product), looked up and
+                           cancelled; none where a cancellation item names no id;
+    ``extra_visit``        the golden route's booking or reservation made a second time, where no
+                           expected state has more of them at that shop.
+The three groups (``TARGETED_KINDS``, ``SILENT_KINDS``, ``WRITE_KINDS``) are sampled separately, each
+up to ``max_per_task``, so the figures of the targeted kinds stay comparable with earlier runs. A
+variant of the new kinds whose run has more tool errors than the golden route's is infeasible and
+left out of the figures (``Outcome.feasible``).
+
 A kind yields a variant only when the text justifies it; each variant carries the item (and its
 index) that did. Mentions are read conservatively: a name or option counts only in a clause
 without negation before it and without example or preference words ("such as", "like",
 "preferably", ``如``, ``等``, ``优先``), and not in an item about cancelling an existing order.
 
 ``golden_context`` runs a task's golden route through an env and collects what the variants need
-(catalogue, addresses, the golden delivery times); ``build_variants`` is pure (tests feed it
+(catalogue, addresses, the golden delivery times, the expected states as plain data, the
+pre-existing records and the ids the next records will get); ``build_variants`` is pure (tests feed it
 hand-written contexts); ``check_file`` runs everything for one task file.
 """
 
@@ -61,8 +97,13 @@ VIOLATION_KINDS = (
     "contradicting_note",
     "missing_query",
 )
-KINDS = LEGAL_KINDS + VIOLATION_KINDS
-# the order in which a task's variants are kept when there are more kinds than the cap
+TARGETED_KINDS = LEGAL_KINDS + VIOLATION_KINDS
+SILENT_KINDS = ("silent_time", "silent_quantity", "silent_option", "silent_note", "silent_payment")
+WRITE_KINDS = ("extra_order", "unrequested_cancel", "extra_visit")
+KINDS = TARGETED_KINDS + SILENT_KINDS + WRITE_KINDS
+# the label of each kind; the silent kinds' label holds under scoring="rubric" only
+LABELS: dict[str, Label] = {k: ("accept" if k in LEGAL_KINDS + SILENT_KINDS else "reject") for k in KINDS}
+# the order in which a task's variants are kept when a group has more kinds than the cap
 PRIORITY = (
     "missing_query",
     "other_product",
@@ -75,12 +116,27 @@ PRIORITY = (
     "late_delivery",
     "extra_reads",
     "wrong_address",
+    "silent_time",
+    "silent_option",
+    "silent_note",
+    "silent_quantity",
+    "silent_payment",
+    "extra_order",
+    "unrequested_cancel",
+    "extra_visit",
 )
 MAX_PER_TASK = 6
+SILENT_TIME_MIN = 45  # a silent time change lands at least this far from every gold time
 AROUND_SHIFT_MIN = 5  # a legal "around T" variant lands at most this many minutes off T
 LATE_BY_MIN = 180  # a late variant lands this long after the bound
 FAR_ADDRESS_M = 1000.0  # a wrong address is at least this far from the right one
 TIME_FMT = "%Y-%m-%d %H:%M:%S"
+SCORINGS = ("rubric", "strict")
+
+
+def group_of(kind: str) -> str:
+    """``"targeted"`` (the legal alternatives and targeted violations), ``"silent"`` or ``"write"``."""
+    return "silent" if kind in SILENT_KINDS else "write" if kind in WRITE_KINDS else "targeted"
 
 
 # ----- text helpers --------------------------------------------------------------------------
@@ -658,6 +714,13 @@ class Place:
     name: str
     products: list[str] = field(default_factory=list)
     takes: frozenset[str] = frozenset({"book", "reservation"})
+    hours: tuple[str, str] | None = None  # ("HH:MM", "HH:MM") opening hours; None: always open
+
+    def open_at(self, t: datetime) -> bool:
+        if self.hours is None:
+            return True
+        hhmm, (a, b) = t.strftime("%H:%M"), self.hours
+        return a <= hhmm < b if a <= b else (hhmm >= a or hhmm < b)
 
 
 @dataclass
@@ -665,6 +728,19 @@ class Product:
     name: str
     place: str
     options: list[str] = field(default_factory=list)
+    stock: int | None = None  # None: unlimited
+
+
+@dataclass
+class Record:
+    """A pre-existing order, booking or reservation of the task's initial database."""
+
+    table: str  # "orders", "books" or "reservations"
+    record_id: str
+    place: str
+    status: str
+    user_id: str = ""
+    names: list[str] = field(default_factory=list)  # its place's and products' names
 
 
 @dataclass
@@ -688,6 +764,12 @@ class TaskContext:
     # write tool -> the tools its pre-conditions may need called first (the env's tool graph): a
     # read one of the later writes may need is not independent, and is never moved
     depends: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the expected states as plain data, each {"orders": [...], "visits": [...]} (the gold
+    # records: kind new/existing/replaced, ids, place, status, lines, note, times, party size)
+    expected: list[dict[str, Any]] = field(default_factory=list)
+    initial: list[Record] = field(default_factory=list)
+    # table -> the id the next record created after the golden route gets
+    next_ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -1242,6 +1324,443 @@ def _other_product(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Vari
     return []
 
 
+# ----- rubric-silent deviations ---------------------------------------------------------------
+# words that speak of a time or a date (with the dates and clock times ``_find_dates`` and
+# ``_find_times`` read): any of them in any item and ``silent_time`` is not built
+_TIME_WORDS = re.compile(
+    r"\b(?:times?|timing|dates?|days?|today|tonight|tomorrow|yesterday|morning|noon|midday|afternoon|evening|"
+    r"nights?|midnight|overnight|breakfast|brunch|lunch|dinner|supper|o'?clock|hours?|minutes?|mins?|asap|soon|"
+    r"immediate\w*|now|quick\w*|fast\w*|early|earlier|earliest|late|later|latest|before|after|until|till|arriv\w*|"
+    r"schedul\w*|wait\w*|punctual\w*|weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
+    r"saturdays?|sundays?|holidays?|festivals?|deadline|advance|prompt\w*|hurry|rush\w*|delay\w*|timely|"
+    r"(?:a|p)\.?m\.?|during|while|meal ?times?|afterwards?|then|next|first|last|week|month|year)\b|"
+    r"时|点|分钟|早|午|晚|夜|今天|明天|后天|当天|当日|日期|\d\s*[日号月年]|周|星期|节|尽快|马上|立即|立刻|及时|"
+    r"准时|送达|到达|到店|之前|以前|之后|以后|前|后|截止|提前|等|期间|再|先"
+)
+# digits, number words, measures, prices and people: ``silent_quantity`` is not built
+_QTY_WORDS = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozens?|single|double|triple|"
+    r"twice|once|pairs?|couple|half|quantit\w*|numbers?|amounts?|counts?|counted|portions?|servings?|pieces?|pcs|"
+    r"cups?|bowls?|box\w*|bottles?|packs?|packages?|sets?|only|total\w*|each|every\w*|per|all|both|several|"
+    r"multiple|many|few|enough|whole|people|persons?|guests?|diners?|group|share|sharing|shared|family|"
+    r"colleagues?|friends?|party|identical|same|different|prices?|priced|cost\w*|budget\w*|yuan|rmb|spend\w*|"
+    r"expensive|cheap\w*|afford\w*|worth|more|less|extra|additional|another|again|also|too)\b|"
+    r"[一二两三四五六七八九十百千万半双俩仨]|数量|份|个|杯|碗|盒|瓶|只|串|块|张|位|人|对|都|每|各|共|总|仅|单|整|"
+    r"多|少|价|元|钱|预算|花费|便宜|贵|量|再|也|还"
+)
+# words about options, taste, temperature, size, ingredients or diet (besides the words of the
+# product's own options): ``silent_option`` is not built
+_OPTION_WORDS = re.compile(
+    r"\b(?:options?|attributes?|specs?|specifications?|flavou?rs?|flavou?red|tastes?|tasting|temperatures?|sizes?|"
+    r"cups?|bowls?|portions?|servings?|spic\w*|ice|iced|hot|warm|cold|chilled|sugar\w*|sweet\w*|sour|salt\w*|"
+    r"topping\w*|sauces?|dressing\w*|soups?|broth|milk|dairy|cream\w*|eggs?|meat|vegetarian|vegan|caffeine\w*|"
+    r"decaf\w*|ingredients?|contain\w*|large|medium|small|health\w*|oil\w*|fat\w*|calori\w*|diet\w*|allerg\w*)\b|"
+    r"辣|麻|冰|热|温|凉|冷|糖|甜|酸|咸|淡|杯|碗|规格|口味|味|份|酱|汤|奶|蛋|肉|素|含|咖啡因|做法|口感|配料|小料|忌口|过敏|健康"
+)
+# notes, the merchant or rider, and what notes ask for: ``silent_note`` is not built
+_NOTE_WORDS = re.compile(
+    r"\b(?:notes?|noted|remarks?|comments?|memo|message\w*|instruct\w*|tell\w*|inform\w*|ask\w*|request\w*|"
+    r"remind\w*|merchants?|riders?|couriers?|cutlery|utensils?|tableware|chopsticks|spoons?|forks?|napkins?|"
+    r"gloves?|straws?|bags?|doors?|doorbell|knock\w*|ring|call\w*|phone\w*|front desk|reception|cilantro|"
+    r"coriander|scallions?|onions?|garlic|allerg\w*|avoid\w*|without|no|not|dietary|restrict\w*|special)\b|"
+    r"备注|留言|告知|告诉|提醒|要求|商家|骑手|餐具|筷子|勺|纸巾|手套|吸管|袋|门|前台|电话|香菜|葱|蒜|过敏|忌口|不|别|免|无"
+)
+# paying, buying, a status, a voucher's validity: ``silent_payment`` is not built; nor where an
+# item not about a cancellation speaks of success or completion
+_PAY_WORDS = re.compile(
+    r"\b(?:pay\w*|paid|unpaid|purchas\w*|buy\w*|bought|checkout|check out|status\w*|settle\w*|charg\w*|fees?|"
+    r"deposit\w*|transaction\w*|valid\w*|usable|redeem\w*)\b|支付|付|已付|未付|购买|买|状态|结算|费用|定金|押金|交易|"
+    r"有效|可用|核销"
+)
+_DONE_WORDS = re.compile(r"\b(?:success\w*|complet\w*|finish\w*|done|place[sd]?|placing)\b|成功|完成|办妥")
+PAY_TOOLS = ("pay_delivery_order", "pay_instore_order", "pay_instore_book")
+ACTIVE = ("unpaid", "paid", "processed", "in-progress", "unconsumed")
+
+
+def _without_address(item: str) -> str:
+    """The item without the address it gives ("No. 75 ..." is no "no")."""
+    if _ADDRESS.search(norm(item)):
+        value = _address_value(item)
+        if value:
+            return item.replace(value, " ")
+    return item
+
+
+def mentions_time(items: Iterable[str]) -> bool:
+    """Whether any item speaks of a time or a date (a date, a clock time, a word about time)."""
+    return any(_TIME_WORDS.search(norm(t)) or _find_dates(t) or _find_times(t) for t in map(_without_address, items))
+
+
+def _without_values(item: str) -> str:
+    """The item without its address value and its dates and clock times (their digits are no
+    quantities)."""
+    text = _without_address(item)
+    for _kind, rx in _DATE_RES:
+        text = rx.sub(" ", text)
+    for rx in (_TIME_HM, _TIME_H, _TIME_ZH):
+        text = rx.sub(" ", text)
+    return text
+
+
+def mentions_quantity(items: Iterable[str]) -> bool:
+    """Whether any item has a number, a measure, a price or a word about people (addresses,
+    dates and clock times aside)."""
+    return any(_QTY_WORDS.search(norm(_without_values(x))) for x in items)
+
+
+def mentions_payment(items: Iterable[str]) -> bool:
+    """Whether any item speaks of paying, buying or a status, or of success or completion outside
+    a cancellation."""
+    texts = [norm(_without_address(x)) for x in items]
+    return any(_PAY_WORDS.search(t) or (_DONE_WORDS.search(t) and not _CANCEL.search(t)) for t in texts)
+
+
+def mentions_note(items: Iterable[str], note: str = "") -> bool:
+    """Whether any item speaks of notes, the merchant or rider, or what notes ask for, or shares a
+    word with ``note``."""
+    texts = [_without_address(x) for x in items]
+    return any(_NOTE_WORDS.search(norm(t)) or (note and _shares_content(note, t)) for t in texts)
+
+
+def _option_vocabulary(options: Iterable[str]) -> tuple[set[str], set[str]]:
+    """The Latin words (two letters or more) and the Chinese character pairs of a product's options."""
+    words: set[str] = set()
+    pairs: set[str] = set()
+    for o in options:
+        words |= {w for w in _words(o) if len(w) >= 2}
+        zh = re.sub(r"[^\u4e00-\u9fff]", "", norm(o))
+        pairs |= {zh[i: i + 2] for i in range(len(zh) - 1)} | ({zh} if len(zh) == 1 else set())
+    return words, pairs
+
+
+def mentions_option(items: Iterable[str], options: Iterable[str]) -> bool:
+    """Whether any item speaks of options, taste, temperature, size or ingredients, or uses a word
+    of one of ``options`` (the product's whole option list: its attribute families)."""
+    words, pairs = _option_vocabulary(options)
+    for x in items:
+        t = norm(_without_address(x))
+        if _OPTION_WORDS.search(t) or _words(t) & words or any(p in t for p in pairs):
+            return True
+    return False
+
+
+def _gold_records(ctx: TaskContext, table: str, place: str | None) -> list[list[dict[str, Any]]] | None:
+    """Per expected state, the gold records (new or replaced ones) a golden create/visit call at
+    ``place`` may be matched to: ``table`` ``"orders"``, ``"books"`` or ``"reservations"``. None
+    when there are no states or one has no such record (no sure grounding)."""
+    if not ctx.expected or not place:
+        return None
+    out = []
+    for st in ctx.expected:
+        if table == "orders":
+            recs = [o for o in st.get("orders") or [] if o.get("store_id") == place and o.get("kind") in ("new", "replaced")]
+        else:
+            recs = [v for v in st.get("visits") or []
+                    if v.get("table") == table and v.get("shop_id") == place and v.get("kind") in ("new", "replaced")]
+        if not recs:
+            return None
+        out.append(recs)
+    return out
+
+
+def _all_differ(golds: list[list[dict[str, Any]]] | None, differs: Any) -> bool:
+    return golds is not None and all(differs(g) for recs in golds for g in recs)
+
+
+def _far(text: Any, t: datetime) -> bool:
+    g = _parse_dt(text) if text else None
+    return g is not None and abs((g - t).total_seconds()) > SILENT_TIME_MIN * 60
+
+
+def _time_candidates(ctx: TaskContext, t: datetime) -> list[datetime]:
+    now = ctx.now.replace(microsecond=0)
+    cands = [now] + [t + timedelta(minutes=m) for m in (90, -90, 150, -150, 240, -240)]
+    return [c for c in cands if c >= now]
+
+
+def _last_call(steps: list[Step]) -> int:
+    return max((i for i, s in enumerate(steps) if s.is_call), default=-1) + 1
+
+
+def _visit_table(step: Step) -> str:
+    return "books" if step.name == "instore_book" else "reservations"
+
+
+def _silent_time(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if mentions_time(ctx.nl_rubric):
+        return []
+    for i, s in enumerate(steps):
+        place = _place_arg(s)
+        if s.name == CREATE_DELIVERY and i in ctx.delivery_times:
+            golds = _gold_records(ctx, "orders", place)
+            d, t = ctx.delivery_times[i]
+            for new_d in _time_candidates(ctx, d):
+                new_t = new_d + (t - d)
+                if place in ctx.places and not ctx.places[place].open_at(new_d):
+                    continue
+
+                def differs(g: dict[str, Any], new_d: datetime = new_d, new_t: datetime = new_t) -> bool:
+                    given = [(k, v) for k, v in (("dispatch", g.get("dispatch_time")), ("delivery", g.get("delivery_time"))) if v]
+                    return bool(given) and all(_far(v, new_d if k == "dispatch" else new_t) for k, v in given)
+
+                if _all_differ(golds, differs):
+                    new = list(steps)
+                    new[i] = s.with_args(dispatch_time=_fmt(new_d))
+                    what = "now" if new_d == ctx.now.replace(microsecond=0) else f"{(new_d - d).total_seconds() / 60:+.0f} min"
+                    return [_v(ctx, "silent_time", "accept", new, None,
+                               f"dispatch {_fmt(d)} -> {_fmt(new_d)} ({what}); no item speaks of time")]
+        elif s.name in ("instore_book", "instore_reservation"):
+            t0 = _parse_dt(s.args.get("time", ""))
+            if t0 is None:
+                continue
+            golds = _gold_records(ctx, _visit_table(s), place)
+            for new_t in _time_candidates(ctx, t0):
+                if place in ctx.places and not ctx.places[place].open_at(new_t):
+                    continue
+                if _all_differ(golds, lambda g, new_t=new_t: _far(g.get("time"), new_t)):
+                    new = list(steps)
+                    new[i] = s.with_args(time=_fmt(new_t))
+                    return [_v(ctx, "silent_time", "accept", new, None,
+                               f"{s.name} time {_fmt(t0)} -> {_fmt(new_t)}; no item speaks of time")]
+    return []
+
+
+def _merged(lines: Iterable[tuple[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pid, n in lines:
+        out[pid] = out.get(pid, 0) + int(n)
+    return out
+
+
+def _gold_counts(g: dict[str, Any]) -> dict[str, int]:
+    return _merged((ln.get("product_id", ""), ln.get("quantity", 0)) for ln in g.get("lines") or [])
+
+
+def _silent_quantity(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if mentions_quantity(ctx.nl_rubric):
+        return []
+    for i, s in enumerate(steps):
+        if s.name == CREATE_DELIVERY:
+            ids, cnts = list(s.args.get("product_ids") or []), list(s.args.get("product_cnts") or [])
+            if not ids or len(ids) != len(cnts):
+                continue
+            for k, pid in enumerate(ids):
+                new_cnts = list(cnts)
+                new_cnts[k] = int(cnts[k]) + 1
+                ours = _merged(zip(ids, new_cnts))
+                stock = ctx.products[pid].stock if pid in ctx.products else None
+                if stock is not None and stock < ours[pid]:
+                    continue
+                if _all_differ(_gold_records(ctx, "orders", _place_arg(s)), lambda g, ours=ours: _gold_counts(g) != ours):
+                    new = list(steps)
+                    new[i] = s.with_args(product_cnts=new_cnts)
+                    return [_v(ctx, "silent_quantity", "accept", new, None,
+                               f"quantity of {pid} {cnts[k]} -> {new_cnts[k]}; no item speaks of numbers")]
+        elif s.name == CREATE_INSTORE and s.args.get("product_id"):
+            pid, q = s.args["product_id"], int(s.args.get("quantity", 1) or 1)
+            stock = ctx.products[pid].stock if pid in ctx.products else None
+            if stock is not None and stock < q + 1:
+                continue
+            if _all_differ(_gold_records(ctx, "orders", _place_arg(s)), lambda g, pid=pid, q=q: _gold_counts(g) != {pid: q + 1}):
+                new = list(steps)
+                new[i] = s.with_args(quantity=q + 1)
+                return [_v(ctx, "silent_quantity", "accept", new, None,
+                           f"quantity of {pid} {q} -> {q + 1}; no item speaks of numbers")]
+    for i, s in enumerate(steps):
+        if s.name in ("instore_book", "instore_reservation"):
+            c = int(s.args.get("customer_count", 1) or 1)
+            golds = _gold_records(ctx, _visit_table(s), _place_arg(s))
+            if _all_differ(golds, lambda g, c=c: g.get("customer_count") is not None and g["customer_count"] != c + 1):
+                new = list(steps)
+                new[i] = s.with_args(customer_count=c + 1)
+                return [_v(ctx, "silent_quantity", "accept", new, None,
+                           f"{s.name} party size {c} -> {c + 1}; no item speaks of numbers")]
+    return []
+
+
+def _same_option(a: str, b: str) -> bool:
+    x, y = norm(a), norm(b)
+    return bool(x) and bool(y) and (x == y or x in y or y in x)
+
+
+def _silent_option(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    for i, s in enumerate(steps):
+        if s.name != CREATE_DELIVERY:
+            continue
+        ids = list(s.args.get("product_ids") or [])
+        attrs = list(s.args.get("attributes") or [])
+        for k, pid in enumerate(ids):
+            prod = ctx.products.get(pid)
+            if prod is None or len(prod.options) < 2 or k >= len(attrs) or not attrs[k]:
+                continue
+            if sum(1 for x in ids if x == pid) > 1 or mentions_option(ctx.nl_rubric, prod.options):
+                continue
+            parts = [p.strip() for p in _ATTR_SPLIT.split(attrs[k]) if p.strip()]
+            opts = {norm(o): o for o in prod.options}
+            for m, part in enumerate(parts):
+                if norm(part) not in opts:
+                    continue  # an option the catalogue words differently: no sure reading
+                others = [o for o in prod.options if not _same_option(o, part) and not any(_same_option(o, p) for p in parts)]
+                # prefer an option of the same family (sharing a word or a character pair)
+                w, pr = _option_vocabulary([part])
+                others.sort(key=lambda o: not (_option_vocabulary([o])[0] & w or _option_vocabulary([o])[1] & pr))
+                for alt in others:
+                    new_attr = ", ".join(alt if j == m else p for j, p in enumerate(parts))
+
+                    def differs(g: dict[str, Any], pid: str = pid, alt: str = alt) -> bool:
+                        gl = [ln for ln in g.get("lines") or [] if ln.get("product_id") == pid]
+                        if not gl:
+                            return True  # the gold record holds other products: the lines differ anyway
+                        return all(ln.get("attributes") and not any(_same_option(alt, p) for p in _ATTR_SPLIT.split(ln["attributes"]))
+                                   for ln in gl)
+
+                    if _all_differ(_gold_records(ctx, "orders", _place_arg(s)), differs):
+                        new_attrs = list(attrs)
+                        new_attrs[k] = new_attr
+                        new = list(steps)
+                        new[i] = s.with_args(attributes=new_attrs)
+                        return [_v(ctx, "silent_option", "accept", new, None,
+                                   f"option {part!r} -> {alt!r} of {prod.name!r}; no item speaks of its options")]
+    return []
+
+
+def _silent_note(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    for i, s in enumerate(steps):
+        note = str(s.args.get("note") or "")
+        if s.name != CREATE_DELIVERY or not note.strip() or mentions_note(ctx.nl_rubric, note):
+            continue
+        if _all_differ(_gold_records(ctx, "orders", _place_arg(s)), lambda g: bool((g.get("note") or "").strip())):
+            new = list(steps)
+            new[i] = s.with_args(note="")
+            return [_v(ctx, "silent_note", "accept", new, None, f"note {note!r} left empty; no item speaks of notes")]
+    return []
+
+
+def _silent_payment(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if mentions_payment(ctx.nl_rubric):
+        return []
+    for i, s in enumerate(steps):
+        if s.name not in (CREATE_DELIVERY, CREATE_INSTORE, "instore_book"):
+            continue
+        pay = _pay_of(steps, i)
+        if pay is None:
+            continue
+        later = " ".join(t.raw for t in steps[i + 2:])
+        if json.dumps(pay[1], ensure_ascii=False) in later:
+            continue  # a later call uses the paid record
+        table = "books" if s.name == "instore_book" else "orders"
+        golds = _gold_records(ctx, table, _place_arg(s))
+        if _all_differ(golds, lambda g: str(g.get("status", "")) not in ("unpaid", "cancelled", "")):
+            new = steps[: i + 1] + steps[i + 2:]
+            return [_v(ctx, "silent_payment", "accept", new, None,
+                       f"{steps[i + 1].name} of {pay[1]} dropped (left unpaid); no item speaks of paying")]
+    return []
+
+
+# ----- unrequested writes ---------------------------------------------------------------------
+def _call_step(name: str, **args: Any) -> Step:
+    return Step(json.dumps({"name": name, "arguments": args}, ensure_ascii=False), name, args)
+
+
+def _insert_at_end(steps: list[Step], extra: list[Step]) -> list[Step]:
+    k = _last_call(steps)
+    return steps[:k] + extra + steps[k:]
+
+
+def _named_in_items(items: list[str], name: str) -> bool:
+    forms = [name] + ([_bracketless(name)] if _bracketless(name) and _bracketless(name) != norm(name) else [])
+    return any(named_anywhere(items, f) for f in forms if len(norm(f)) >= 2)
+
+
+def _extra_order(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if not ctx.expected:
+        return []
+    template = next((s for s in steps if s.name in (CREATE_DELIVERY, CREATE_INSTORE)), None)
+    if template is None:
+        return []
+    gold_products = {ln.get("product_id") for st in ctx.expected for o in st.get("orders") or [] for ln in o.get("lines") or []}
+    golden_places = [p for p in dict.fromkeys(_place_arg(s) for s in steps if s.name == template.name) if p]
+    pays = any(t.name in ("pay_delivery_order", "pay_instore_order") for t in steps)
+    if pays and "orders" not in ctx.next_ids:
+        return []
+    dispatch = _parse_dt(template.args.get("dispatch_time", "")) if template.name == CREATE_DELIVERY else None
+    for place in golden_places + sorted(p for p in ctx.places if p not in golden_places):
+        if place not in ctx.places or (dispatch is not None and not ctx.places[place].open_at(dispatch)):
+            continue
+        for pid in ctx.places[place].products:
+            prod = ctx.products.get(pid)
+            if pid in gold_products or prod is None or (prod.stock is not None and prod.stock < 1):
+                continue
+            if _named_in_items(ctx.nl_rubric, prod.name):
+                continue
+            if template.name == CREATE_DELIVERY:
+                extra = [template.with_args(store_id=place, product_ids=[pid], product_cnts=[1], attributes=[""], note="")]
+                pay_name = "pay_delivery_order"
+            else:
+                extra = [template.with_args(shop_id=place, product_id=pid, quantity=1)]
+                pay_name = "pay_instore_order"
+            if pays:
+                extra.append(_call_step(pay_name, order_id=ctx.next_ids["orders"]))
+            return [_v(ctx, "extra_order", "reject", _insert_at_end(steps, extra), None,
+                       f"one more order of {prod.name!r} at {ctx.places[place].name!r}{' (paid)' if pays else ''}")]
+    return []
+
+
+def _unrequested_cancel(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    items = ctx.nl_rubric
+    if any(_CANCEL.search(norm(x)) and not _ORDER_REF.search(x) for x in items):
+        return []  # a cancellation item that names no id: which record it means is not sure
+    held = {str(o.get("order_id")) for st in ctx.expected for o in st.get("orders") or []}
+    held |= {str(v.get("record_id")) for st in ctx.expected for v in st.get("visits") or []}
+    golden_text = " ".join(s.raw for s in steps)
+    recs = sorted(ctx.initial, key=lambda x: x.status not in ACTIVE)
+    for rec in recs:
+        if rec.record_id in held or rec.status == "cancelled" or (rec.user_id and ctx.user_id and rec.user_id != ctx.user_id):
+            continue
+        if json.dumps(rec.record_id, ensure_ascii=False) in golden_text or any(rec.record_id in x for x in items):
+            continue
+        if any(_named_in_items(items, n) for n in rec.names):
+            continue
+        user = ctx.user_id or rec.user_id
+        if rec.table == "orders" and "cancel_delivery_order" in ctx.write_tools:
+            extra = [_call_step("get_delivery_order_detail", order_id=rec.record_id),
+                     _call_step("cancel_delivery_order", order_id=rec.record_id)]
+        elif rec.table == "orders" and "instore_cancel_order" in ctx.write_tools:
+            extra = [_call_step("get_instore_orders", user_id=user), _call_step("instore_cancel_order", order_id=rec.record_id)]
+        elif rec.table == "books" and "instore_cancel_book" in ctx.write_tools:
+            extra = [_call_step("get_instore_books", user_id=user), _call_step("instore_cancel_book", book_id=rec.record_id)]
+        elif rec.table == "reservations" and "instore_cancel_reservation" in ctx.write_tools:
+            extra = [_call_step("get_instore_reservations", user_id=user),
+                     _call_step("instore_cancel_reservation", reservation_id=rec.record_id)]
+        else:
+            continue
+        return [_v(ctx, "unrequested_cancel", "reject", _insert_at_end(steps, extra), None,
+                   f"pre-existing {rec.table[:-1]} {rec.record_id} ({rec.status}) cancelled; no expected state or item holds it")]
+    return []
+
+
+def _extra_visit(ctx: TaskContext, steps: list[Step], r: Reading) -> list[Variant]:
+    if not ctx.expected:
+        return []
+    for i, s in enumerate(steps):
+        if s.name not in ("instore_book", "instore_reservation"):
+            continue
+        table, place = _visit_table(s), _place_arg(s)
+        made = sum(1 for t in steps if t.name == s.name and _place_arg(t) == place)
+        if any(sum(1 for v in st.get("visits") or [] if v.get("table") == table and v.get("shop_id") == place
+                   and v.get("kind") in ("new", "replaced")) > made for st in ctx.expected):
+            continue  # an expected state holds more of them: a second one may be asked for
+        extra = [Step(s.raw, s.name, dict(s.args))]
+        pay = _pay_of(steps, i)
+        if pay is not None:
+            if table not in ctx.next_ids:
+                continue
+            extra.append(_call_step(steps[i + 1].name or "pay_instore_book", **{pay[0]: ctx.next_ids[table]}))
+        return [_v(ctx, "extra_visit", "reject", _insert_at_end(steps, extra), None,
+                   f"{s.name} at {ctx.places[place].name if place in ctx.places else place!r} made twice")]
+    return []
+
+
 BUILDERS = {
     "reorder": _reorder,
     "extra_reads": _extra_reads,
@@ -1254,22 +1773,34 @@ BUILDERS = {
     "wrong_option": _wrong_option,
     "contradicting_note": _contradicting_note,
     "missing_query": _missing_query,
+    "silent_time": _silent_time,
+    "silent_quantity": _silent_quantity,
+    "silent_option": _silent_option,
+    "silent_note": _silent_note,
+    "silent_payment": _silent_payment,
+    "extra_order": _extra_order,
+    "unrequested_cancel": _unrequested_cancel,
+    "extra_visit": _extra_visit,
 }
 
 
 def build_variants(ctx: TaskContext, max_per_task: int | None = MAX_PER_TASK, kinds: Iterable[str] = PRIORITY) -> list[Variant]:
     """Labelled variants of the task's golden route: at most one per kind, the kinds taken in
-    ``PRIORITY`` order up to ``max_per_task``."""
+    ``PRIORITY`` order up to ``max_per_task`` in each group (``group_of``: the targeted kinds,
+    the rubric-silent deviations and the unrequested writes are counted apart)."""
     steps = parse_route(ctx.golden)
     reading = read_rubric(ctx.nl_rubric)
     out: list[Variant] = []
+    taken: dict[str, int] = {}
+    golden_raw = _actions(steps)
     for kind in kinds:
-        if max_per_task is not None and len(out) >= max_per_task:
-            break
-        golden_raw = _actions(steps)
+        group = group_of(kind)
+        if max_per_task is not None and taken.get(group, 0) >= max_per_task:
+            continue
         cands = [v for v in BUILDERS[kind](ctx, steps, reading) if v.actions != golden_raw]
         if cands:
             out.append(cands[0])
+            taken[group] = taken.get(group, 0) + 1
     return out
 
 
@@ -1328,20 +1859,22 @@ def golden_context(env: Any, task_id: str, seed: int = 0) -> tuple[TaskContext, 
     products: dict[str, Product] = {}
     if "stores" in w0.tables:
         for s in w0.table("stores"):
-            places[s.store_id] = Place(s.name)
+            places[s.store_id] = Place(s.name, hours=_hours(s))
         for p in w0.table("products"):
             seller = getattr(p, "seller", p.store_id)
-            products[p.product_id] = Product(p.name, seller, list(getattr(p, "attributes", []) or []))
+            products[p.product_id] = Product(p.name, seller, list(getattr(p, "attributes", []) or []),
+                                             getattr(p, "quantity", None))
             if seller in places:
                 places[seller].products.append(p.product_id)
     if "shops" in w0.tables:
         for s in w0.table("shops"):
             takes = frozenset(k for k, on in (("book", s.enable_book), ("reservation", s.enable_reservation)) if on)
-            places[s.shop_id] = Place(s.shop_name, takes=takes)
+            places[s.shop_id] = Place(s.shop_name, takes=takes, hours=_hours(s))
         for p in w0.table("shop_products"):
-            products[p.product_id] = Product(p.name, p.shop_id)
+            products[p.product_id] = Product(p.name, p.shop_id, stock=getattr(p, "quantity", None))
             if p.shop_id in places:
                 places[p.shop_id].products.append(p.product_id)
+    initial = _initial_records(w0, places)
     locations = {loc.address: (loc.longitude, loc.latitude) for loc in w0.table("locations")} if "locations" in w0.tables else {}
     specs = u.toolkit.specs
     schemas = {}
@@ -1365,9 +1898,53 @@ def golden_context(env: Any, task_id: str, seed: int = 0) -> tuple[TaskContext, 
                 d, t = _parse_dt(o.dispatch_time), _parse_dt(o.delivery_time)
                 if d is not None and t is not None:
                     delivery_times[i] = (d, t)
+    next_ids: dict[str, str] = {}
+    probe = w.copy()
+    for table, prefix in _ID_PREFIXES.get(getattr(u, "domain", ""), ()):
+        if table in probe.tables:
+            next_ids[table] = probe.new_order_id(prefix, table)
     ctx = TaskContext(task_id, list(task.nl_rubric or []), list(task.golden_actions), now, user_id, places, products,
-                      locations, delivery_times, read_tools, write_tools, depends)
+                      locations, delivery_times, read_tools, write_tools, depends, expected_states(task), initial,
+                      next_ids)
     return ctx, info
+
+
+# the id prefix of the records each domain's tools create (``world.new_order_id``)
+_ID_PREFIXES = {
+    "delivery": (("orders", "D"),),
+    "instore": (("orders", "I"), ("books", "B"), ("reservations", "R")),
+}
+
+
+def _hours(place: Any) -> tuple[str, str] | None:
+    a, b = getattr(place, "open_time", None), getattr(place, "close_time", None)
+    return (a, b) if a and b else None
+
+
+def expected_states(task: Any) -> list[dict[str, Any]]:
+    """The task's expected states as plain data (the parameters of its order-matching item: the
+    gold records, not any reading of the rubric)."""
+    for item in getattr(task, "rubric", None) or []:
+        params = getattr(item, "params", None) or {}
+        if isinstance(params.get("states"), list):
+            return [dict(st) for st in params["states"] if isinstance(st, dict)]
+    return []
+
+
+def _initial_records(w0: Any, places: dict[str, Place]) -> list[Record]:
+    out: list[Record] = []
+    if "orders" in w0.tables:
+        for o in w0.table("orders"):
+            names = [ln.name for ln in o.products if ln.name] + [ln.store_name for ln in o.products if ln.store_name]
+            if o.store_id in places:
+                names.append(places[o.store_id].name)
+            out.append(Record("orders", o.order_id, o.store_id, o.status, o.user_id, list(dict.fromkeys(names))))
+    for table, key, user in (("books", "book_id", "customer_id"), ("reservations", "reservation_id", "customer_id")):
+        if table in w0.tables:
+            for b in w0.table(table):
+                names = [places[b.shop_id].name] if b.shop_id in places else []
+                out.append(Record(table, getattr(b, key), b.shop_id, b.status, getattr(b, user, ""), names))
+    return out
 
 
 @dataclass
@@ -1376,6 +1953,9 @@ class Outcome:
     success: bool
     tool_errors: int
     failed: list[str]  # score components below 1 (rubric items that failed)
+    # False for a variant of the new kinds (silent, write) whose run had more tool errors than the
+    # golden route's: it is not the deviation it was built as, and is left out of the figures
+    feasible: bool = True
 
     @property
     def agrees(self) -> bool:
@@ -1409,7 +1989,11 @@ def check_task(env: Any, task_id: str, seed: int = 0, max_per_task: int | None =
     res = TaskResult(task_id, world.get("vitabench_release"), bool(info.get("success")),
                      float(cov) if cov is not None else None, len(task.nl_rubric or []))
     if res.oracle:  # a variant of a failing golden route says nothing about the scorer
+        golden_errors = int(info.get("tool_errors") or 0)
         res.outcomes = [run_variant(env, v, seed) for v in build_variants(ctx, max_per_task)]
+        for o in res.outcomes:
+            if group_of(o.variant.kind) != "targeted" and o.tool_errors > golden_errors:
+                o.feasible = False
         res.time_misses = golden_time_misses(ctx)
     return res
 
@@ -1421,6 +2005,8 @@ class FileResult:
     loaded: int
     skipped: list[dict[str, Any]]
     tasks: list[TaskResult]
+    scoring: str = "rubric"  # the scoring asked for
+    scoring_applied: bool = True  # False: the env takes no ``scoring`` argument (its own default ran)
 
 
 PARTS = ("build", "held", "all")
@@ -1435,18 +2021,31 @@ def reader_part(task_id: str) -> str:
     return "held" if int(digest[:8], 16) % 4 == 0 else "build"
 
 
-def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None = MAX_PER_TASK,
-               max_tasks: int | None = None, part: str = "all") -> FileResult:
-    """Load a VitaBench task file into ``env_id`` and check every task (or the first
-    ``max_tasks``; or those of one ``part``, see ``reader_part``): the oracle, the rubric coverage
-    and the labelled variants."""
+def make_env(env_id: str, path: str, scoring: str) -> tuple[Any, bool]:
+    """``gymnasium.make(env_id, tasks=path, scoring=scoring)``, or without ``scoring`` when the env
+    takes no such argument; the env and whether ``scoring`` was passed."""
     import warnings
 
     import gymnasium as gym
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env = gym.make(env_id, tasks=str(path))
+        try:
+            return gym.make(env_id, tasks=str(path), scoring=scoring), True
+        except TypeError as err:
+            if "scoring" not in str(err):
+                raise
+            return gym.make(env_id, tasks=str(path)), False
+
+
+def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None = MAX_PER_TASK,
+               max_tasks: int | None = None, part: str = "all", scoring: str = "rubric") -> FileResult:
+    """Load a VitaBench task file into ``env_id`` (with ``scoring``, ``"rubric"`` or ``"strict"``,
+    where the env takes it) and check every task (or the first ``max_tasks``; or those of one
+    ``part``, see ``reader_part``): the oracle, the rubric coverage and the labelled variants."""
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
+    env, applied = make_env(env_id, path, scoring)
     u = env.unwrapped
     skipped = [dict(s) if isinstance(s, dict) else dict(vars(s)) for s in u.skipped_tasks]
     if part not in PARTS:
@@ -1455,14 +2054,19 @@ def check_file(path: str, env_id: str, seed: int = 0, max_per_task: int | None =
     skipped = [s for s in skipped if part == "all" or reader_part(str(s.get("task_id", ""))) == part]
     results = [check_task(env, tid, seed, max_per_task) for tid in ids[:max_tasks]]
     env.close()
-    return FileResult(str(path), env_id, len(ids), skipped, results)
+    return FileResult(str(path), env_id, len(ids), skipped, results, scoring, applied)
 
 
 def agreement(outcomes: Iterable[Outcome]) -> dict[str, tuple[int, int]]:
-    """Per label: (variants the scorer agrees on, variants), keys ``accept`` and ``reject``."""
-    out = {"accept": [0, 0], "reject": [0, 0]}
+    """(variants the scorer agrees on, variants): ``accept`` the legal alternatives, ``reject``
+    the violations (targeted ones and unrequested writes), ``silent`` the rubric-silent
+    deviations (label accept, in scope under ``scoring="rubric"`` only). Infeasible variants are
+    left out."""
+    out = {"accept": [0, 0], "reject": [0, 0], "silent": [0, 0]}
     for o in outcomes:
-        cell = out[o.variant.label]
+        if not o.feasible:
+            continue
+        cell = out["silent" if o.variant.kind in SILENT_KINDS else o.variant.label]
         cell[0] += int(o.agrees)
         cell[1] += 1
     return {k: (a, n) for k, (a, n) in out.items()}
@@ -1471,6 +2075,8 @@ def agreement(outcomes: Iterable[Outcome]) -> dict[str, tuple[int, int]]:
 def by_kind(outcomes: Iterable[Outcome]) -> dict[str, tuple[int, int]]:
     out: dict[str, list[int]] = {}
     for o in outcomes:
+        if not o.feasible:
+            continue
         cell = out.setdefault(o.variant.kind, [0, 0])
         cell[0] += int(o.agrees)
         cell[1] += 1
