@@ -396,7 +396,6 @@ def _unique_states(raw: VTask, notes: _Notes, state_of: Callable[[Any, int, _Not
     return states
 
 
-def _as_dict(value: Any, key: str) -> Any:
 def _distinct_new_ids(state: GoldState, k: int, notes: _Notes) -> GoldState:
     """``state`` with every new record's gold id made unique: a gold file may give two required
     orders (or visits) one id. A new record is matched by content, never by its gold id, but the
@@ -428,6 +427,7 @@ def _distinct_new_ids(state: GoldState, k: int, notes: _Notes) -> GoldState:
     return GoldState(orders=orders, visits=visits)
 
 
+def _as_dict(value: Any, key: str) -> Any:
     # the database keys records by id; a list of records is accepted too
     if isinstance(value, list):
         return {str(o.get(key, i)) if isinstance(o, dict) else str(i): o for i, o in enumerate(value)}
@@ -563,6 +563,10 @@ def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[
                    description="no order, booking or reservation beyond the expected state's is left active"),
         RubricItem(name="untouched_orders", kind="untouched_orders", params=params,
                    description="pre-existing records the expected state does not mention are unchanged"),
+        RubricItem(name="no_unrequested_writes", kind="no_unrequested_writes",
+                   params={**params, "named_ids": _named_ids(world, nl or [])},
+                   description="no write the user never asked for: no record beyond the number the task creates "
+                               "of its kind, no change to a record the task never mentions"),
     ]
     items = sorted([*timed, *others], key=lambda i: i.index)
     return rubric + [i.rubric_item(params) for i in items]
@@ -570,10 +574,6 @@ def _rubric(states: list[GoldState], world: Any, timed: list[Any], others: list[
 
 def _golden_route(states: list[GoldState], timed: list[Any], others: list[Any], world: Any, toolkit: Toolkit,
                   golden_for: Callable[[GoldState], list[str]]) -> tuple[list[str], list[str], str, set[int]]:
-        RubricItem(name="no_unrequested_writes", kind="no_unrequested_writes",
-                   params={**params, "named_ids": _named_ids(world, nl or [])},
-                   description="no write the user never asked for: no record beyond the number the task creates "
-                               "of its kind, no change to a record the task never mentions"),
     """The golden route of the first state whose replay succeeds (the process items' look-ups
     first): the actions, the notes to keep, why none succeeds ("" when one does), and the compiled
     items failing in the first state's replay while its order matching passes."""
