@@ -688,6 +688,7 @@ def _has_fileno(stream: Any) -> bool:
 
 # ----- parser ----------------------------------------------------------------------------------
 def _collect_options(p: argparse.ArgumentParser) -> None:
+    _scoring_option(p)
     p.add_argument("--env", default="servicegym/Delivery-v0", help="env id (servicegym list)")
     p.add_argument("--policy", default="oracle", help="oracle, random or llm")
     p.add_argument("--trials", type=int, default=1, help="trials per task (the k of pass@k, pass^k)")
@@ -728,6 +729,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--split", default="test", choices=["train", "test"])
     pl.add_argument("--tasks", default=None, help="a task file instead of the split")
     pl.add_argument("--seed", type=int, default=0)
+    _scoring_option(pl)
     pl.set_defaults(fn=cmd_play)
 
     ro = sub.add_parser("rollout", help="collect episodes of a policy into a JSONL file (resumable)")
@@ -800,9 +802,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--max-message-bytes", type=int, default=8 * 1024 * 1024,
                     help="larger messages get an error reply and are not run")
     sv.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) for the sessions' envs")
+    _scoring_option(sv)
     sv.set_defaults(fn=cmd_serve)
 
-    _scoring_option(p)
     be = sub.add_parser("bench", usage="servicegym bench NAME [--quick] [script options]",
                         help=f"run a benchmark script ({', '.join(BENCHES)}); other options go to the script")
     be.add_argument("--which", default=None, help=f"the benchmark, also given as the first word: {', '.join(BENCHES)}")
@@ -830,5 +832,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-    _scoring_option(pl)
-    _scoring_option(sv)
