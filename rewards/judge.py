@@ -343,7 +343,7 @@ class SlidingWindowJudge:
         logs: list[WindowLog] = []
         if not items:
             return JudgeResult(items, state, logs, error="no rubric items to judge")
-        for idx, item in enumerate(items):
+        for item in items:
             a, b = relevant_window(convo, item.text, self.window)
             win = WindowMessages(convo[a:b], start=a, index=0, total=1, context=context)
             try:

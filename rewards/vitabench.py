@@ -71,7 +71,7 @@ Travel orders (OTA)
 
 Natural-language time items
     VitaBench's rubric bounds delivery and visit times in words ("around 12:00", "before 18:00")
-    where the gold order often carries no time or another one. ``rewards/nl_rubric.py`` compiles
+    where the gold order often carries no time or another one. ``rewards/nl_rubric/`` compiles
     such an item to a ``TimeWindow``; the loader resolves which gold records it bounds in each
     expected state (``refs``) and marks them: a gold order gets ``time_rule="rubric"`` (its
     ``delivery_time`` is then the golden route's aim, not compared), a gold visit gets
@@ -82,7 +82,7 @@ Natural-language time items
     in the window; no record, no pass.
 
 Natural-language items
-    Every other kind ``rewards/nl_rubric.py`` compiles (addresses, process items, stores and their
+    Every other kind ``rewards/nl_rubric/`` compiles (addresses, process items, stores and their
     features, ratings, distances, party sizes and quantities, prices, notes, statuses) is a rubric
     item ``nl_<kind>_<k>`` checked by ``nl_item``: a process item holds when the history has an
     executed call of one of its tools; any other reads the records it is about as the time items do
@@ -987,7 +987,7 @@ def record_time(table: str, row: Any) -> datetime | None:
 
 @check("nl_time_window")
 def nl_time_window(view: EpisodeView, params: dict[str, Any]) -> bool:
-    """A natural-language time item (``rewards/nl_rubric.py``): every record it bounds exists and
+    """A natural-language time item (``rewards/nl_rubric/``): every record it bounds exists and
     its time lies in the item's window."""
     window = parsed("window", params["window"], TimeWindow.model_validate)
     records = governed_records(view, params)
@@ -1055,7 +1055,7 @@ def executed_tools(view: EpisodeView) -> frozenset[str]:
 
 
 def nl_item(view: EpisodeView, params: dict[str, Any]) -> bool:
-    """A compiled natural-language item other than a time window (``rewards/nl_rubric.py``): a
+    """A compiled natural-language item other than a time window (``rewards/nl_rubric/``): a
     process item holds when the history has an executed call of one of its tools; any other holds
     when every record it is about exists and meets it (see "Natural-language items")."""
     spec = parsed("spec", params["spec"], parse_spec)

@@ -544,6 +544,120 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- rubrics ---------------------------------------------------------------------------------
+def cmd_rubrics(args: argparse.Namespace) -> int:
+    """Audit what became of a task file's natural-language rubric items (each one's code check, or
+    why it is unread; coverage per kind and per file), or with ``--compile`` have a chat model write
+    the unread ones as typed checks, keep those the golden route passes and write the sidecar."""
+    import warnings
+
+    from servicegym.envs.tasks.model import TaskSkippedWarning, read_json
+    from servicegym.envs.tasks.vitabench import audit as rubric_audit
+    from servicegym.envs.tasks.vitabench.checks_file import RubricChecksWarning, default_checks_path, read_checks
+
+    path = Path(args.tasks)
+    if not path.is_file():
+        raise CliError(f"task file not found: {args.tasks}")
+    if args.rubric_checks is not None and not Path(args.rubric_checks).is_file():
+        raise CliError(f"rubric checks file not found: {args.rubric_checks}")
+    env_id = _env_for_file(path, args.env)
+    ids = [t for group in args.task_id or [] for t in group.split(",") if t] or None
+    if args.compile:
+        return _rubrics_compile(args, path, env_id, ids)
+    if args.max_items is not None or args.base_url or args.model:
+        raise CliError("--base-url, --model and --max-items apply to --compile only")
+    checks = Path(args.rubric_checks) if args.rubric_checks else default_checks_path(path)
+    used = str(checks) if checks.is_file() else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore", TaskSkippedWarning)  # the report lists them
+        warnings.simplefilter("always", RubricChecksWarning)
+        env = _make_env(env_id, tasks=str(path), **({"rubric_checks": used} if args.rubric_checks else {}))
+    problems = [str(w.message) for w in caught if issubclass(w.category, RubricChecksWarning)]
+    unknown = sorted(set(ids or ()) - set(env.unwrapped.task_ids()) - {s["task_id"] for s in env.unwrapped.skipped_tasks})
+    if unknown:
+        raise CliError(f"unknown task id(s) {', '.join(unknown)} in {path}")
+    supplied = read_checks(used, read_json(path))[0] if used else {}
+    report = rubric_audit.audit_env(env, str(path), env_id, ids, supplied, used, problems)
+    env.close()
+    if args.out:
+        try:
+            Path(args.out).write_text(rubric_audit.render_markdown(report) + "\n", encoding="utf-8")
+        except OSError as err:
+            raise CliError(f"cannot write {args.out}: {err.strerror or err}") from None
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print(rubric_audit.render_text(report))
+        if args.out:
+            print(f"markdown written to {args.out}")
+    return 0
+
+
+def _env_for_file(path: Path, env: str | None) -> str:
+    """``env`` checked, or the env of the task file's domain (a ``CliError`` when there is none)."""
+    from servicegym.envs.tasks.files import file_domain
+
+    if env is not None:
+        _check_env(env)
+        return env
+    try:
+        domain = file_domain(path)
+    except TaskFileError as err:
+        raise CliError(_one_line(err)) from None
+    env_id = _env_of_domain(domain) if domain else None
+    if env_id is None:
+        raise CliError(f"cannot tell the env of {path} (its tasks name domain {domain!r}); pass --env")
+    return env_id
+
+
+def _writable_dir(folder: Path) -> bool:
+    """A folder files may be written to: writable for this user and not marked read-only for all
+    (no write bit: a data folder such as ``shared/data``, even for root)."""
+    try:
+        mode = folder.stat().st_mode
+    except OSError:
+        return False
+    return folder.is_dir() and bool(mode & 0o222) and os.access(folder, os.W_OK)
+
+
+def _rubrics_compile(args: argparse.Namespace, path: Path, env_id: str, ids: list[str] | None) -> int:
+    from servicegym.envs.tasks.vitabench import llm_checks
+    from servicegym.envs.tasks.vitabench.checks_file import default_checks_path
+    from servicegym.simulators.llm import LLMConfig
+
+    if args.rubric_checks is not None:
+        raise CliError("--compile writes the checks to --out (they are merged with that file's); "
+                       "--rubric-checks applies to the audit only")
+    max_items = llm_checks.DEFAULT_MAX_ITEMS if args.max_items is None else args.max_items
+    _positive("--max-items", max_items)
+    out = Path(args.out) if args.out else default_checks_path(path)
+    if not _writable_dir(out.parent):
+        raise CliError(f"cannot write the rubric checks beside the task file ({out.parent} is not writable); "
+                       "pass --out FILE" if not args.out else f"cannot write {out}: {out.parent} is not writable")
+    try:
+        cfg = LLMConfig.resolve({k: v for k, v in {
+            "base_url": args.base_url, "model": args.model, "timeout_s": args.timeout, "deadline_s": 2 * args.timeout,
+            "max_retries": args.max_retries, "max_tokens": llm_checks.MAX_REPLY_TOKENS,
+            "max_response_bytes": llm_checks.MAX_RESPONSE_BYTES}.items() if v is not None})
+    except ValueError as err:
+        raise CliError(f"--compile: {_one_line(err)} (use --base-url/--model or SERVICEGYM_BASE_URL/SERVICEGYM_MODEL)") \
+            from None
+
+    def progress(item: Any) -> None:
+        if not args.json:
+            print(f"{item.task_id} [{item.index}] {item.status}", file=sys.stderr, flush=True)
+
+    try:
+        report = llm_checks.compile_checks(path, env_id, cfg, out, max_items, ids, args.response_format,
+                                           progress=progress)
+    except (TaskFileError, ValueError) as err:
+        raise CliError(_one_line(err)) from None
+    except OSError as err:
+        raise CliError(f"cannot write {out}: {err.strerror or err}") from None
+    print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else llm_checks.render_compile(report))
+    return 0
+
+
 # ----- train -----------------------------------------------------------------------------------
 RL_HINT = "pip install torch==2.13.0 (a CPU build) and then pip install 'servicegym[rl]'"
 
@@ -766,6 +880,31 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--env", default=None, help="env id (default: the one of the file's domain)")
     ck.add_argument("--strict", action="store_true", help="load as strict_tasks=True: fail at the first bad task")
     ck.set_defaults(fn=cmd_check)
+
+    ru = sub.add_parser("rubrics", help="audit a task file's natural-language rubric items: the code check each became "
+                                        "or why it is unread, coverage per kind; --compile: have a chat model write "
+                                        "the unread ones as checks the golden route passes (a sidecar file)")
+    ru.add_argument("--tasks", required=True, help="a VitaBench task file")
+    ru.add_argument("--env", default=None, help="env id (default: the one of the file's domain)")
+    ru.add_argument("--task-id", action="append", default=None, metavar="ID[,ID...]",
+                    help="only these tasks (repeat or separate with commas)")
+    ru.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ru.add_argument("--out", default=None, help="audit: also write the report as markdown to this file; --compile: "
+                                                "the rubric-checks file to write (default: <stem>.rubric-checks.json "
+                                                "beside the task file)")
+    ru.add_argument("--rubric-checks", default=None, metavar="FILE",
+                    help="audit with this rubric-checks file (default: the one beside the task file, if any)")
+    ru.add_argument("--compile", action="store_true",
+                    help="ask the chat model at --base-url for checks of the unread items (API key: OPENAI_API_KEY)")
+    ru.add_argument("--base-url", default=None, help="--compile: the OpenAI-compatible endpoint (or SERVICEGYM_BASE_URL)")
+    ru.add_argument("--model", default=None, help="--compile: the model name (or SERVICEGYM_MODEL)")
+    ru.add_argument("--max-items", type=int, default=None,
+                    help="--compile: ask about at most this many items (default 200; each costs at most 2 calls)")
+    ru.add_argument("--timeout", type=float, default=60.0, help="--compile: seconds per read of a reply (a call: twice it)")
+    ru.add_argument("--max-retries", type=int, default=2, help="--compile: the client's retries on 429, 5xx and timeouts")
+    ru.add_argument("--response-format", default="json_schema", choices=["json_schema", "json_object", "none"],
+                    help="--compile: the response_format asked for (json_schema: the checks' schema)")
+    ru.set_defaults(fn=cmd_rubrics)
 
     ds = sub.add_parser("dataset", help="write task rows (task_id, seed, system prompt, opening, tools) as JSON lines "
                                         "for a trainer's dataloader (Hugging Face datasets reads them)")

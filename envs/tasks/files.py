@@ -6,6 +6,12 @@ an id used twice, for VitaBench a gold end state no golden route reaches) is ski
 and the returned ``LoadedTasks`` lists it in ``skipped``. A file none of whose tasks loads is a
 ``TaskFileError`` listing every reason; ``strict=True`` raises on the first bad task instead.
 Files are parsed once per process.
+
+A VitaBench file's rubric items the code compiler does not read may come with typed checks from a
+rubric-checks file (``servicegym rubrics --compile``; ``vitabench/checks_file.py``): an explicit
+``rubric_checks`` path, else ``<stem>.rubric-checks.json`` beside the task file when present. A
+broken one, or a bad entry of it, is a ``RubricChecksWarning`` naming the file and the entry; the
+tasks load without what was left out.
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ def file_domain(path: str | os.PathLike[str]) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def load_task_file(path: str | os.PathLike[str], domain: str, strict: bool = False) -> LoadedTasks:
+def load_task_file(path: str | os.PathLike[str], domain: str, strict: bool = False,
+                   rubric_checks: str | os.PathLike[str] | None = None) -> LoadedTasks:
     """Read a project task file or a VitaBench task file for ``domain``.
 
     Returns the tasks that load (a list) with ``skipped``: each task left out, as a
@@ -67,33 +74,63 @@ def load_task_file(path: str | os.PathLike[str], domain: str, strict: bool = Fal
     reasons; ``strict=True`` raises ``TaskFileError`` on the first bad task instead (and keeps a
     VitaBench task whose golden route reaches no expected state, with the reason in its notes).
 
-    Files are parsed once per process (keyed by path, size and modification time), so many envs
-    over one file share its tasks and their built worlds instead of each holding a copy.
+    ``rubric_checks``: a rubric-checks file for a VitaBench file's rubric items (see the module
+    docstring; a path that does not exist is a ``TaskFileError``); None: the one beside the file,
+    if any.
+
+    Files are parsed once per process (keyed by path, size and modification time, and the
+    rubric-checks file's), so many envs over one file share its tasks and their built worlds
+    instead of each holding a copy.
     """
+    from servicegym.envs.tasks.vitabench.checks_file import RubricChecksWarning, default_checks_path
+
     path = Path(path)
     try:
         st = path.stat()
     except OSError:
         raise TaskFileError(f"{path}: no such task file") from None
-    tasks, skipped, indexes = _load_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, domain, strict)
+    checks = Path(rubric_checks) if rubric_checks is not None else default_checks_path(path)
+    try:
+        cst = checks.stat()
+        checks_key: tuple[str, int, int] | None = (str(checks.resolve()), cst.st_size, cst.st_mtime_ns)
+    except OSError:
+        if rubric_checks is not None:
+            raise TaskFileError(f"{checks}: no such rubric checks file") from None
+        checks_key = None
+    tasks, skipped, indexes, problems = _load_cached(str(path.resolve()), st.st_size, st.st_mtime_ns, domain, strict,
+                                                     checks_key)
+    for problem in problems:
+        warnings.warn(problem, RubricChecksWarning, stacklevel=2)
     for skip in skipped:
         warnings.warn(f"skipped {skip_text(path, skip)}", TaskSkippedWarning, stacklevel=2)
     return LoadedTasks(tasks, [SkippedTask(**s) for s in skipped], list(indexes))
 
 
 @lru_cache(maxsize=32)
-def _load_cached(path_text: str, size: int, mtime_ns: int, domain: str,
-                 strict: bool) -> tuple[tuple[Task, ...], tuple[SkippedTask, ...], tuple[int, ...]]:
-    loaded = _load_uncached(Path(path_text), domain, strict)
-    return tuple(loaded), tuple(loaded.skipped), tuple(loaded.indexes)
+def _load_cached(path_text: str, size: int, mtime_ns: int, domain: str, strict: bool,
+                 checks_key: tuple[str, int, int] | None = None
+                 ) -> tuple[tuple[Task, ...], tuple[SkippedTask, ...], tuple[int, ...], tuple[str, ...]]:
+    problems: list[str] = []
+    loaded = _load_uncached(Path(path_text), domain, strict, Path(checks_key[0]) if checks_key else None, problems)
+    return tuple(loaded), tuple(loaded.skipped), tuple(loaded.indexes), tuple(problems)
 
 
-def _load_uncached(path: Path, domain: str, strict: bool) -> LoadedTasks:
+def _load_uncached(path: Path, domain: str, strict: bool, checks: Path | None = None,
+                   problems: list[str] | None = None) -> LoadedTasks:
     data = read_json(path)
     if is_vitabench(data):
         from servicegym.envs.tasks.vitabench import convert_vitabench_file
+        from servicegym.envs.tasks.vitabench.checks_file import read_checks, using_checks
 
-        return convert_vitabench_file(data, path, domain, strict=strict)
+        supplied: dict[str, dict[str, Any]] = {}
+        if checks is not None:
+            supplied, found = read_checks(checks, data)
+            if problems is not None:
+                problems.extend(found)
+        with using_checks(supplied):
+            return convert_vitabench_file(data, path, domain, strict=strict)
+    if checks is not None and problems is not None:
+        problems.append(f"rubric checks {checks}: rubric checks apply to VitaBench task files only; ignored")
     if not isinstance(data, dict) or data.get("format") != TASK_FILE_FORMAT or not isinstance(data.get("tasks"), list):
         raise TaskFileError(
             f"{path}: neither a VitaBench task list nor a servicegym task file "

@@ -252,7 +252,7 @@ def _success(env: gym.Env, actions: list[str]) -> bool:
 def test_mini_task_converts(mini_env: gym.Env) -> None:
     task = mini_env.unwrapped.source.get("M1")
     assert task.domain == "instore" and task.source == "vitabench", "the domain's other spellings are accepted"
-    # "sauna cancelled" compiles (a status item, rewards/nl_rubric.py); the rest stays with the judge
+    # "sauna cancelled" compiles (a status item, rewards/nl_rubric/); the rest stays with the judge
     assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders",
                                             "no_unrequested_writes", "nl_status"]
     (state,) = task.rubric[0].params["states"]  # duplicate states collapse

@@ -430,7 +430,7 @@ def ota_env(tmp_path: Path) -> gym.Env:
 def test_ota_file_converts(ota_env: gym.Env) -> None:
     task = ota_env.unwrapped.source.get("OTA0001")
     assert task.source == "vitabench" and task.domain == "travel"
-    # "flight cancelled" compiles to a status item (rewards/nl_rubric.py): its notes are the only ones
+    # "flight cancelled" compiles to a status item (rewards/nl_rubric/): its notes are the only ones
     assert all(n.startswith(("nl_status_", "natural-language rubric:")) for n in task.notes)
     assert task.reasoning_points == 6 and task.user.opening.startswith("I am going to Hangzhou")
     flight = next(f for f in task.world["flights"] if f["flight_id"] == "F1")
@@ -493,7 +493,7 @@ def test_ota_orders_match_by_content(ota_env: gym.Env, tool: str, changes: dict[
 
 def test_ota_each_item_can_fail(ota_env: gym.Env) -> None:
     golden = ota_env.unwrapped.source.get("OTA0001").golden_actions
-    # "flight cancelled" is a status item checked by code (rewards/nl_rubric.py)
+    # "flight cancelled" is a status item checked by code (rewards/nl_rubric/)
     ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0, "nl_status_5": 1.0,
           "success": True}
     assert _score(ota_env, golden, task_id="OTA0001") == ok

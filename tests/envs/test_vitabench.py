@@ -187,7 +187,7 @@ def mini_env(tmp_path: Path) -> gym.Env:
 def test_mini_task_converts(mini_env: gym.Env) -> None:
     task = mini_env.unwrapped.source.get("M0000001")
     assert task.source == "vitabench" and task.domain == "delivery" and task.language == "en"
-    # "tea order cancelled" compiles (a status item, rewards/nl_rubric.py); the other two stay with the judge
+    # "tea order cancelled" compiles (a status item, rewards/nl_rubric/); the other two stay with the judge
     assert [r.kind for r in task.rubric] == ["required_orders", "no_unrequested_orders", "untouched_orders",
                                             "no_unrequested_writes", "nl_status"]
     assert task.rubric[4].name == "nl_status_2" and task.rubric[4].params["refs"]["0"][0]["id"] == "M0000001O01"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from servicegym.envs.tasks.model import SkippedTask, Task, TaskFileError, field_path
+from servicegym.envs.tasks.vitabench.checks_file import supplied_checks
 from servicegym.envs.tasks.vitabench.nl_items import nl_items, process_calls
 from servicegym.envs.tasks.vitabench.time_rubric import time_items
 from servicegym.rewards.nl_rubric import item_context
@@ -468,6 +469,9 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
     item but the time windows to the judge, as before they were compiled."""
     nl = nl_rubric(raw)
     context = item_context(world, toolkit.names)
+    supplied = supplied_checks(raw.id)  # a rubric-checks file's specs of this task (checks_file.py)
+    if supplied:
+        context = replace(context, compiled=supplied)
     exclude: set[int] = set()
     dropped: list[str] = []
     first: tuple[Any, ...] | None = None

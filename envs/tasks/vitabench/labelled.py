@@ -3,7 +3,7 @@
 For each loaded VitaBench task this module builds variants of the task's golden route (the JSON
 tool calls in ``task.golden_actions``) and labels each one ``accept`` or ``reject`` by reading the
 task's natural-language rubric (``task.nl_rubric``) with its own regular expressions and keyword
-lists. It never asks the scorer and never imports its parser (``rewards/nl_rubric.py``): the
+lists. It never asks the scorer and never imports its parser (``rewards/nl_rubric/``): the
 labels are an independent reading, so comparing them with ``info["success"]`` measures how far the
 code scorer agrees with the rubric.
 

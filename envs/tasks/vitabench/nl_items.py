@@ -1,6 +1,6 @@
 """The natural-language rubric items other than time, checked by code (the loader's side).
 
-Every item of ``Task.nl_rubric`` goes through ``rewards/nl_rubric.py``'s ``compile_item``; the
+Every item of ``Task.nl_rubric`` goes through ``rewards/nl_rubric/``'s ``compile_item``; the
 time windows are ``time_rubric.py``'s, every other kind is tied here to the gold records it
 constrains and becomes a rubric item of its own:
 

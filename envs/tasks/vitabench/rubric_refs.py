@@ -1,6 +1,6 @@
 """Which gold record a natural-language rubric item is about: one resolution for every kind.
 
-A compiled item (``rewards/nl_rubric.py``) says what must hold; the loader must still tie it to
+A compiled item (``rewards/nl_rubric/``) says what must hold; the loader must still tie it to
 the gold records of each expected state it constrains ("The delivery time for the rice noodle
 order ...", "The nail salon should be within 1 km of ...", "The number of people for the
 massage shop reservation ..."). ``resolve`` does it, the same way for every kind:

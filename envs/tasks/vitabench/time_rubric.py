@@ -4,7 +4,7 @@ VitaBench's rubric states delivery and visit times in words ("The delivery time 
 order should be around 2025-06-21 12:00:00"), while the gold orders often carry no time, or one
 the rubric contradicts. Here the rubric decides time:
 
-1. every item of ``Task.nl_rubric`` is compiled by ``rewards/nl_rubric.py`` against the task's now;
+1. every item of ``Task.nl_rubric`` is compiled by ``rewards/nl_rubric/`` against the task's now;
    an item that is no time item, or is ambiguous, stays with the LLM judge;
 2. in each expected state the item is tied to the gold records it bounds (``rubric_refs.resolve``,
    shared by every kind of item): the one candidate (new delivery orders for a delivery time; new,

@@ -1,0 +1,137 @@
+"""Address items: where a delivery order is delivered.
+
+The kind
+    An item that names the delivery address. It is read whole, before the item is split into
+    clauses (``compile._compile_item``), since an address holds commas and full stops.
+
+The grammar
+    English: "... address ... <modal> (be) (set to) X": the first "address", then the first modal
+    after it ("should / must / needs to / has to / is / will be / shall"); X is the address, with a
+    purpose cut off ("..., so that ..."). Chinese: "...(送达/配送/收货)地址(应/必须/需要)(为/是/填写为)X".
+    The address of a store ("the store's address", "商家地址") is no delivery address. X must look
+    like an address (a digit, or a word such as road, building, 路, 号, 小区) and name one place: "in
+    ... / near ... / within ... / one of ... / X or Y / 或" leave the item to the judge, and so does
+    "the user's home address" that the address book does not spell out.
+
+Examples
+    "The delivery address should be Room 1203, Harbour View Tower, 18 Seaside Road, Dalian"
+    "The shipping address for the flower order must be No. 7 Lakeside Lane, Suzhou"
+    "奶茶订单的配送地址应为大连市中山区海景路18号海景大厦12层"
+    "收货地址应该填写为苏州市湖畔路7号"
+
+The spec: ``AddressSpec`` (the address text, and its coordinates when the task's address book has
+the address). How it is checked (``address_holds``): the record's address is the same text (case,
+blanks and punctuation aside), or, with remarks in brackets dropped, one that holds the wanted
+address whole when that is at least ``ADDRESS_MIN_CHARS`` letters long (``address_within``); or the
+record's point lies within ``ADDRESS_TOLERANCE_M`` (100 m) of the address's coordinates (the
+gold-order matching uses the same number).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+from .clauses import _PURPOSE_ZH
+from .text import _is_zh, _Unclear
+from .world import ItemContext, RecordFacts, _Spec
+
+ADDRESS_TOLERANCE_M = 100.0
+
+
+class AddressSpec(_Spec):
+    """The delivery address is ``address`` (normalised text), or within ``ADDRESS_TOLERANCE_M``
+    of its coordinates when the task's address book knows it."""
+
+    kind: Literal["address"] = "address"
+    address: str
+    longitude: float | None = None
+    latitude: float | None = None
+
+
+def norm_address(text: str) -> str:
+    """An address with case, blanks and punctuation dropped."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text or "").casefold() if ch.isalnum())
+
+
+_PARENS = re.compile(r"\([^()]*\)|（[^（）]*）|【[^【】]*】")
+ADDRESS_MIN_CHARS = 16
+
+
+def address_within(wanted: str, address: str) -> bool:
+    """Whether ``address`` is the ``wanted`` one: the same text (case, blanks and punctuation
+    aside), or, with remarks in brackets dropped ("(340m from Exit 5)"), the same or a more precise
+    one that holds it whole ("Student Dormitory, <wanted>"), when the wanted text is at least
+    ``ADDRESS_MIN_CHARS`` letters long (a city name alone holds no address)."""
+    if not wanted or not address:
+        return False
+    if norm_address(address) == norm_address(wanted):
+        return True
+    w, a = norm_address(_PARENS.sub(" ", wanted)), norm_address(_PARENS.sub(" ", address))
+    return bool(w) and (w == a or len(w) >= ADDRESS_MIN_CHARS and w in a)
+
+
+def _haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    from math import asin, cos, radians, sin, sqrt
+
+    p1, p2 = radians(lat1), radians(lat2)
+    a = sin((p2 - p1) / 2) ** 2 + cos(p1) * cos(p2) * sin(radians(lon2 - lon1) / 2) ** 2
+    return 2 * 6_371_000.0 * asin(sqrt(a))
+
+
+def address_holds(spec: AddressSpec, record: RecordFacts) -> bool:
+    """The record's address is the wanted one, or its point lies within ``ADDRESS_TOLERANCE_M`` of it."""
+    if not record.address and record.longitude is None:
+        return False
+    if address_within(spec.address, record.address):
+        return True
+    return (spec.longitude is not None and spec.latitude is not None and record.longitude is not None
+            and record.latitude is not None
+            and _haversine(spec.longitude, spec.latitude, record.longitude, record.latitude) <= ADDRESS_TOLERANCE_M)
+
+
+# ----- the grammar ----------------------------------------------------------------------------------
+_ADDRESS_WORD = re.compile(r"\baddress(?:es)?\b")
+_ADDRESS_MODAL = re.compile(r"\s+(?:should|must|needs to|has to|is|will be|shall)\s+(?:be\s+)?(?:set to\s+|to\s+)?")
+_ADDRESS_ZH = re.compile(r"^(?P<s>.*?(?:送达|配送|收货|送餐|外卖)?地址)(?:应该|应当|应|必须|需要|须)?(?:为|是|填写为|设置为|填为)(?P<x>.+)$")
+_ADDRESSY = re.compile(r"\d|road|street|avenue|lane|district|building|floor|room|unit|park|garden|community|complex|"
+                       r"plaza|mansion|tower|city|province|estate|residen|路|街|号|区|市|楼|室|栋|幢|院|小区|大厦|广场|园")
+
+
+def _address_en(c: str) -> tuple[str, str] | None:
+    """(subject, address) of "... address ... should be X" (read in one pass: the first "address",
+    then the first modal after it)."""
+    a = _ADDRESS_WORD.search(c)
+    if a is None:
+        return None
+    m = _ADDRESS_MODAL.search(c, a.end())
+    return None if m is None else (c[:m.start()], c[m.end():])
+
+
+def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
+    if "地址" in c:
+        zm = _ADDRESS_ZH.match(c)
+        found = None if zm is None else (zm.group("s"), zm.group("x"))
+    else:
+        found = _address_en(c)
+    if found is None:
+        return None
+    subject, x = found[0], found[1].strip(" .。，,")
+    if re.search(r"\b(?:store|shop|restaurant|merchant)(?:'s)? address|address of the (?:store|shop|restaurant|merchant)|"
+                 r"商家地址|店铺地址|门店地址", subject):
+        return None
+    x = _PURPOSE_ZH.sub("", x) if _is_zh(x) else re.sub(
+        r",?\s+(?:to ensure|ensuring|so that|because|since|as the|for the user|which is).*$", "", x)
+    x = x.strip(" .。，,")
+    if (not x or x.startswith(("in ", "near ", "within ", "at ", "close ", "inside ", "located ", "not ", "the same",
+                               "one of", "either"))
+            or re.search(r"\bor\b|或者|或", x) or not _ADDRESSY.search(x)):
+        raise _Unclear
+    key = norm_address(x)
+    for addr, lon, lat in ctx.addresses:
+        if norm_address(addr) == key:
+            return AddressSpec(address=addr, longitude=lon, latitude=lat, about=f"{about} {subject}".strip())
+    if re.match(r"(?:the|their|his|her|my|our|your|user's)\b", x) or re.search(r"\baddress\b|住址|地址|所在地", x):
+        raise _Unclear  # "the home address at ...": which one, the book does not say
+    return AddressSpec(address=x, about=f"{about} {subject}".strip())

@@ -1,0 +1,166 @@
+"""Sentence shapes every kind shares: clauses, conclusions, conditions, modals, purposes, heads.
+
+The time reader (``time.py``)
+    ``_clauses`` keeps only the text after the last conclusion marker ("therefore", "so the",
+    "所以", "因此"), splits it at sentence ends and at commas not followed by a digit ("June 21,
+    2025" stays whole), joins a clause opened by "which / i.e. / namely / 即" to the one before, and
+    cuts each clause at its first purpose marker ("to ensure", "so that", "because", "确保",
+    "以便", "避免"): "before 18:00, ensuring she eats by 6:30 pm" bounds 18:00 only.
+
+The requirement reader (``compile.py`` and the kind modules)
+    premise and conclusion: ``_THEN`` marks where the requirement starts ("..., so the order should
+    be from X", "; ", "所以", "因此"); ``_IF`` a condition the item leaves to the reader ("if it
+    rains ...", "如果...", "否则..."). ``_split_modal`` splits a requirement at its modal into the
+    subject (which record), a negation and the predicate: "should / must / needs to / cannot /
+    is", "应 / 必须 / 需要 / 不能", or a plain copula after a noun of what is stated ("预约人数为3人");
+    "not", "never", "avoid", "不", "避免" at the predicate's start negate it, "includes / contains"
+    stays in the predicate. ``_cut_purpose`` drops a purpose clause ("to ensure ...", "since ...",
+    "以便...", "为了..."); ``_EXAMPLE_EN`` / ``_EXAMPLE_ZH`` find examples ("such as ...", "如...",
+    "X等"). ``_head_class`` says whether a subject's head noun is a place ("the restaurant ordered
+    from", "...的商家") or a product ("the ordered item at the massage shop", "...的饮品").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text import _is_zh, _Unclear
+
+# ----- the time reader's clauses ---------------------------------------------------------------
+_CONCLUSION = re.compile(
+    r"\b(?:therefore|thus|hence|consequently|so the|so this|so it|so we|so you)\b|所以|因此|因而|故而"
+)
+_CLAUSE_SPLIT = re.compile(r"[;!?。；！？\n]|\.(?= [a-z\u4e00-\u9fff])|,(?! ?\d)")
+_CONTINUATION = ("which ", "i.e.", "ie ", "that is", "namely", "即", "也就是")
+_PURPOSE = (
+    " to ensure", " ensuring", " ensure that", " so that", " so as to", " in order to", " in order that",
+    " because", " since ", " to avoid", " avoiding", " to make sure", " making sure", " to allow", " allowing",
+    " for use ", " for the purpose", " otherwise",
+    "确保", "以便", "以免", "避免", "保证", "为了", "因为", "由于", "这样", "方便", "好让",
+)
+
+
+def _clauses(text: str) -> list[str]:
+    """The clauses that can carry the item's time (step 2 of ``time.py``'s docstring)."""
+    ends = [m.end() for m in _CONCLUSION.finditer(text)]
+    if ends:
+        text = text[ends[-1]:]
+    groups: list[list[str]] = []  # joined once at the end: repeated concatenation would be quadratic
+    for raw in _CLAUSE_SPLIT.split(text):
+        part = raw.strip()
+        if not part:
+            continue
+        if groups and part.startswith(_CONTINUATION):
+            groups[-1].append(part)
+        else:
+            groups.append([part])
+    cut = []
+    for part in (" ".join(g) for g in groups):
+        padded = f" {part}"
+        end = len(padded)
+        for marker in _PURPOSE:
+            k = padded.find(marker)
+            if k != -1 and k < end:
+                end = k
+        cut.append(padded[:end].strip())
+    return [c for c in cut if c]
+
+
+# ----- the requirement: premise, conclusion, modal, predicate -----------------------------------
+# the conclusion of an item that reasons ("..., the result is X, so the order should be from X")
+_THEN = re.compile(
+    r"(?:[,;.]\s*|\s)(?:and\s+)?(?:therefore|thus|hence|consequently|accordingly|so(?! that| as| far| much| many))\b[,\s]*"
+    r"|[;；。]\s*|(?<=[a-z0-9)])\.\s+(?=[a-z])|，?(?:所以|因此|因而|故而|从而)")
+_IF = re.compile(r"^(?:if|unless|otherwise|else|in case|whether)\b|^(?:如果|若|假如|否则|要是)|\bif (?:not|none|no|yes|so)\b")
+_EN_MODAL = re.compile(
+    r"\b(?:(?P<neg>cannot|can't|can not|must not|mustn't|should not|shouldn't|shall not|may not|need not|does not need to|"
+    r"do not need to|does not|do not|don't|doesn't|should never|must never|(?:is|are) not allowed to)"
+    r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
+# "预约人数为3人": a plain "为/是" after the noun of what is stated
+_ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址)(?P<pos>为|是)(?P<neg>(?!))?")
+# a plain statement: "is / are", or a verb of what a record holds, kept in the predicate ("includes X")
+_EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
+                        r"(?=(?:includes?|contains?) ))")
+_ZH_MODAL = re.compile(
+    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
+    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是)|需(?=为|是))")
+
+
+def _has_modal(clause: str) -> bool:
+    return bool(_EN_MODAL.search(clause) or _ZH_MODAL.search(clause))
+
+
+_PURPOSE_EN = re.compile(
+    r",?\s+(?:to ensure|ensuring|ensure that|so that|so as to|in order to|because|since|as (?:the|she|he|they|it|this|"
+    r"his|her|their|users?|children|kids)|due to|to avoid|avoiding|to prevent|preventing|to make sure|making sure|"
+    r"to allow|allowing|to meet|meeting|to satisfy|satisfying|to suit|suiting|to accommodate|accommodating|"
+    r"in line with|in accordance with|according to|considering|given that|which (?:is|are|suits|meets|matches)|"
+    r"to cater|catering)\b.*$")
+_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|以符合|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
+_EXAMPLE_EN = re.compile(r",?\s*\(?\b(?:such as|like|e\.g\.|for example|for instance|especially)\b.*$")
+_EXAMPLE_ZH = re.compile(r"[，,]?\s*[(（]?(?:如|例如|比如|诸如|像是|像)[^，,。]*$|等[^，,。]{0,6}$")
+_PARTICIPLES = frozenset({"ordered", "reserved", "booked", "selected", "chosen", "purchased", "bought", "placed",
+                          "recommended", "appointed", "new", "re-ordered", "reordered", "replacement", "the", "a", "an",
+                          "user's", "users'", "all", "both", "each"})
+_PLACE_HEADS = re.compile(
+    r"^(?:restaurants?|stores?|shops?|merchants?|vendors?|venues?|salons?|studios?|clubs?|cent(?:er|re)s?|halls?|bars?|"
+    r"caf[eé]s?|ktvs?|livehouses?|gyms?|workshops?|establishments?|institutions?|bakery|bakeries|tea ?houses?|teahouses?|"
+    r"parks?|pools?|cinemas?|base|track|spas?|parlou?rs?|brands?|eatery|outlets?|branch|business|facility|facilities|"
+    r"academy|school|arena|court|market|eateries|places?|businesses)$")
+_PRODUCT_HEADS = re.compile(
+    r"^(?:orders?|items?|products?|packages?|sets?|meals?|dish(?:es)?|drinks?|beverages?|combos?|tickets?|vouchers?|"
+    r"courses?|class(?:es)?|lessons?|menus?|food|snacks?|desserts?|cakes?|coffee|tea|noodles?|rice|soup|portions?|"
+    r"services?|treatments?|sessions?|pass(?:es)?|cards?|bouquets?|flavou?rs?|specifications?|options?|sizes?|"
+    r"temperature|sweetness|spiciness|choices?|selections?)$")
+_ZH_PLACE_TAIL = ("商家", "店铺", "门店", "商户", "餐厅", "餐馆", "饭店", "店家", "品牌", "店")
+_ZH_PRODUCT_TAIL = ("商品", "菜品", "套餐", "订单", "饮品", "产品", "口味", "规格", "属性", "温度", "甜度", "辣度", "单品",
+                    "食品", "饮料", "菜")
+
+
+def _split_modal(c: str) -> tuple[str, bool, str]:
+    """(subject, negated, predicate) of a requirement; ``_Unclear`` without a modal."""
+    if _is_zh(c):
+        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c)
+        if m is None:
+            raise _Unclear
+        subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
+        if pred.startswith(("不", "避免")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
+            neg, pred = not neg, pred.removeprefix("避免").removeprefix("不")
+        return subject.strip(" ，,"), neg, pred.strip(" ，,")
+    m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
+    if m is None:
+        raise _Unclear
+    subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():].strip()
+    for word in ("not ", "never "):
+        if pred.startswith(word):
+            neg, pred = True, pred[len(word):]
+    if pred.startswith(("avoid ", "exclude ")):
+        neg, pred = not neg, pred.split(" ", 1)[1]
+    return subject.strip(" ,"), neg, pred.strip(" ,")
+
+
+def _head_class(subject: str) -> str | None:
+    """"place", "product" or None: what the subject's head noun is ("the ordered item at the
+    massage shop": item; "the restaurant ordered from": restaurant)."""
+    if _is_zh(subject):
+        s = re.sub(r"(?:的|中|里|内|中的)$", "", subject)
+        if s.endswith(_ZH_PRODUCT_TAIL):
+            return "product"
+        if s.endswith(_ZH_PLACE_TAIL):
+            return "place"
+        return None
+    chunk = re.split(r"\b(?:at|from|in|for|of|to|with|by|on|that|which|who)\b", subject, maxsplit=1)[0]
+    words = [w for w in re.findall(r"[a-z][a-z'-]*", chunk) if w not in _PARTICIPLES]
+    if not words:
+        return None
+    head = words[-1]
+    if _PRODUCT_HEADS.match(head):
+        return "product"
+    if _PLACE_HEADS.match(head):
+        return "place"
+    return None
+
+
+def _cut_purpose(pred: str) -> str:
+    pred = _PURPOSE_ZH.sub("", pred) if _is_zh(pred) else _PURPOSE_EN.sub("", pred)
+    return pred.strip(" ,，")

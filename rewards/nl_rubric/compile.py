@@ -1,0 +1,196 @@
+"""``compile_item``: one natural-language rubric item, English or Chinese, as a typed spec.
+
+It returns the spec of one kind, an ``AllOf`` of several, or None when the item is none of the
+kinds or cannot be read unambiguously: None means "not checkable by this compiler" (the LLM
+judge's), never "false". It never raises, and every step is a bounded pattern or one pass, so the
+parse stays linear in the text, up to the look-ups in the task's catalogue.
+
+How an item is read
+    0. a spec compiled elsewhere for exactly this text (``ItemContext.compiled``, a sidecar file)
+       is returned as it is, time windows included; otherwise the text is read:
+    1. a time window (``time.compile_time_item``) is one; an address item ("the delivery address
+       should be X", "配送地址应为X") is read whole (``address``), since addresses hold commas;
+    2. premise and conclusion (``clauses._THEN``): the text after the last "so / therefore / ; /
+       所以 / 因此" is the requirement; every clause before it is reasoning (skipped: "the result is
+       X", "it will rain tomorrow"), a process demand ("need to query ...", "需要查询...": a
+       ``ProcessSpec``, ``process``), or a condition or a second requirement, which leaves the item
+       to the judge; the requirement itself may be a status (``status``) or a process demand;
+    3. the requirement (``_requirement``): "when choosing X, select Y" is a demand about X; a note
+       (``note``) or an address is read on the whole clause; else it splits at its modal into the
+       subject (which record: ``about``, for the loader) and the predicate
+       (``clauses._split_modal``); a condition, or several records at once ("same", "each", "all
+       orders", "per person", "分别", "人均"), leaves it to the judge;
+    4. the kind, by the first reader that fits: a rating, a distance (``place``), a party size, a
+       quantity (``quantity``), a price (``price``), a store (``place``), else a feature
+       (``product``); a reader that recognises its kind but cannot read the item raises ``_Unclear``
+       (the judge's);
+    5. the parts, each once: one part is the spec; several are an ``AllOf`` when they are about one
+       kind of record (``spec.spec_target``), else the judge's. An item of requirements joined by
+       semicolons ("Must query the history; the store must be X") is all of them when every piece
+       compiles and none is a time.
+
+``compiled_count`` and ``nl_coverage`` count what a task's rubric checks by code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from .address import _address_item
+from .clauses import _IF, _THEN, _ZH_MODAL, _has_modal, _split_modal
+from .note import _note_item
+from .place import _distance_item, _rating_item, _store_item
+from .price import _price_item
+from .process import _process_demand
+from .product import _feature_item
+from .quantity import _count_item, _people_item
+from .spec import AllOf, parse_spec, spec_parts, spec_target
+from .status import _status_item
+from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
+from .time import TimeWindow, compile_time_item
+from .world import ItemContext, _Spec
+
+
+def compiled_count(rubric: Any) -> int:
+    """How many natural-language items a task's rubric checks by code: the distinct ``nl_index``
+    of its ``nl_<kind>`` items (every kind counts)."""
+    return len({(item.params or {}).get("nl_index") for item in rubric
+                if item.kind.startswith("nl_") and "nl_index" in (item.params or {})})
+
+
+def nl_coverage(n_compiled: int, n_items: int) -> float:
+    """The share of natural-language rubric items checked by code (1.0 when there are none)."""
+    return n_compiled / n_items if n_items else 1.0
+
+
+def compile_item(text: str, context: ItemContext | datetime) -> Any | None:
+    """One natural-language rubric item as a typed spec (``ItemSpec``: a ``TimeWindow``, an
+    ``AddressSpec``, ..., or an ``AllOf`` of several), or None when it is none of the kinds, or
+    not unambiguous (a value it names is not in the task's world, a part of it is left over, it
+    is conditional): None means "for the judge", never "false". ``context`` is the task's
+    ``ItemContext`` (a bare datetime: now, with no world: only time and world-free kinds compile);
+    a spec its ``compiled`` holds for this text is returned first, as it is.
+
+    Never raises; linear in ``len(text)`` up to the catalogue look-ups."""
+    ctx = context if isinstance(context, ItemContext) else ItemContext(now=context)
+    if isinstance(text, str) and text in ctx.compiled:
+        return ctx.compiled[text]
+    memo: dict[str, Any] = ctx.__dict__.setdefault("_memo", {})
+    if isinstance(text, str) and text in memo:
+        return memo[text]
+    try:
+        spec = _compile_item(text, ctx)
+        if spec is None:
+            spec = _compile_pieces(text, ctx)
+    except Exception:  # noqa: BLE001  an item that does not parse is the judge's, whatever went wrong
+        spec = None
+    if isinstance(text, str):
+        memo[text] = spec
+    return spec
+
+
+def _compile_pieces(text: str, ctx: ItemContext) -> Any | None:
+    """An item of requirements joined by semicolons ("Must query the history ...; the restaurant
+    must be X"), when every piece compiles and no piece is a time: all of them."""
+    if not isinstance(text, str) or len(text) > MAX_ITEM_CHARS:
+        return None
+    pieces = [x for x in re.split(r"\s*[;；]\s*", text) if x.strip(" .。")]
+    if len(pieces) < 2:
+        return None
+    parts: list[Any] = []
+    for piece in pieces:
+        spec = _compile_item(piece, ctx)
+        if spec is None or isinstance(spec, TimeWindow):
+            return None
+        parts += spec_parts(spec)
+    return _joined(parts)
+
+
+def _joined(parts: list[Any]) -> Any | None:
+    """The compiled parts of one item, each once: the part, or their ``AllOf`` when they are about
+    one kind of record (None when they are about several, which no record answers alone)."""
+    unique = [parse_spec(json.loads(x)) for x in dict.fromkeys(x.model_dump_json() for x in parts)]
+    if len(unique) == 1:
+        return unique[0]
+    about = next((x.about for x in unique if getattr(x, "about", "")), "")
+    spec = AllOf(parts=unique, about=about)
+    return spec if spec_target(spec) is not None else None
+
+
+def _compile_item(text: str, ctx: ItemContext) -> Any | None:
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_ITEM_CHARS:
+        return None
+    window = compile_time_item(text, ctx.now)
+    if window is not None:
+        return window
+    t = _knorm(text)
+    try:
+        address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
+        if address is not None:
+            return address
+        cuts = [m for m in _THEN.finditer(t) if m.end() < len(t)]
+        premise, conclusion = (t[:cuts[-1].start()], t[cuts[-1].end():]) if cuts else ("", t)
+        parts: list[Any] = []
+        for clause in re.split(r"[,，;；。]|\.\s", premise):
+            clause = clause.strip(" .")
+            if not clause:
+                continue
+            if _IF.search(clause):
+                raise _Unclear  # a condition the item leaves to the reader
+            demand = _process_demand(clause, ctx)
+            if demand is not None:
+                parts.append(demand)
+            elif _has_modal(clause):
+                raise _Unclear  # a second requirement in the reasoning
+        status = _status_item(conclusion, ctx)
+        demand = _process_demand(conclusion, ctx) if status is None else None
+        if status is not None:
+            parts.append(status)
+        elif demand is not None:
+            if re.search(r"\b(?:and|then)\b (?:select|choose|order|book|reserve|make|place)|并|然后", conclusion):
+                raise _Unclear
+            parts.append(demand)
+        else:
+            parts += _requirement(conclusion, ctx)
+    except _Unclear:
+        return None
+    return _joined(parts) if parts else None
+
+
+# ----- the requirement: subject, modal, predicate -------------------------------------------------
+_IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+
+
+def _requirement(c: str, ctx: ItemContext) -> list[Any]:
+    """The parts of one requirement, each with the words of what it is ``about``."""
+    about = ""
+    m = re.match(r"^(?:when|while|for|as for|regarding|upon)\s+(.+?),\s*(.+)$", c) or \
+        re.match(r"^(?:为|给|在)?(.+?时)[，,]?(.+)$", c)
+    if m and not _is_zh(c) or m and _ZH_MODAL.search(m.group(2)) and not _ZH_MODAL.search(m.group(1)):
+        about, c = m.group(1), m.group(2)
+    for parser in (_address_item, _note_item):
+        spec = parser(c, about, ctx)
+        if spec is not None:
+            return [spec]
+    if about and _IMPERATIVE.match(c):  # "when choosing the latte, select a hot one": the clause is the demand
+        subject, neg, pred = "", False, c
+    else:
+        subject, neg, pred = _split_modal(c)
+    about = f"{about} {subject}".strip()
+    if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
+        raise _Unclear
+    if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|both|other than|except|"
+                 r"besides|apart from|excluding)\b|相同|同一|同时|各|分别|每|人均|平均|除了|除", f"{subject} {pred}"):
+        raise _Unclear  # about several records at once, or per head
+    for parser in (_rating_item, _distance_item, _people_item, _count_item, _price_item, _store_item, _feature_item):
+        spec = parser(subject, neg, pred, ctx)
+        if spec is not None:
+            return [_with_about(p, about) for p in (spec if isinstance(spec, list) else [spec])]
+    raise _Unclear
+
+
+def _with_about(spec: Any, about: str) -> Any:
+    return spec.model_copy(update={"about": about}) if isinstance(spec, _Spec) else spec

@@ -1,0 +1,166 @@
+"""Price items: what an order costs in all, or what each product in it costs.
+
+The kind
+    An item with an amount of money ("50 yuan", "¥50", "50元") that bounds the order's total or the
+    unit price of what is ordered.
+
+The grammar
+    The item must name an amount and speak of a price ("price / cost / priced / spend / amount /
+    budget", "价格 / 费用 / 金额 / 花费 / 元", or "exceed / within / under / below / around / between"
+    in the predicate). Which price: the total when the subject or the predicate says so ("total",
+    "总价 / 合计 / 一共 / 订单金额"), a unit price when the subject names goods ("items / set meals /
+    drinks / tickets", "商品 / 套餐 / 饮品"), the total for an order ("the order", "订单"), a unit price
+    for "the price of X" or a product subject; else the item is left to the judge, and so is a sum
+    over several orders ("all orders", "A plus B", "所有", "和"). The predicate is one comparison:
+        around     "around / about / approximately X (yuan) (or so)", "(约)X元左右 / 上下"
+        range      "(between / from) A - / to / and B yuan", "A到B元之间"
+        <=         "not exceed / no more than / at most / within / up to X", "X yuan or less",
+                   "X元以内 / 以下", "不超过 / 最多 X元"
+        <          "under / below / less than / cheaper than X", "低于 / 少于 X元"
+        >=         "at least / no less than X", "X yuan or more", "X元以上", "不低于 / 至少 X元"
+        >          "more than / over / above / exceed X", "高于 / 超过 X元"
+        ==         "X yuan", "(为)X元"
+    A negation flips a bound ("should not exceed X": <= X is the same as not > X; "not under X":
+    >= X); a negated "around", range or exact amount is left to the judge. "(inclusive)",
+    "(including X)", "(含)" make a strict bound inclusive.
+
+Examples
+    "The total price of the lunch order should be around 80 yuan"       total in [72, 88]
+    "The price of the latte should not exceed 30 yuan (inclusive)"      unit <= 30
+    "The set meal should cost less than 100 yuan"                       unit < 100
+    "早餐订单的总价应控制在40元以内"                                        total <= 40
+    "下单的蛋糕商品价格应在150到200元之间"                                  unit in [150, 200]
+
+The spec: ``PriceSpec`` (scope, low, high, whether each bound is strict). How it is checked
+(``price_holds``): ``total``: the record's total (else the sum of its lines' price times quantity)
+lies in the bounds; ``unit``: every line's unit price does; a record without lines fails. The
+policy: ``PRICE_AROUND_RATIO`` (10 %): "around 50 yuan" accepts 45 to 55.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from .clauses import _cut_purpose, _head_class
+from .text import _OP_FLIP, _is_zh, _Unclear
+from .world import ItemContext, RecordFacts, _Spec
+
+PRICE_AROUND_RATIO = 0.10
+
+
+class PriceSpec(_Spec):
+    """The order's total (``scope="total"``) or every line's unit price (``"unit"``) lies in the
+    bounds (None: open; ``*_strict``: the bound itself is excluded)."""
+
+    kind: Literal["price"] = "price"
+    scope: Literal["total", "unit"]
+    low: float | None = None
+    high: float | None = None
+    low_strict: bool = False
+    high_strict: bool = False
+
+
+def _price_ok(spec: PriceSpec, x: float) -> bool:
+    if spec.low is not None and not (x > spec.low + 1e-9 if spec.low_strict else x >= spec.low - 1e-9):
+        return False
+    return spec.high is None or (x < spec.high - 1e-9 if spec.high_strict else x <= spec.high + 1e-9)
+
+
+def price_holds(spec: PriceSpec, record: RecordFacts) -> bool:
+    if spec.scope == "total":
+        total = record.total if record.total is not None else sum(x.price * x.quantity for x in record.lines)
+        return bool(record.lines) and _price_ok(spec, total)
+    return bool(record.lines) and all(_price_ok(spec, x.price) for x in record.lines)
+
+
+# ----- the grammar ----------------------------------------------------------------------------------
+_Y = r"(?:\s*(?:yuan|rmb|cny|元|块))"
+_P = r"[¥￥]?\s*(\d+(?:\.\d+)?)"
+_PINC = r"(?:\s*[(（](?:inclusive|including[^)）]*|inclusive of[^)）]*|included|含[^)）]*|包含[^)）]*)[)）])?"
+_PRICE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("around", re.compile(rf"^(?:around|about|approximately|roughly|close to|circa|approx\.?)\s*{_P}{_Y}?(?: or so)?$")),
+    ("around", re.compile(rf"^{_P}{_Y}\s*(?:or so|around|approximately|roughly)$")),
+    ("range", re.compile(rf"^(?:between|from|in the range of|within the range of|within|in)?\s*{_P}{_Y}?\s*(?:-|–|~|to|and)\s*"
+                         rf"{_P}{_Y}{_PINC}$")),
+    ("<=", re.compile(rf"^(?:not exceed|no more than|not more than|at most|within|up to|less than or equal to|"
+                      rf"(?:a )?maximum of|not be more than|not over|not be over|capped at|kept within|kept under|limited to)"
+                      rf"\s*{_P}{_Y}?{_PINC}$")),
+    ("<=", re.compile(rf"^{_P}{_Y}\s*(?:or less|or below|or under|and below|at most|max(?:imum)?|or lower|or cheaper){_PINC}$")),
+    ("<", re.compile(rf"^(?:under|below|less than|lower than|cheaper than)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    (">=", re.compile(rf"^(?:at least|no less than|not less than|(?:a )?minimum of|no lower than)\s*{_P}{_Y}?{_PINC}$")),
+    (">=", re.compile(rf"^{_P}{_Y}\s*(?:or more|or above|and above|or higher|at least){_PINC}$")),
+    (">", re.compile(rf"^(?:more than|over|above|higher than|greater than|exceed|exceeding|exceeds)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    ("==", re.compile(rf"^{_P}{_Y}$")),
+)
+_PRICE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("around", re.compile(rf"^(?:在|为)?(?:约|大约|大概)?{_P}{_Y}?(?:左右|上下)$|^(?:约|大约|大概){_P}{_Y}$")),
+    ("range", re.compile(rf"^(?:在|为)?{_P}{_Y}?(?:-|–|~|到|至){_P}{_Y}(?:之间|以内|范围内)?{_PINC}$")),
+    ("<=", re.compile(rf"^(?:控制)?(?:在|为)?{_P}{_Y}(?:及)?(?:以内|之内|以下|内){_PINC}$|^(?:不超过|不高于|最多|至多|不大于|小于等于|"
+                      rf"控制在){_P}{_Y}(?:以内|之内)?{_PINC}$")),
+    ("<", re.compile(rf"^(?:低于|少于|小于|便宜于){_P}{_Y}$")),
+    (">=", re.compile(rf"^(?:在|为)?{_P}{_Y}(?:及)?以上$|^(?:不低于|不少于|至少|最少|大于等于){_P}{_Y}$")),
+    (">", re.compile(rf"^(?:高于|大于|超过|多于){_P}{_Y}$")),
+    ("==", re.compile(rf"^(?:为|是)?{_P}{_Y}$")),
+)
+_UNIT_WORDS = re.compile(r"\b(?:items?|products?|sets?|set meals?|set menus?|packages?|meals?|dish(?:es)?|vouchers?|combos?|"
+                         r"menus?|drinks?|beverages?|cakes?|tickets?|courses?|class(?:es)?|lessons?)\b|商品|套餐|菜品|产品|单品|饮品")
+_TOTAL_WORDS = re.compile(r"\btotal\b|总价|总金额|总计|合计|总共|一共|总费用|总额|订单金额|订单价格|订单总")
+_PRICE_WORDS = re.compile(r"\b(?:prices?|costs?|priced|spend(?:ing)?|amount|expenses?|budget)\b|价格|价钱|费用|金额|花费|售价|元")
+
+
+def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
+    text = f"{subject} {pred}"
+    if not re.search(r"\d\s*(?:yuan|rmb|cny|元|块)|[¥￥]\s*\d", text):
+        return None
+    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)):
+        raise _Unclear
+    zh = _is_zh(text)
+    p = _cut_purpose(pred).strip()
+    if zh:
+        p = re.sub(r"^(?:的)?(?:价格|总价格|总价|价钱|金额|费用|售价)(?:应)?", "", p)
+    else:
+        p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at |kept |controlled |set |"
+                   r"amount to |come to |sum to )+", "", p)
+    if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", subject):
+        raise _Unclear  # a sum over several orders
+    scope: str
+    if _TOTAL_WORDS.search(subject) or _TOTAL_WORDS.search(pred):
+        scope = "total"
+    elif _UNIT_WORDS.search(subject):
+        scope = "unit"
+    elif re.search(r"\borders?\b|订单", subject):
+        scope = "total"
+    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product":
+        scope = "unit"  # "the price of the noodles", "the tea should cost ..."
+    else:
+        raise _Unclear
+    for rel, rx in (_PRICE_ZH if zh else _PRICE_EN):
+        m = rx.match(p)
+        if not m:
+            continue
+        nums = [float(g) for g in m.groups() if g is not None and re.fullmatch(r"\d+(?:\.\d+)?", g)]
+        inclusive = bool(re.search(r"[(（](?:inclusive|including|included|含|包含)", p))
+        if rel == "around":
+            if neg:
+                raise _Unclear
+            v = nums[0]
+            return PriceSpec(scope=scope, low=round(v * (1 - PRICE_AROUND_RATIO), 2),  # type: ignore[arg-type]
+                             high=round(v * (1 + PRICE_AROUND_RATIO), 2))
+        if rel == "range":
+            if neg or nums[0] > nums[1]:
+                raise _Unclear
+            return PriceSpec(scope=scope, low=nums[0], high=nums[1])  # type: ignore[arg-type]
+        if rel == "==":
+            if neg:
+                raise _Unclear
+            return PriceSpec(scope=scope, low=nums[0], high=nums[0])  # type: ignore[arg-type]
+        if neg:
+            rel = _OP_FLIP[rel]
+        if rel in ("<", ">") and inclusive:
+            rel += "="  # "should not exceed X (including X)": X itself is allowed
+        v = nums[0]
+        if rel in ("<=", "<"):
+            return PriceSpec(scope=scope, high=v, high_strict=rel == "<")  # type: ignore[arg-type]
+        return PriceSpec(scope=scope, low=v, low_strict=rel == ">")  # type: ignore[arg-type]
+    raise _Unclear

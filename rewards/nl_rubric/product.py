@@ -1,0 +1,434 @@
+"""Product items (features): what an ordered product is or has, which option it comes with, what
+size it serves; and, by the same grammar, what a place offers.
+
+The kind
+    An item whose predicate names a value that the task's catalogue holds: a product ("Beef Noodles",
+    "葱油拌面"), a word of a product's name or tags ("vegetarian", "caffeine-free", "招牌"), an option
+    a product offers ("mild", "less ice", "hot", "微辣", "少冰", "大杯"), a serving size ("a set meal
+    for two", "双人套餐"), or a place's tag or category ("dine-in available", "可堂食"). It is the
+    last kind tried (``compile._requirement``), and a value found nowhere leaves the item to the judge.
+
+The grammar (on the predicate after the modal, ``clauses._split_modal``)
+    1. a verb of choosing, being or having opens the value: "(be) (selected / chosen / served /
+       ordered) (as / with / in)", "select / choose / pick / order / buy / include / contain / have /
+       offer / support / come with / be made of", "选择 / 是 / 为 / 包含 / 含有 / 带有 / 提供 / 支持 /
+       具有 / 使用"; purposes and examples are cut ("such as ...", "如..."; an example naming a store,
+       or "X等Y", leaves it to the judge).
+    2. generic words around the value are dropped ("a product with", "drinks with", "... flavour /
+       option / temperature", "...口味 / 规格 / 的饮品 / 相关商品"), as variants tried in turn.
+    3. the value's scope: the subject's head noun (``clauses._head_class``: a place or a product),
+       or an option when the item speaks of one ("temperature / sweetness / size / spiciness", "温度
+       / 甜度 / 规格 / 辣度"; "flavour / 口味 / 热饮" tries options first); each alternative of "or /
+       或" must be found in that scope's catalogue (one scope only), a cup size none offers aside
+       ("小杯或中杯" where nothing comes small); "A and B" is read the one way that finds every part;
+       "X, not Y / rather than Y / 不能选择Y" adds Y negated; a negative modal negates the value.
+    4. serving sizes (``_serving``): "a five-person meal", "a set meal for two", "a couple's set",
+       "two individual sets", "双人套餐", "两人份": the value's own words when the catalogue has them,
+       else "N person" (for one also "single portion", "individual"; for two also "couple"; "N人",
+       "双人", "单人"), those found.
+    5. Chinese shapes: a store named before the product ("<store>的X商品", "在<store>购买X": a
+       ``StoreSpec`` and the product); a place described by what it offers ("提供/支持X服务的商家",
+       "X标签"); what a product has ("带有X的商品", "X相关商品", "A和B两种商品"; "含有" negated stays
+       unread, it may name a class); "热饮 / 冰饮" a temperature (one character, "热", is enough for
+       an option); "..., 数量为N份" adds a ``CountSpec`` of that product. Judgement words ("新鲜",
+       "销量", "正宗", "最...", "性价比") leave the item to the judge even where a tag shares them.
+
+Examples
+    "The ramen should be mild or non-spicy"                   product: "mild" / "non-spicy"
+    "The temperature of the cocoa should be hot"              option only: "hot"
+    "The salad order must not contain peanuts"                product, negated (when peanuts are on the menu)
+    "The dinner should be a set meal for four, not four single sets"   the value's own words
+                                                              (or "4 person"), and "1 person" negated
+    "The dessert shop should offer takeaway packaging"        place tag
+    "拿铁订单应选择少冰的饮品"                                   option: "少冰"
+    "火锅订单的商品应为双人套餐"                                 serving: "双人"
+    "应在晴天茶饮（南门店）购买茉莉奶绿"                           store + product
+    "午餐订单的商家需要支持可堂食服务"                             place tag: "可堂食"
+
+The spec: ``FeatureSpec`` (scope ``product`` or ``place``, the phrases, negated, ``option_only``);
+with a store or a count, several parts (``AllOf``, joined by ``compile``). How it is checked
+(``product_feature_holds``): an ordered line has a phrase in its name, tags or chosen options, and
+every line whose product offers the phrase as an option has chosen it (``option_only``: only chosen
+options count); a note that contradicts the phrase ("extra spicy" where "mild" is asked,
+``note.contradicts``) fails it; negated: no line has it. ``place_feature_holds``: the place's name,
+tags or category has a phrase (negated: none does). Phrases match as ``text.phrase_in`` says.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
+from .note import contradicts
+from .place import StoreSpec, _store_item
+from .quantity import _COUNT_UNITS, CountSpec
+from .text import _NUM_RE, _NUMBER_WORDS, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
+from .world import (
+    _GENERIC_GOODS,
+    ItemContext,
+    PlaceInfo,
+    RecordFacts,
+    _chose,
+    _found,
+    _line_has,
+    _offers,
+    _place_fields,
+    _places_named,
+    _Spec,
+)
+
+
+class FeatureSpec(_Spec):
+    """A store feature (``scope="place"``: the place's name, tags or category) or a product one
+    (``"product"``: an ordered line's name, tags or chosen options) matches one of ``phrases``;
+    ``negated``: none does. A product option the line's product offers must be the one chosen;
+    ``option_only``: the item speaks of an option (temperature, sweetness, size...), so only the
+    chosen options count, not names or tags."""
+
+    kind: Literal["feature"] = "feature"
+    scope: Literal["place", "product"]
+    phrases: list[str]
+    negated: bool = False
+    option_only: bool = False
+
+
+def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
+    """A product feature (``scope="product"``) of the record's ordered lines."""
+    lines = list(record.lines)
+    has = _chose if spec.option_only else _line_has
+    if spec.negated:
+        return bool(lines) and not any(has(x, spec.phrases) for x in lines)
+    if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
+        return False  # a note saying "extra spicy" where the item asks for mild
+    bound = [x for x in lines if _offers(x, spec.phrases)]
+    if bound:  # an option the product offers: every such line must have chosen it
+        return all(_chose(x, spec.phrases) for x in bound)
+    return not spec.option_only and any(_line_has(x, spec.phrases) for x in lines)
+
+
+def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
+    """A place feature (``scope="place"``): the place's name, tags or category."""
+    found = any(phrase_in(p, f) for p in spec.phrases for f in _place_fields(place))
+    return found != spec.negated
+
+
+# ----- the grammar ----------------------------------------------------------------------------------
+_FEATURE_VERBS_EN = re.compile(
+    r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
+    r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |"
+    r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
+    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
+    r"be made (?:of|with) |be in |be of )")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
+_GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
+                              r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
+                              r"sweetness|size)s?(?: selected| chosen)?$")
+_GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
+                              r"食品|版本|形式|服务|标签|相关|[两二三四五六]种)$")
+_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food) (?:that (?:are|is|have|has|"
+                              r"contain|contains|include) |with (?:an? |the )?|of )")
+_AND = re.compile(r"\s+and\s+|、|和|以及|及")
+_OR = re.compile(r"\s+or\s+|或者|或是|或")
+
+
+def _clean_value(x: str, zh: bool, heads: str) -> str:
+    x = x.strip(" '\"“”,，.。")
+    x = re.sub(r"^(?:for |of |with )?(?:a |an |the )?(?:'|\")?", "", x).strip(" '\"“”")
+    if zh:
+        x = re.sub(r"^(?:的)", "", x)
+        return x
+    x = _GENERIC_HEAD_EN.sub("", x)
+    return x
+
+
+def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
+    """The value, then with generic words stripped ("gold soup flavor" -> "gold soup")."""
+    out = [x]
+    if zh:
+        y = x
+        for _ in range(3):
+            y2 = _GENERIC_TAIL_ZH.sub("", y)
+            if y2 == y or not y2:
+                break
+            y = y2
+            out.append(y)
+        if len(out[-1]) > 1 and out[-1].endswith(("味", "饮")):  # "桃子味" -> "桃子", "热饮" -> "热"
+            out.append(out[-1][:-1])
+    else:
+        y = x
+        for _ in range(3):  # "hot drink temperature" -> "hot drink" -> "hot"
+            y2 = _GENERIC_TAIL_EN.sub("", y)
+            if y2 == y or not y2 or re.search(r"\b(?:and|or|with|of|no|not|without)$", y2):
+                break  # "cake and beverage" is two things, "no sauce option" keeps its "no"
+            y = y2
+            out.append(y)
+        if subject_head and y.endswith(" " + subject_head):
+            out.append(y[: -len(subject_head) - 1])
+    return [v for v in dict.fromkeys(v.strip(" '\"“”‘’") for v in out) if v]
+
+
+_ZH_ONE_CHAR_OPTIONS = frozenset({"热", "冰", "温"})
+_CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)杯$|^(?:small|medium|large|extra large|regular) (?:cup|size)$")
+
+
+def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
+    """(scope, alternatives) of a value: each alternative ("mild or non-spicy") found in the
+    catalogue of one scope (the subject's, else the only one where all are found)."""
+    x = x.strip(" '\"“”‘’")
+    alts = [a.strip(" '\"“”‘’") for a in _OR.split(x) if a.strip(" '\"“”‘’")]
+    if any(len(a) < 2 or a in _GENERIC_GOODS or _stem(a) in _GENERIC_GOODS for a in alts):
+        raise _Unclear
+    if zh and any(len(v) < 2 and not (scope == "option" and v in _ZH_ONE_CHAR_OPTIONS)
+                  for a in alts for v in _variants(a, zh, head)[-1:]):
+        raise _Unclear  # one character ("肉") says too little, but for an option a temperature ("热") does
+    if not alts:
+        raise _Unclear
+    scopes = [scope] if scope else ["product", "place"]
+    found_in: list[tuple[str, list[str]]] = []
+    for sc in scopes:
+        chosen = []
+        for alt in alts:
+            hit = next((v for v in _variants(alt, zh, head) if _found(v, ctx, sc)), None)
+            if hit is None:
+                if len(alts) > 1 and _CUP_SIZE.match(alt):
+                    continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered
+                break
+            chosen.append(hit)
+        else:
+            if chosen:
+                found_in.append((sc, chosen))
+    if len(found_in) != 1:
+        raise _Unclear
+    return found_in[0]
+
+
+_ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
+_ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
+_ZH_HAVING = re.compile(r"^(?:带有|含有|具有)(?P<x>[^的]{2,})的(?:商品|产品|菜品|饮品)$")
+_ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
+
+
+def _zh_bought_at(p: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
+    """"在<place>购买X" / "从<place>订购X": the store, and "选择X" (the product, read as a feature);
+    (None, p) when the text names no place before such a verb."""
+    start = re.match(r"^(?:在|从|到)", p)
+    if start is None:
+        return None, p
+    for k, vm in enumerate(_ZH_BOUGHT.finditer(p, start.end())):
+        if k >= 4:
+            break
+        ids = _places_named(p[start.end():vm.start()], ctx, chain=False)
+        if not ids or vm.end() >= len(p):
+            continue
+        if neg:
+            raise _Unclear  # "not X at Y": not that store, or not that product?
+        return StoreSpec(place_ids=sorted(ids), name=p[start.end():vm.start()]), "选择" + p[vm.end():]
+    return None, p
+
+
+_ZH_REL_PLACE = re.compile(r"^(?:提供|支持|具有|具备|有|带有)?(?P<x>[^的]{2,}?)(?:服务)?的(?:商家|店铺|门店|餐厅|餐馆|店家|商户)$")
+
+
+def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
+    """"<place>的<what>" ("某店的双拼沙拉商品"): the store the place's name names, and the rest
+    ("" when the rest is only a generic word); (None, value) when no "的" follows a place's name."""
+    for k, m in enumerate(re.finditer("的", value)):
+        if k >= 4:
+            break
+        ids = _places_named(value[:m.start()], ctx, chain=False)
+        if not ids:
+            continue
+        if neg:
+            raise _Unclear  # "not X's Y": not that store, or not that product?
+        what = value[m.end():]
+        rest = _GENERIC_TAIL_ZH.sub("", what) if what else ""
+        return StoreSpec(place_ids=sorted(ids), name=value[:m.start()]), ("" if not rest else what)
+    return None, value
+
+
+def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
+    """The parts a feature item asks for: the feature, and a store or a count said with it."""
+    if not (ctx.places or ctx.products):
+        return None
+    zh = _is_zh(subject + pred)
+    p = _cut_purpose(pred)
+    if zh and re.search(r"等", p):
+        raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
+    example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
+    if example:
+        if re.search(r"\b(?:from|at)\b|来自|店", p[example.start():]):
+            raise _Unclear
+        p = p[:example.start()]
+    p = p.strip(" ,，")
+    count_n: int | None = None
+    at_store: StoreSpec | None = None
+    if zh:
+        cm = _ZH_AND_COUNT.search(p)  # "包含X商品，数量为2份": the product, and how many of it
+        if cm:
+            count_n, p = int(_num(cm.group(1))), p[:cm.start()]
+        at_store, p = _zh_bought_at(p, neg, ctx)  # "在<place>购买X"
+    m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
+    if m is None:
+        raise _Unclear
+    value = p[m.end():]
+    head_class = _head_class(subject)
+    words = re.findall(r"[a-z]+", re.split(r"\b(?:at|from|in|for|of|to|with|by|on)\b", subject, maxsplit=1)[0])
+    head = next((w for w in reversed(words) if w not in _PARTICIPLES), "")
+    # "X, not Y" / "X rather than Y" / "X，不能选择Y": the second half is a negated part
+    extra_neg = ""
+    rm = re.search(r",?\s*(?:\bnot\b|\brather than\b|\binstead of\b)\s+(?:be |a |an |the )?(.+)$", value) if not zh else \
+        re.search(r"[，,]?(?:不能|不应|不要|不可|而不是|而非|不是)(?:选择|是|为)?(.+)$", value)
+    if rm:
+        value, extra_neg = value[:rm.start()], rm.group(1)
+    value = _clean_value(value, zh, head)
+    if zh and _ZH_JUDGEMENT.search(value):
+        raise _Unclear  # "新鲜", "销量最好", "正宗": a judgement, even where a tag shares the words
+    store_part: StoreSpec | None = None
+    if zh:  # "提供堂食服务的商家": a place that offers the value; "X的商品" from a named place: the store
+        rel = _ZH_REL_PLACE.match(value)
+        if rel:
+            value, head_class = rel.group("x"), "place"
+        else:
+            store_part, value = _zh_place_prefix(value, neg, ctx)
+            if not neg:  # "带有麻酱口味的商品": the value is what the product has
+                value = _ZH_HAVING.sub(r"\g<x>", value)
+        if at_store is not None:
+            if store_part is not None or head_class == "place":
+                raise _Unclear
+            store_part, head_class = at_store, "product"
+    if not value and store_part is None:
+        raise _Unclear
+    # a product bought from a named place: "purchase X from Y"
+    fm = re.match(r"^(?P<what>.+?) (?:from|at) (?P<where>.+)$", value) if not zh else None
+    parts: list[Any] = [store_part] if store_part is not None else []
+    if store_part is not None and not value:
+        return [store_part]  # "X的商品": the store is all it asks
+    if fm and _places_named(fm.group("where"), ctx, chain=True):
+        store = _store_item(subject, False, "from " + fm.group("where"), ctx)
+        if store is None or neg:
+            raise _Unclear
+        parts.append(store)
+        value = _clean_value(fm.group("what"), zh, head)
+        if _stem(value.split()[-1]) in _GENERIC_GOODS and len(value.split()) <= 2:
+            return [store]  # "select products from X": the store is all it asks
+    option = bool(_OPTION_WORDS.search(f"{subject} {pred}"))
+    soft = bool(_SOFT_OPTION_WORDS.search(f"{subject} {pred}"))
+
+    def feature(text: str, negated: bool) -> FeatureSpec:
+        serving = _serving(text, zh, ctx) if head_class != "place" else None
+        if serving is not None:  # "a set meal for two": a product for that many people
+            return FeatureSpec(scope="product", phrases=serving, negated=negated)
+        try:
+            scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx)
+        except _Unclear:
+            if option:
+                raise
+            scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
+        if scope == "option":
+            return FeatureSpec(scope="product", phrases=alts, negated=negated, option_only=True)
+        return FeatureSpec(scope=scope, phrases=alts, negated=negated)  # type: ignore[arg-type]
+
+    try:
+        parts.append(feature(value, neg))
+    except _Unclear:
+        if neg:
+            raise  # "not X and Y": not both, or neither?
+        parts += [feature(_clean_value(piece, zh, head), False) for piece in _grouping(value, zh, head, ctx, option,
+                                                                                        head_class)]
+    if extra_neg:
+        if neg:
+            raise _Unclear
+        parts.append(feature(_clean_value(extra_neg, zh, head), True))
+    if count_n is not None:
+        goods = [x for x in parts if isinstance(x, FeatureSpec)]
+        if len(goods) != 1 or goods[0].scope != "product" or goods[0].negated or goods[0].option_only \
+                or len(goods[0].phrases) != 1 or count_n < 1:
+            raise _Unclear
+        parts.append(CountSpec(what="items", value=count_n, phrase=goods[0].phrases[0]))
+    return parts  # several: compile joins them (AllOf)
+
+
+# ----- serving sizes: "a five-person meal", "a set meal for two", "单人套餐" ---------------------------
+_SERVE_UNITS = (r"(?:set meals?|set menus?|meal packages?|meal sets?|sets?|meals?|packages?|menus?|combos?|vouchers?|"
+                r"portions?|servings?|options?|products?|items?|platters?|courses?|class(?:es)?)")
+_SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|single)"
+_SERVE_EN = (
+    re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
+    re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
+    re.compile(rf"^(?:for |suitable for )?{_SERVE_NUM} (?:people|persons?)$"),
+    re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
+    re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
+    # "two individual set meals", "multiple single-person packages": a negated part says which size is not wanted
+    re.compile(rf"^(?:two|three|four|five|six|several|multiple|separate|\d) (?P<one>individual|single|single[- ]person|"
+               rf"one[- ]person|separate) {_SERVE_UNITS}(?: {_SERVE_UNITS})*$"),
+)
+_SERVE_ZH = re.compile(r"^(?:一个|一份)?(?P<n>[单双一二两三四五六七八九十]|\d{1,2})人(?:份|餐|套餐|份套餐|餐套餐|分量)?(?:的)?"
+                       r"(?:套餐|商品|产品|规格)?$")
+
+
+def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
+    """The phrases that name a product for the number of people a value speaks of ("five-person
+    meal", "set meal for two", "单人套餐": "5 person"; for one also "single portion", "individual";
+    for two also "couple"), those the catalogue has (the value's own words, when it has them); None when the value is no serving size or the
+    catalogue names none of its phrases."""
+    t = text.strip()
+    if zh:
+        m = _SERVE_ZH.match(t)
+        if m is None:
+            return None
+        n = {"单": 1, "双": 2}.get(m.group("n")) or _zh_number(m.group("n"))
+        if not n:
+            return None
+        words = {1: ["单人", "一人", "1人"], 2: ["双人", "两人", "二人", "2人"]}.get(n, [f"{n}人", f"{'零一二三四五六七八九十'[n]}人" if n <= 10 else f"{n}人"])
+    else:
+        m = next((x for x in (rx.match(t) for rx in _SERVE_EN) if x), None)
+        if m is None:
+            return None
+        g = m.groupdict()
+        n = 1 if g.get("one") else 2 if g.get("two") else int(_NUMBER_WORDS.get(g["n"] or "", g["n"] or "0"))
+        words = {1: ["1 person", "single portion", "single serving", "individual"], 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
+    if _found(t, ctx, "product"):
+        return [t]
+    found = [w for w in words if _found(w, ctx, "product")]
+    return found or None
+
+
+# "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags
+_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?)\b|口味|味道|热饮|冰饮")
+_OPTION_WORDS = re.compile(r"\b(?:temperature|sweetness|sugar level|spiciness|spice level|spicy level|size|cup size|"
+                           r"specifications?|options?|attributes?|ice level)\b|温度|甜度|辣度|规格|属性|选项|冰度|糖度")
+
+
+def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, head_class: str | None) -> list[str]:
+    """The one way to read "A and B and C" as several things each found in the catalogue
+    ("Mint Mochi and Blueberry and Mulberry Mochi": two products, not three)."""
+    pieces = [x for x in _AND.split(value) if x.strip()]
+    if len(pieces) < 2 or len(pieces) > 4:
+        raise _Unclear
+    joiner = "和" if zh else " and "
+    scope = "option" if option else head_class
+    ok: list[list[str]] = []
+    for mask in range(1 << (len(pieces) - 1)):  # bit i: a cut after piece i
+        groups: list[list[str]] = [[pieces[0]]]
+        for i, piece in enumerate(pieces[1:]):
+            if mask >> i & 1:
+                groups.append([piece])
+            else:
+                groups[-1].append(piece)
+        if len(groups) < 2:
+            continue
+        texts = [joiner.join(g) for g in groups]
+        try:
+            for t in texts:
+                _resolve_phrase(_clean_value(t, zh, head), zh, scope, head, ctx)
+        except _Unclear:
+            continue
+        ok.append(texts)
+    if not ok:
+        raise _Unclear
+    fewest = min(len(g) for g in ok)
+    best = [g for g in ok if len(g) == fewest]
+    if len(best) != 1:
+        raise _Unclear
+    return best[0]

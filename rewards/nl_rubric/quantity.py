@@ -1,0 +1,142 @@
+"""Quantity items: a party size, or how many items an order holds.
+
+The kind
+    ``people``: how many a booking or reservation is for; ``items``: how many items an order holds,
+    in all or of one product. Both compare exactly (``op`` "==").
+
+The grammar (each reads the subject and the predicate around the modal)
+    party size: the subject names the count ("the number of people / guests / diners", "party size",
+    "headcount", "人数", "几位") and the predicate is a number ("(be) (for) 4 (people)", "(为)3(人/位)");
+    or the subject is a booking / reservation / appointment (not a product of one) and the predicate
+    says whom it is for ("(be made) for 6 people", "(为)6人").
+    items: the subject names a quantity ("the quantity / number / count of <product>", "the total
+    quantity / item count", "...(商品)(总)数量 / 份数 / 件数 / 杯数") and the predicate is a number with
+    an optional unit ("(be) (exactly) 3 (portions / cups / bowls) (in total)", "(为)3份"); or a
+    product subject "includes / contains / has N <unit>". A product named in the subject must be
+    in the catalogue (``_product_phrase``; the order's goods in general name none). A negated count,
+    or a count that is no number ("several"), leaves the item to the judge. A product and its count
+    said together in Chinese ("应包含X，数量为2份") are read with the product (``product.py``).
+
+Examples
+    "The number of guests for the dinner reservation should be 6"
+    "The karaoke booking should be for five people"
+    "The quantity of Mango Pudding in the order must be 2"
+    "The juice order should include 4 cups"
+    "包间预订人数应为8人"
+    "早餐订单中的商品数量应为3份"
+
+The spec: ``CountSpec`` (what, op, value; the product ``phrase`` for items). How it is checked
+(``count_holds``): ``people``: the record's customer count; ``items``: the sum of the quantities of
+the record's lines (those that have the phrase in their name, tags or chosen options, when given;
+no such line fails).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from .clauses import _cut_purpose, _head_class
+from .text import _NUM_RE, _compare, _is_zh, _num, _stem, _Unclear
+from .world import _GENERIC_GOODS, ItemContext, RecordFacts, _found, _line_has, _Spec
+
+
+class CountSpec(_Spec):
+    """``people``: a booking's or reservation's party size; ``items``: the quantities of the order's
+    lines (those matching ``phrase`` when given) add up to ``value`` (``op``)."""
+
+    kind: Literal["count"] = "count"
+    what: Literal["people", "items"]
+    op: Literal["==", ">=", "<="] = "=="
+    value: int
+    phrase: str = ""
+
+
+def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
+    if spec.what == "people":
+        return record.customer_count is not None and _compare(record.customer_count, spec.op, spec.value)
+    lines = [x for x in record.lines if not spec.phrase or _line_has(x, [spec.phrase])]
+    return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
+
+
+# ----- party sizes ----------------------------------------------------------------------------------
+_PEOPLE_WORDS = r"(?:people|persons?|guests|diners|adults|participants|customers|pax)"
+_VISIT_WORDS = re.compile(r"\b(?:reservations?|bookings?|appointments?|reserved|booked|appointed|visit)\b|预约|预订|预定|订座|订位")
+
+
+def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+    p = re.sub(r"\s*[(（][^)）\d]*[)）]$", "", _cut_purpose(pred)).strip()
+    zh = _is_zh(subject + p)
+    if zh:
+        if re.search(r"人数|几位|几人", subject):
+            m = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}(?:人|位|名|个人)?", p)
+        elif _VISIT_WORDS.search(subject):
+            m = re.fullmatch(rf"(?:为|是)?{_NUM_RE}(?:人|位|名|个人)", p)
+            if m is None:
+                return None  # "预约的按摩店应为X": not a party size
+        else:
+            return None
+    elif re.search(rf"\bnumber of {_PEOPLE_WORDS}|\bparty size\b|\bheadcount\b|\bgroup size\b|\bnumber of (?:diners|guests)\b",
+                   subject):
+        m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
+    elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
+        m = re.fullmatch(rf"(?:be )?(?:made )?for {_NUM_RE} {_PEOPLE_WORDS}", p)
+        if m is None:
+            return None  # "the reserved restaurant should be X": not a party size
+    else:
+        return None
+    if m is None:
+        raise _Unclear
+    if neg:
+        raise _Unclear
+    return CountSpec(what="people", value=int(_num(m.group(1))))
+
+
+# ----- quantities of items --------------------------------------------------------------------------
+_COUNT_UNITS = (r"(?:portions?|items?|servings?|cups?|pieces?|sets?|packages?|bowls?|boxes?|units?|copies|orders?|bottles?|"
+                r"杯|份|个|件|碗|盒|串|只|斤|瓶|袋)")
+
+
+def _product_phrase(x: str, ctx: ItemContext) -> str:
+    """A product phrase as the catalogue knows it ("" for the order's goods in general)."""
+    x = re.sub(r"^(?:the |a |an |all )+", "", x.strip(" ,，的"))
+    x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$", "", x)
+    if not x or _stem(x.split()[-1]) in _GENERIC_GOODS and len(x.split()) == 1 or x in _GENERIC_GOODS:
+        return ""
+    for cand in (x, re.sub(r"\s+(?:items?|products?|dishes|goods)$", "", x)):
+        if _found(cand, ctx, "product"):
+            return cand
+    raise _Unclear
+
+
+def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+    p = _cut_purpose(pred).strip()
+    units = _COUNT_UNITS
+    if _is_zh(subject + p):
+        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        if m is None:
+            return None
+        v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
+        if v is None or neg:
+            raise _Unclear
+        x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
+        x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
+        phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
+    sm = re.search(r"\b(?:quantity|number|count|amount) of (?:the )?|\b(?:total )?(?:quantity|item count)\b", subject)
+    if sm and re.search(r"\b(?:quantity|number of|count of|amount of|item count)\b", subject):
+        if re.search(rf"\bnumber of {_PEOPLE_WORDS}", subject):
+            return None
+        v = re.fullmatch(rf"(?:be )?(?:exactly )?{_NUM_RE}(?: {units})?(?: in total| total)?", p)
+        if v is None or neg:
+            raise _Unclear
+        rest = subject[sm.end():] if sm.group().endswith(("of ", "the ")) else ""
+        x = re.split(r" (?:in|from|at|of|for) ", rest, maxsplit=1)[0]
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_product_phrase(x, ctx) if x else "")
+    v = re.fullmatch(rf"(?:include|contain|have|consist of|comprise)\s+(?:a total of |in total |only |exactly )?{_NUM_RE}\s+"
+                     rf"{units}(?: in total| total)?", p)
+    if v is not None and _head_class(subject) == "product":
+        if neg:
+            raise _Unclear
+        return CountSpec(what="items", value=int(_num(v.group(1))))
+    return None

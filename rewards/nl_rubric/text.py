@@ -1,0 +1,181 @@
+"""Shared text handling: normalisation, CJK detection, number words, word stems and phrase matching.
+
+Every kind module reads an item through these helpers; none of them knows a kind.
+
+Normalisation
+    ``normalise`` (the time reader's, also the loader's): NFKC (full-width digits and punctuation),
+    casefold, one blank between words, "a.m." as "am"; weekday names are dropped (the date decides:
+    "Sunday 6 pm (2025-06-22)" reads as "6 pm (2025-06-22)"). ``_knorm`` (every other kind's): NFKC,
+    casefold, curly quotes as straight ones, one blank between words, a final full stop dropped.
+    ``_is_zh``: a text is read as Chinese when at least 30 % as many CJK characters as Latin letters
+    stand in it ("牛肉面 should be mild" is English, "订单备注no cilantro" Chinese).
+
+Numbers
+    Digits, English number words ("two", "a single") and Chinese numerals up to 99 ("两", "十二",
+    "二十五") are one number (``_num``, ``_zh_number``); a word that is none raises ``_Unclear``.
+    ``_compare`` compares with a 1e-9 slack; ``_OP_FLIP`` is the comparison a negation gives
+    ("should not be lower than 4" is ">= 4").
+
+Phrases (``phrase_in``: how a value an item names is found in one name, tag or option)
+    English words compare as stems (numbers as digits, "X-free" as "no X"; "noodles" is "noodle")
+    and every word of the phrase must be in the field, with no "no / non- / less / low" right before
+    a matched word that the phrase lacks: "spicy" is not in "Non-spicy", "fried egg" is in "Add Fried
+    Egg". Chinese phrases are substrings not right after 不 / 无 / 去 / 少 / 微 / 半: "辣" is in "特辣"
+    but not in "不辣", "冰" not in "去冰", "不加葱" is in "不加葱".
+
+``_Unclear`` is how every reader says "not unambiguous": ``compile_item`` turns it into None (the
+item stays with the judge).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# longer texts are not single rubric items; the cap keeps even the linear scan cheap
+MAX_ITEM_CHARS = 4000
+
+
+class _Unclear(Exception):
+    """The item cannot be compiled unambiguously: it stays with the judge."""
+
+
+# ----- normalisation -------------------------------------------------------------------------------
+_WEEKDAY = re.compile(
+    r"\b(?:(?:next|this|coming|last) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?:s)?(?: afternoon| morning| evening)?,? ?"
+    r"|(?:下|这|本|上)?(?:个)?(?:星期|周|礼拜)[一二三四五六日天]"
+)
+_AMPM_DOTS = re.compile(r"\b([ap])\.m\.?")
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefold, one blank between words, "a.m." as "am", weekday names dropped."""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = " ".join(t.split())
+    t = _AMPM_DOTS.sub(r"\1m", t)
+    return " ".join(_WEEKDAY.sub(" ", t).split())
+
+
+def _knorm(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'").replace("‘", "'")
+    return " ".join(t.split()).strip(" .。")
+
+
+def _is_zh(text: str) -> bool:
+    cjk = len(_CJK_RE.findall(text))
+    return cjk > 0 and cjk >= 0.3 * len(re.findall(r"[a-z]", text))
+
+
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+# ----- numbers -------------------------------------------------------------------------------------
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "single": "1", "twelve": "12", "twenty": "20"}
+_NUM_RE = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|a single|single|[一二两三四五六七八九十]{1,3})"
+_OP_FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "=="}
+
+
+def _zh_number(text: str) -> int | None:
+    """0..99 from digits or Chinese numerals (二十五, 十二, 两, 三十)."""
+    if text.isdigit():
+        return int(text)
+    digits = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        if (tens and tens not in digits) or (ones and ones not in digits) or len(text) > 3:
+            return None
+        return (digits[tens] if tens else 1) * 10 + (digits[ones] if ones else 0)
+    if len(text) == 1 and text in digits:
+        return digits[text]
+    return None
+
+
+def _num(text: str) -> float:
+    t = text.strip().removeprefix("a ").strip()
+    if t in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[t])
+    if re.fullmatch(r"\d+(?:\.\d+)?", t):
+        return float(t)
+    n = _zh_number(t)
+    if n is None:
+        raise _Unclear
+    return float(n)
+
+
+def _compare(x: float, op: str, v: float) -> bool:
+    return {">=": x >= v - 1e-9, ">": x > v + 1e-9, "<=": x <= v + 1e-9, "<": x < v - 1e-9,
+            "==": abs(x - v) <= 1e-9}[op]
+
+
+# ----- phrases: how a value an item names is found in a name, tag or option ------------------------
+# words that negate or scale what follows them: a phrase and a field must agree on them
+_MARKER_WORDS = {"no": "neg", "not": "neg", "non": "neg", "without": "neg", "none": "neg", "fewer": "less"}
+# a field word right after one of these is negated or lessened ("Non-spicy", "Less ice", "Low sugar")
+_BLOCKING = frozenset({"neg", "less", "low", "light", "slightly", "reduced", "half"})
+_PHRASE_STOP = frozenset({"a", "an", "the", "of", "with", "for", "in", "on", "to", "that", "is", "are", "be", "which",
+                          "its", "their", "and", "&", "s"})
+# a field word right after one of these is negated or scaled down ("不辣", "少冰", "半糖")
+_ZH_MARKER_BEFORE = ("不要", "不加", "不含", "没有", "不", "无", "免", "去", "少", "微", "半", "没")
+
+
+def _stem(word: str) -> str:
+    word = _NUMBER_WORDS.get(word, word)
+    if word in ("people", "persons"):
+        return "person"
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("es") and word[-4:-2] in ("ch", "sh") or len(word) > 3 and word.endswith("xes"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def _en_tokens(text: str) -> tuple[str, ...]:
+    """Lower-case word stems; "X-free" reads "no X", marker words as their class."""
+    t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    t = re.sub(r"([a-z]+)-free\b", r"no \1", t)
+    out = []
+    for w in re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", t):
+        w = _stem(w)
+        out.append(_MARKER_WORDS.get(w, w))
+    return tuple(out)
+
+
+def _norm_zh(text: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).casefold())
+
+
+def phrase_in(phrase: str, field_text: str) -> bool:
+    """Whether ``phrase`` is found in ``field_text`` (one name, tag or option part).
+
+    English: every word of the phrase (stems, numbers as digits, articles dropped) is a word of the
+    field, and no negating or lessening word ("no", "non-", "-free", "less", "low") stands right
+    before a matched word unless the phrase has it too ("spicy" is not in "Non-spicy"; "fried egg"
+    is in "Add fried egg"). Chinese: the phrase is a substring of the field not right after such a
+    marker ("辣" is not in "不辣", "冰" not in "去冰")."""
+    if not phrase or not field_text:
+        return False
+    if _CJK_RE.search(phrase):
+        p, f = _norm_zh(phrase), _norm_zh(field_text)
+        start = f.find(p)
+        while start != -1:
+            before = f[:start]
+            if p.startswith(_ZH_MARKER_BEFORE) or not before.endswith(_ZH_MARKER_BEFORE):
+                return True
+            start = f.find(p, start + 1)
+        return False
+    want = [w for w in _en_tokens(phrase) if w not in _PHRASE_STOP]
+    have = _en_tokens(field_text)
+    if not want or not set(want) <= set(have):
+        return False
+    # "extra"/"add" before a word keeps it ("Add fried egg" has fried egg); "no"/"less" do not
+    wanted = set(want)
+    for i, w in enumerate(have):
+        if w in wanted and w not in _BLOCKING and i and have[i - 1] in _BLOCKING and have[i - 1] not in wanted:
+            return False
+    return True

@@ -1,0 +1,227 @@
+"""What the reader knows of a task's world, and what a check reads of a record.
+
+``ItemContext`` is what ``compile_item`` reads besides the text: the task's now, its places (delivery
+stores, in-store shops) and products (a value an item names must be found there), its address book,
+the domain's tool names (for process items), the ids of the records that exist before the episode,
+and ``compiled``: checks compiled elsewhere (a sidecar file), item text -> spec, which
+``compile_item`` returns before reading the text. ``item_context(world, tools)`` builds it from a
+life-service world.
+
+``RecordFacts`` (with its ``LineFacts``) is one order, booking or reservation as the checks read it
+(``spec.spec_holds``): a final record, or a gold one.
+
+The look-ups every kind shares: ``_places_named`` (the places a name names: exactly, or, for a
+chain, by the start of their names), ``_found`` (whether a phrase is in the catalogue: a product's
+name, tags or options, or a place's name, tags or category), ``_names_out`` (an item's text with the
+places' names blanked out: "Blue Note Bar" speaks of no note), and the fields of an ordered line
+(``_line_has``: its name, tags or chosen options have a phrase; ``_offers``: its product offers it as
+an option; ``_chose``: it was chosen).
+
+``_Spec`` is the base of every compiled kind but the time window: a frozen model whose ``about``
+holds the words that say which order, booking or place the item is about (for the loader).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .text import _knorm, phrase_in
+
+
+# ----- what the compiler reads of the task's world ---------------------------------------------
+@dataclass(frozen=True)
+class PlaceInfo:
+    """A store (delivery) or shop (in-store) of the task, as an item may name or describe it."""
+
+    place_id: str
+    name: str
+    tags: tuple[str, ...] = ()
+    category: str = ""
+    score: float = 0.0
+    longitude: float | None = None
+    latitude: float | None = None
+    address: str = ""
+
+
+@dataclass(frozen=True)
+class ProductInfo:
+    """A product of the task's catalogue: its seller, name, tags and the options it offers."""
+
+    product_id: str
+    place_id: str
+    name: str
+    tags: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    price: float = 0.0
+
+
+@dataclass
+class ItemContext:
+    """What ``compile_item`` reads besides the text: the task's now, its places and products (a
+    value an item names must be found there), its address book, the domain's tool names (for
+    process items), the ids of the records that exist before the episode, and ``compiled``: specs
+    compiled elsewhere (item text -> a spec of ``spec.ItemSpec``, validated with ``parse_spec``;
+    None leaves the item to the judge), which ``compile_item`` returns before reading the text."""
+
+    now: datetime
+    places: tuple[PlaceInfo, ...] = ()
+    products: tuple[ProductInfo, ...] = ()
+    addresses: tuple[tuple[str, float, float], ...] = ()
+    tools: frozenset[str] = frozenset()
+    record_ids: tuple[str, ...] = ()
+    compiled: Mapping[str, Any] = field(default_factory=dict)
+
+
+    def place(self, place_id: str) -> PlaceInfo | None:
+        index = self.__dict__.setdefault("_places", {p.place_id: p for p in self.places})
+        return index.get(place_id)
+
+
+def _options_of(row: Any) -> tuple[str, ...]:
+    return tuple(str(a) for a in (getattr(row, "attributes", None) or []))
+
+
+def item_context(world: Any, tools: Any = ()) -> ItemContext:
+    """The ``ItemContext`` of a life-service world (delivery stores and products, in-store shops
+    and their products, the address book); ``tools`` are the domain's tool names."""
+    places: list[PlaceInfo] = []
+    products: list[ProductInfo] = []
+    tables = getattr(world, "tables", {})
+    for table, name_field in (("stores", "name"), ("shops", "shop_name")):
+        if table not in tables:
+            continue
+        for row in world.table(table):
+            loc = getattr(row, "location", None)
+            places.append(PlaceInfo(
+                place_id=row.key, name=str(getattr(row, name_field, "") or ""), tags=tuple(getattr(row, "tags", ()) or ()),
+                category=str(getattr(row, "category", "") or ""), score=float(getattr(row, "score", 0.0) or 0.0),
+                longitude=getattr(loc, "longitude", None), latitude=getattr(loc, "latitude", None),
+                address=str(getattr(loc, "address", "") or "")))
+    for table in ("products", "shop_products"):
+        if table not in tables:
+            continue
+        for row in world.table(table):
+            seller = getattr(row, "seller", None) or getattr(row, "store_id", None) or getattr(row, "shop_id", "")
+            products.append(ProductInfo(
+                product_id=row.product_id, place_id=str(seller), name=str(row.name), tags=tuple(row.tags or ()),
+                options=_options_of(row), price=float(row.price or 0.0)))
+    addresses = tuple((loc.address, loc.longitude, loc.latitude) for loc in world.table("locations")) \
+        if "locations" in tables else ()
+    ids = tuple(k for t in ("orders", "books", "reservations") if t in tables for k in world.table(t).rows)
+    return ItemContext(now=world.clock.now, places=tuple(places), products=tuple(products), addresses=addresses,
+                       tools=frozenset(tools), record_ids=ids)
+
+
+# ----- the record a check reads -------------------------------------------------------------------
+@dataclass(frozen=True)
+class LineFacts:
+    product_id: str
+    name: str = ""
+    tags: tuple[str, ...] = ()
+    attributes: str = ""
+    quantity: int = 1
+    price: float = 0.0
+    options: tuple[str, ...] = ()  # the options the product offers
+
+
+@dataclass(frozen=True)
+class RecordFacts:
+    """One order, booking or reservation as the checks read it (a final record, or a gold one)."""
+
+    table: str
+    record_id: str
+    place_id: str
+    status: str = ""
+    lines: tuple[LineFacts, ...] = ()
+    note: str = ""
+    address: str = ""
+    longitude: float | None = None
+    latitude: float | None = None
+    total: float | None = None
+    customer_count: int | None = None
+
+
+# ----- the base of the compiled kinds ------------------------------------------------------------
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    # the words of the item that say which order, booking or place it is about (for the loader)
+    about: str = ""
+
+
+# ----- values found in the world: places, products, ordered lines --------------------------------
+_GENERIC_GOODS = frozenset({"item", "product", "dish", "good", "food", "thing", "portion", "serving", "order", "meal",
+                            "商品", "菜品", "产品", "东西", "食物", "餐品", "订单"})
+_ATTR_PARTS = re.compile(r"[,，;；、/|+]")
+
+
+def _attr_parts(text: str) -> list[str]:
+    return [p.strip() for p in _ATTR_PARTS.split(text or "") if p.strip()]
+
+
+def _line_fields(line: LineFacts) -> list[str]:
+    return [line.name, *line.tags, *_attr_parts(line.attributes)]
+
+
+def _place_fields(place: PlaceInfo) -> list[str]:
+    return [place.name, *place.tags, place.category]
+
+
+def _line_has(line: LineFacts, phrases: list[str]) -> bool:
+    return any(phrase_in(p, f) for p in phrases for f in _line_fields(line))
+
+
+def _chose(line: LineFacts, phrases: list[str]) -> bool:
+    return any(phrase_in(p, a) for p in phrases for a in _attr_parts(line.attributes))
+
+
+def _offers(line: LineFacts, phrases: list[str]) -> bool:
+    """Whether the line's product offers an option the phrases name (then it must be chosen)."""
+    return any(phrase_in(p, o) for p in phrases for o in line.options)
+
+
+def _names_out(text: str, ctx: ItemContext) -> str:
+    """The text with the names of the task's places blanked out: a word of a name ("Blue Note Bar",
+    "Star Power ...") says nothing of what kind of item the text is."""
+    for p in ctx.places:
+        name = _knorm(p.name)
+        if len(name) >= 4 and name in text:
+            text = text.replace(name, " ")
+    return text
+
+
+def _name_key(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = re.sub(r"^the ", "", t.strip())
+    return "".join(ch for ch in t if ch.isalnum())
+
+
+def _places_named(x: str, ctx: ItemContext, chain: bool) -> list[str]:
+    """The places whose name is ``x`` (case, blanks, punctuation aside); with ``chain``, also those
+    whose name starts with it (the branches of "Mixue Ice Cream")."""
+    key = _name_key(x)
+    if len(key) < 2:
+        return []
+    exact = [p.place_id for p in ctx.places if _name_key(p.name) == key]
+    if exact or not chain or len(key) < 4:
+        return exact
+    return [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
+
+
+def _found(phrase: str, ctx: ItemContext, scope: str) -> bool:
+    """Whether a phrase is found in the catalogue: a product's name, tags or options
+    (``scope="product"``; ``"option"``: its options only), or a place's name, tags or category
+    (``"place"``)."""
+    if not phrase.strip():
+        return False
+    if scope == "option":
+        return any(phrase_in(phrase, o) for pr in ctx.products for o in pr.options)
+    if scope == "product":
+        return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options))
+    return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl))

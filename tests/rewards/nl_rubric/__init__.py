@@ -1,0 +1,1 @@
+"""Tests of the natural-language rubric reader (``rewards/nl_rubric/``), one file per item kind."""
