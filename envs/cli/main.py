@@ -3,7 +3,9 @@
 Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), ``rollout``
 (collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
 rollouts), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
-loads), ``view`` (one self-contained HTML page to look at the episodes of a rollouts file, written
+loads), ``rubrics`` (audit a VitaBench file's rubric: each item's code check or why it is unread,
+coverage per kind; ``--compile``: a chat model writes the unread ones as typed checks into a
+sidecar file the loader picks up), ``view`` (one self-contained HTML page to look at the episodes of a rollouts file, written
 or served on 127.0.0.1), ``train`` (stable-baselines3, the ``rl`` extra), ``serve`` (an OpenEnv server of
 one env, the ``server`` extra) and ``bench`` (the benchmark scripts).
 ``rollout`` and ``evaluate`` both run ``servicegym.envs.running.rollouts.collect``; ``evaluate`` and ``report`` both
@@ -34,7 +36,7 @@ from servicegym.envs.running.rollouts import BACKENDS, RolloutWriteError, collec
 from servicegym.envs.tasks.model import TaskFileError
 
 # every benchmark script (scripts/bench_<name>.py); each takes --quick
-BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts", "server")
+BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts", "server", "scoring")
 
 
 class CliError(Exception):
