@@ -128,6 +128,8 @@ ul.items li .ic { flex: none; width: 16px; height: 16px; border-radius: 50%; dis
 ul.items li.pass .ic { background: var(--ok); } ul.items li.fail .ic { background: var(--bad); }
 ul.items li.fail { color: var(--bad); }
 ul.items li .side { margin-left: auto; color: var(--muted); font-size: 11px; white-space: nowrap; }
+ul.items li.unchecked { color: var(--muted); } ul.items li.unchecked .ic { background: #afb8c1; }
+ul.items li .chk { display: block; color: var(--muted); font-size: 11px; }
 .group-name { font-size: 11px; color: var(--muted); text-transform: uppercase; letter-spacing: .4px; margin: 6px 0 2px; }
 .viol { border-left: 3px solid var(--bad); padding: 3px 0 3px 8px; margin: 6px 0; font-size: 12.5px; }
 .viol .c { font: 600 12px var(--mono); color: var(--bad); }
@@ -631,6 +633,46 @@ JS = r"""
         add(c3, d);
       });
       add(panel, c3);
+    }
+    // natural-language rubric items of a VitaBench-file task (``details.rubric``): how each was checked
+    var nlr = isObj(rec.details) && isObj(rec.details.rubric) && Array.isArray(rec.details.rubric.items) ? rec.details.rubric : null;
+    if (nlr) {
+      var checked = nlr.items.filter(function (e) { return isObj(e) && e.verdict !== null && e.verdict !== undefined; });
+      var met = checked.filter(function (e) { return e.verdict === true; }).length;
+      var c7 = card("Rubric items" + (nlr.scoring ? " (scoring: " + nlr.scoring + ")" : ""),
+                    met + " of " + checked.length + " checked items met, " + (nlr.items.length - checked.length) + " unchecked");
+      var t7 = el("div", "tiles");
+      add(t7, tile("rubric mode", s.success_rubric, "the rubric's items plus no unrequested write"),
+          tile("strict mode", s.success_strict, "also the gold end state"),
+          tile("unrequested writes", s.unrequested_writes === undefined ? "-" : String(s.unrequested_writes), "writes the user never asked for"));
+      add(c7, t7);
+      ["success_rubric", "success_strict", "unrequested_writes", "rubric_items_code", "rubric_items_judge",
+       "rubric_items_unchecked", "rubric_nl_coverage"].forEach(function (k) { used.add(k); });
+      keys.forEach(function (k) { if (/^item\/\d+$/.test(k)) used.add(k); });
+      var ul7 = el("ul", "items");
+      nlr.items.forEach(function (e) {
+        if (!isObj(e)) return;
+        var unchecked = e.verdict === null || e.verdict === undefined;
+        var li = unchecked ? el("li", "unchecked") : item("", e.verdict ? 1 : 0);
+        if (unchecked) add(li, el("span", "ic", "?"));
+        var body = el("span", null, String(e.text === undefined ? "" : e.text));
+        (Array.isArray(e.checks) ? e.checks : []).forEach(function (c) {
+          if (isObj(c) && c.check) add(body, el("span", "chk", String(c.name || "") + ": " + String(c.check)));
+        });
+        // item() put an empty name span first: the text replaces it
+        if (!unchecked && li.children.length > 1) li.removeChild(li.children[1]);
+        add(li, body, el("span", "side", String(e.source || "")));
+        add(ul7, li);
+      });
+      add(c7, ul7);
+      var writes = Array.isArray(nlr.unrequested_writes) ? nlr.unrequested_writes : [];
+      if (writes.length) {
+        add(c7, el("div", "group-name", "unrequested writes"));
+        var uw = el("ul", "items");
+        writes.forEach(function (w) { add(uw, item(String(w), 0)); });
+        add(c7, uw);
+      }
+      add(panel, c7);
     }
     // rubric items
     var rub = keys.filter(function (k) { return k.indexOf("rubric/") === 0 && !used.has(k); });

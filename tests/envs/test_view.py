@@ -415,3 +415,27 @@ def test_ten_thousand_episodes_open_in_the_browser(runs, browser, tmp_path, caps
         print(f"\n[view] 10,000 episodes: file {source / 1e6:.1f} MB, page {size / 1e6:.1f} MB, built in {build_s:.1f} s; "
               f"chromium: loaded in {attrs['data-load-ms']} ms (script {attrs['data-script-ms']} ms, "
               f"episode {attrs.get('data-open-ms')} ms), {wall_s:.1f} s with browser start")
+
+
+def test_browser_shows_each_rubric_item_of_a_vitabench_file(browser, tmp_path):
+    """A VitaBench-file episode: each natural-language item with how it was checked (code, judge or
+    unchecked), its check and verdict, and both scoring modes' verdicts (``details.rubric``)."""
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "vitabench" / "delivery" / "tasks_en.json"
+    if not data.is_file():
+        pytest.skip(f"VitaBench data not found at {data}")
+    d = tmp_path / "vb"
+    assert main(["evaluate", "--env", "servicegym/Delivery-v0", "--tasks", str(data), "--policy", "oracle",
+                 "--limit", "1", "--out", str(d), "--quiet"]) == 0
+    assert main(["view", "--in", str(d)]) == 0
+    rec = view.load_run(d / "rollouts.jsonl").records[0]
+    items = rec["details"]["rubric"]["items"]
+    assert rec["details"]["rubric"]["scoring"] == "rubric" and items
+    shown = " ".join(main_text(dump_dom(browser, tmp_path, d / "view.html", "#episode=0")).split())
+    checked = [e for e in items if e["verdict"] is not None]
+    assert "Rubric items (scoring: rubric)" in shown
+    assert f"{sum(e['verdict'] for e in checked)} of {len(checked)} checked items met, {len(items) - len(checked)} unchecked" in shown
+    for e in items:
+        assert " ".join(e["text"].split())[:50] in shown
+        for c in e["checks"]:
+            assert c["name"] in shown
+    assert "rubric mode" in shown and "strict mode" in shown and "unrequested writes" in shown
