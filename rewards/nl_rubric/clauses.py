@@ -78,12 +78,34 @@ _EN_MODAL = re.compile(
     r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
 # "预约人数为3人": a plain "为/是" after the noun of what is stated
 _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址)(?P<pos>为|是)(?P<neg>(?!))?")
+# "整单不超过200元", "预算150元": with no modal, a comparison of an amount of money starts the predicate
+_ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
+                        r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
 # a plain statement: "is / are", or a verb of what a record holds, kept in the predicate ("includes X")
 _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
                         r"(?=(?:includes?|contains?) ))")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是)|需(?=为|是))")
+
+
+# a reason said before the requirement in the same sentence ("since there is no X, the price should be ...",
+# "由于没有X，价格应..."): the text up to it is reasoning
+_REASON_LEAD = re.compile(
+    r"(?:^|[,，]\s*)(?:and\s+)?(?:since|because|given that|considering that|as (?:the|she|he|they|it|this|there|his|her|"
+    r"their|users?)\b)[^,，;；]*[,，]\s*|(?:^|[,，])(?:由于|因为|鉴于|既然)[^,，;；]*[,，]")
+
+
+def _drop_reason(c: str) -> str:
+    """The requirement without a reason said before it in the same sentence: the text after the last
+    "since / because / 由于 ..." clause that ends before the first modal (``c`` when there is none)."""
+    m = _EN_MODAL.search(c) or _ZH_MODAL.search(c)
+    if m is None:
+        return c
+    cut = 0
+    for r in _REASON_LEAD.finditer(c, 0, m.start()):
+        cut = r.end()
+    return c[cut:] if cut and not _has_modal(c[:cut]) else c
 
 
 def _has_modal(clause: str) -> bool:
@@ -120,7 +142,7 @@ _ZH_PRODUCT_TAIL = ("商品", "菜品", "套餐", "订单", "饮品", "产品", 
 def _split_modal(c: str) -> tuple[str, bool, str]:
     """(subject, negated, predicate) of a requirement; ``_Unclear`` without a modal."""
     if _is_zh(c):
-        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c)
+        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c)
         if m is None:
             raise _Unclear
         subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]

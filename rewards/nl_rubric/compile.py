@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Any
 
 from .address import _address_item
-from .clauses import _IF, _THEN, _ZH_MODAL, _has_modal, _split_modal
+from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal
 from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
 from .price import _price_item
@@ -154,14 +154,29 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
                 raise _Unclear
             parts.append(demand)
         else:
-            parts += _requirement(conclusion, ctx)
+            parts += _requirement_or_reasoned(conclusion, ctx)
     except _Unclear:
         return None
     return _joined(parts) if parts else None
 
 
+def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
+    """The requirement; else, when a reason stands before it ("since there is no X, the price should
+    be ..."), the requirement without the reason."""
+    try:
+        return _requirement(c, ctx)
+    except _Unclear:
+        bare = _drop_reason(c)
+        if bare == c:
+            raise
+        return _requirement(bare, ctx)
+
+
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
 _IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+# a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
+_COMMAND = re.compile(r"^(?:please )?(?:(?P<avoid>avoid) |(?:select|choose|pick|opt for|order|buy|purchase|reorder|re-order|"
+                      r"place (?:a |an )?(?:new )?order) )|^(?:请)?(?:(?P<zavoid>避免|避开)|选择|(?:重新)?(?:在|从).{2,}?(?:下单|购买|订购))")
 
 
 def _requirement(c: str, ctx: ItemContext) -> list[Any]:
@@ -175,8 +190,13 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         spec = parser(c, about, ctx)
         if spec is not None:
             return [spec]
+    command = _COMMAND.match(c) if (about and _COMMAND.match(c)) or not _has_modal(c) else None
     if about and _IMPERATIVE.match(c):  # "when choosing the latte, select a hot one": the clause is the demand
         subject, neg, pred = "", False, c
+    elif command is not None:  # "avoid X and select another shop": the command is the demand
+        avoid = command.group("avoid") or command.group("zavoid")
+        subject, neg, pred = "", bool(avoid), (("选择" if command.group("zavoid") else "select ") + c[command.end():]
+                                              if avoid else c)
     else:
         subject, neg, pred = _split_modal(c)
     about = f"{about} {subject}".strip()

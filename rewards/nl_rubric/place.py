@@ -115,15 +115,32 @@ _PLACE_SUFFIX = re.compile(r"\s*(?:\b(?:stores?|shops?|restaurants?|merchants?|o
 _ZH_STORE_TAIL = re.compile(r"^(?P<x>.{2,}?)(?:品牌|连锁店|连锁|旗下)?(?:的)?(?:商家|店铺|门店|餐厅|餐馆|店家|商户|商品|产品|菜品|店)?$")
 
 
+# "avoid X and select another coffee shop", "不能来自X，应选择其他提供粽子的商家": the rest only restates the exclusion
+_ANOTHER_EN = re.compile(r",?\s+(?:and |but )?(?:instead )?(?:select|choose|pick|go with|use|order from|find) (?:another|other|a different|"
+                         r"an alternative|any other)\b.*$")
+_ANOTHER_ZH = re.compile(r"[，,]?(?:而是|应|应该|并)?(?:选择|换|换成|改选)(?:其他|其它|另一|另一家|别的|另外).*$")
+# "a merchant from the X brand", "a store of X": the place named after a generic head
+_MERCHANT_OF = re.compile(r"^(?:an? |the )?(?:merchant|store|shop|restaurant|outlet|branch|vendor)(?:e?s)? (?:from|of|under|belonging to) "
+                          r"(?:the )?")
+# "X should be selected as the merchant": the subject names the place
+_AS_MERCHANT = re.compile(r"^(?:be )?(?:selected|chosen|used|the one selected) as (?:the )?(?:merchant|store|shop|restaurant|vendor)\b")
+
+
 def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSpec | None:
     if not ctx.places:
         return None
     p = _cut_purpose(pred).strip(" '\"“”")
     zh = _is_zh(subject + p)
+    if not zh and _AS_MERCHANT.match(pred):
+        ids = _places_named(subject, ctx, chain=False)
+        return StoreSpec(place_ids=sorted(ids), name=subject, negated=neg) if ids else None
+    if neg:
+        p = (_ANOTHER_ZH if zh else _ANOTHER_EN).sub("", p).strip(" ,，")
     m = (_STORE_VERBS_ZH if zh else _STORE_VERBS_EN).match(p)
     if m is None:
         return None
     x = m.group("x").strip(" '\"“”")
+    x = x if zh else _MERCHANT_OF.sub("", x)
     ids = _places_named(x, ctx, chain=False)
     if not ids:
         stripped = _PLACE_SUFFIX.sub("", x).strip()

@@ -11,7 +11,11 @@ The grammar
     "总价 / 合计 / 一共 / 订单金额"), a unit price when the subject names goods ("items / set meals /
     drinks / tickets", "商品 / 套餐 / 饮品"), the total for an order ("the order", "订单"), a unit price
     for "the price of X" or a product subject; else the item is left to the judge, and so is a sum
-    over several orders ("all orders", "A plus B", "所有", "和"). The predicate is one comparison:
+    over several orders ("all orders", "A plus B", "所有", "和"), and so is a share per head ("per person",
+    "average", "人均", "每人"). A budget ("a budget of 150 yuan", "预算150元") caps the total; the price of
+    what was ordered, by any noun ("下单的蛋糕价格", "the ordered cake's price") or a catalogue product,
+    is a unit price, and so is "单价 / unit price". A Chinese amount needs no modal ("整单不超过200元":
+    ``clauses._ZH_AMOUNT``). The predicate is one comparison:
         around     "around / about / approximately X (yuan) (or so)", "(约)X元左右 / 上下"
         range      "(between / from) A - / to / and B yuan", "A到B元之间"
         <=         "not exceed / no more than / at most / within / up to X", "X yuan or less",
@@ -44,7 +48,7 @@ from typing import Literal
 
 from .clauses import _cut_purpose, _head_class
 from .text import _OP_FLIP, _is_zh, _Unclear
-from .world import ItemContext, RecordFacts, _Spec
+from .world import ItemContext, RecordFacts, _found, _Spec
 
 PRICE_AROUND_RATIO = 0.10
 
@@ -77,7 +81,8 @@ def price_holds(spec: PriceSpec, record: RecordFacts) -> bool:
 # ----- the grammar ----------------------------------------------------------------------------------
 _Y = r"(?:\s*(?:yuan|rmb|cny|元|块))"
 _P = r"[¥￥]?\s*(\d+(?:\.\d+)?)"
-_PINC = r"(?:\s*[(（](?:inclusive|including[^)）]*|inclusive of[^)）]*|included|含[^)）]*|包含[^)）]*)[)）])?"
+_PINC = (r"(?:\s*[(（](?:inclusive|including[^)）]*|inclusive of[^)）]*|included|含[^)）]*|包含[^)）]*|"
+         r"[¥￥]?\d+(?:\.\d+)?\s*(?:yuan|元)?\s*(?:inclusive|included|含|包含在内))[)）])?")
 _PRICE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("around", re.compile(rf"^(?:around|about|approximately|roughly|close to|circa|approx\.?)\s*{_P}{_Y}?(?: or so)?$")),
     ("around", re.compile(rf"^{_P}{_Y}\s*(?:or so|around|approximately|roughly)$")),
@@ -105,8 +110,31 @@ _PRICE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _UNIT_WORDS = re.compile(r"\b(?:items?|products?|sets?|set meals?|set menus?|packages?|meals?|dish(?:es)?|vouchers?|combos?|"
                          r"menus?|drinks?|beverages?|cakes?|tickets?|courses?|class(?:es)?|lessons?)\b|商品|套餐|菜品|产品|单品|饮品")
-_TOTAL_WORDS = re.compile(r"\btotal\b|总价|总金额|总计|合计|总共|一共|总费用|总额|订单金额|订单价格|订单总")
+_TOTAL_WORDS = re.compile(r"\btotal\b|\b(?:whole|entire) order\b|整单|全单|总价|总金额|总计|合计|总共|一共|总费用|总额|订单金额|订单价格|订单总")
 _PRICE_WORDS = re.compile(r"\b(?:prices?|costs?|priced|spend(?:ing)?|amount|expenses?|budget)\b|价格|价钱|费用|金额|花费|售价|元")
+
+
+_PER_HEAD = re.compile(r"\b(?:per (?:person|head|capita|guest)|each|apiece|average|on average)\b|人均|每人|每位|平均")
+_BUDGET = re.compile(r"\bbudget\b|预算")
+_BUDGET_LEAD = re.compile(r"^(?:(?:be |have |has |is |set |kept |stay |remain )*(?:within |under |inside )?(?:a |an |the |its |their )?"
+                          r"(?:total |overall |maximum )?budget (?:of |is |at )?|(?:的)?(?:总)?预算(?:为|是|在)?)")
+_PRICE_TAIL = re.compile(r"(?:'s)?\s*(?:price|cost)$|的?(?:价格|价钱|售价)$")
+
+
+def _goods_priced(subject: str, ctx: ItemContext) -> bool:
+    """"下单的蛋糕价格", "the cake's price": the price of goods the catalogue sells (or a product head)."""
+    m = _PRICE_TAIL.search(subject)
+    if m is None:
+        return False
+    rest = subject[:m.start()].strip()
+    bought = re.match(r"^(?:the )?(?:ordered|purchased|bought) |^(?:下单|订购|购买|所点)的", rest) is not None
+    rest = re.sub(r"^(?:the |a |an )?(?:ordered |purchased |bought |selected |chosen )?|^(?:下单|订购|购买|选择|所选|所点)的?", "",
+                  rest)
+    rest = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$", "", rest).strip()
+    if not rest or re.search(r"订单|\border\b", rest) or _head_class(rest) == "place":
+        return False
+    # "下单的蛋糕": what was ordered is goods, whatever the noun
+    return bought or _head_class(rest) == "product" or _found(rest, ctx, "product")
 
 
 def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
@@ -115,24 +143,31 @@ def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSp
         return None
     if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)):
         raise _Unclear
+    if _PER_HEAD.search(text):
+        raise _Unclear  # per person: the share of each, not the total nor a unit price
     zh = _is_zh(text)
     p = _cut_purpose(pred).strip()
+    budget = bool(_BUDGET.search(subject) or _BUDGET.search(p))
+    if budget:  # "a budget of 150 yuan", "预算150元": a cap on what is spent
+        p = _BUDGET_LEAD.sub("", p).strip()
     if zh:
         p = re.sub(r"^(?:的)?(?:价格|总价格|总价|价钱|金额|费用|售价)(?:应)?", "", p)
     else:
-        p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at |kept |controlled |set |"
+        p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at (?!most|least)|kept |controlled |set |"
                    r"amount to |come to |sum to )+", "", p)
     if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", subject):
         raise _Unclear  # a sum over several orders
     scope: str
-    if _TOTAL_WORDS.search(subject) or _TOTAL_WORDS.search(pred):
+    if _TOTAL_WORDS.search(subject) or _TOTAL_WORDS.search(pred) or budget:
         scope = "total"
+    elif re.search(r"单价|\bunit price\b", subject):
+        scope = "unit"
     elif _UNIT_WORDS.search(subject):
         scope = "unit"
     elif re.search(r"\borders?\b|订单", subject):
         scope = "total"
-    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product":
-        scope = "unit"  # "the price of the noodles", "the tea should cost ..."
+    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product" or _goods_priced(subject, ctx):
+        scope = "unit"  # "the price of the noodles", "the tea should cost ...", "下单的蛋糕价格"
     else:
         raise _Unclear
     for rel, rx in (_PRICE_ZH if zh else _PRICE_EN):
@@ -151,6 +186,8 @@ def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSp
             if neg or nums[0] > nums[1]:
                 raise _Unclear
             return PriceSpec(scope=scope, low=nums[0], high=nums[1])  # type: ignore[arg-type]
+        if rel == "==" and budget and not neg:
+            return PriceSpec(scope=scope, high=nums[0])  # type: ignore[arg-type]
         if rel == "==":
             if neg:
                 raise _Unclear

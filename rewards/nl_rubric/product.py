@@ -61,9 +61,9 @@ from typing import Any, Literal
 
 from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
 from .note import contradicts
-from .place import StoreSpec, _store_item
+from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
-from .text import _NUM_RE, _NUMBER_WORDS, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
+from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
 from .world import (
     _GENERIC_GOODS,
     ItemContext,
@@ -91,6 +91,7 @@ class FeatureSpec(_Spec):
     phrases: list[str]
     negated: bool = False
     option_only: bool = False
+    some: bool = False  # "include one room-temperature item": one line is enough, not every line
 
 
 def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
@@ -102,6 +103,9 @@ def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
         return False  # a note saying "extra spicy" where the item asks for mild
     bound = [x for x in lines if _offers(x, spec.phrases)]
+    if spec.some:  # one line has it: chosen where offered, else in its name or tags
+        return any(_chose(x, spec.phrases) if x in bound else not spec.option_only and _line_has(x, spec.phrases)
+                   for x in lines)
     if bound:  # an option the product offers: every such line must have chosen it
         return all(_chose(x, spec.phrases) for x in bound)
     return not spec.option_only and any(_line_has(x, spec.phrases) for x in lines)
@@ -119,26 +123,34 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
-    r"be made (?:of|with) |be in |be of )")
+    r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种)$")
-_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food) (?:that (?:are|is|have|has|"
-                              r"contain|contains|include) |with (?:an? |the )?|of )")
+_GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
+                              r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
+                              r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
+                              r"containing |including |featuring |of )")
 _AND = re.compile(r"\s+and\s+|、|和|以及|及")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 
 def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = x.strip(" '\"“”,，.。")
-    x = re.sub(r"^(?:for |of |with )?(?:a |an |the )?(?:'|\")?", "", x).strip(" '\"“”")
+    x = re.sub(r"^(?:for |of |with )?(?:a |an |the |any |one |a single )?(?:'|\")?", "", x).strip(" '\"“”")
     if zh:
         x = re.sub(r"^(?:的)", "", x)
+        x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
+        x = re.sub(r"^(?:任何|任意)", "", x)
+        x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
     x = _GENERIC_HEAD_EN.sub("", x)
+    x = re.sub(r"^(?:items?|products?|anything|something) (?:related to|relating to) ", "", x)
+    x = re.sub(r"^related to ", "", x)
+    x = re.sub(r"(?<=[a-z0-9])[- ]related(?= |$)", "", x)  # "gardenia-related flavors": gardenia
     return x
 
 
@@ -169,7 +181,8 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
 
 
 _ZH_ONE_CHAR_OPTIONS = frozenset({"热", "冰", "温"})
-_CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)杯$|^(?:small|medium|large|extra large|regular) (?:cup|size)$")
+_CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)(?:杯|份|碗|号)$|^(?:small|medium|large|extra[- ]large|regular|standard) "
+                       r"(?:cup|size|portion|bowl|serving)s?$|^(?:small|medium|large|extra[- ]large)$")
 
 
 def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
@@ -186,10 +199,13 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
         raise _Unclear
     scopes = [scope] if scope else ["product", "place"]
     found_in: list[tuple[str, list[str]]] = []
+    noun = alts[-1].split()[-1] if not zh and len(alts) > 1 and len(alts[-1].split()) > 1 else ""
     for sc in scopes:
         chosen = []
         for alt in alts:
-            hit = next((v for v in _variants(alt, zh, head) if _found(v, ctx, sc)), None)
+            # "large or extra-large cups": "large cups" before "large"
+            tries = ([f"{alt} {noun}"] if noun and " " not in alt else []) + _variants(alt, zh, head)
+            hit = next((v for v in tries if _found(v, ctx, sc)), None)
             if hit is None:
                 if len(alts) > 1 and _CUP_SIZE.match(alt):
                     continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered
@@ -205,6 +221,7 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
 
 _ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
 _ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
+_ZH_ATTR_OF = re.compile(r"^(?P<x>.{2,}?)(?:的)?(?:属性|口味|规格|温度|甜度|辣度|类型|风味|选项)的[^的]{1,6}$")
 _ZH_HAVING = re.compile(r"^(?:带有|含有|具有)(?P<x>[^的]{2,})的(?:商品|产品|菜品|饮品)$")
 _ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
 
@@ -212,7 +229,7 @@ _ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
 def _zh_bought_at(p: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
     """"在<place>购买X" / "从<place>订购X": the store, and "选择X" (the product, read as a feature);
     (None, p) when the text names no place before such a verb."""
-    start = re.match(r"^(?:在|从|到)", p)
+    start = re.match(r"^(?:重新)?(?:在|从|到)", p)
     if start is None:
         return None, p
     for k, vm in enumerate(_ZH_BOUGHT.finditer(p, start.end())):
@@ -247,12 +264,62 @@ def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec
     return None, value
 
 
+# a second predicate of the same subject: "..., and should have X", "...，且不含X", "...，应选择X"
+_SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|cannot|should never|must never)|should|must|"
+                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid) ))(?P<rest>.+)$")
+_SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|(?=选择|避免|不要))"
+                        r"(?P<rest>.+)$")
+_ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
+# after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
+_TRAIL_EN = re.compile(r",\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
+                       r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
+                       r"is allowed|are fine|is fine|are ok|is ok)\b.*$")
+_TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可以|可).*$")
+
+
 def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
-    """The parts a feature item asks for: the feature, and a store or a count said with it."""
+    """The parts a feature item asks for: the feature, and a store or a count said with it; a
+    second predicate of the same subject ("..., and should have X", "...，且不含X") is read too. An
+    exclusion (a negated predicate) the catalogue cannot tell is left out, the demand kept."""
     if not (ctx.places or ctx.products):
         return None
     zh = _is_zh(subject + pred)
+    sm = (_SECOND_ZH if zh else _SECOND_EN).search(pred)
+    if sm is None:
+        return _one_feature(subject, neg, pred, ctx)
+    rest = sm.group("rest").strip(" ,，")
+    if zh:
+        nm = _ZH_NEG_START.match(rest)
+        neg2, rest = (True, rest[nm.end():]) if nm else (False, rest)
+        if nm and not _FEATURE_VERBS_ZH.match(rest):
+            rest = "选择" + rest  # "避免油炸类": not "选择油炸类"
+    else:
+        neg2 = sm.group("neg") is not None
+        for word in ("not ", "never "):
+            if rest.startswith(word):
+                neg2, rest = True, rest[len(word):]
+        if rest.startswith("avoid "):
+            neg2, rest = not neg2, "select " + rest[len("avoid "):]
+    parts: list[Any] = []
+    for n, text in ((neg, pred[:sm.start()]), (neg2, rest)):
+        try:
+            parts += _one_feature(subject, n, text, ctx) or []
+        except _Unclear:
+            if not n:
+                raise  # a demand not read: the item is the judge's
+    if not parts:
+        raise _Unclear
+    return parts
+
+
+def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
+    zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
+    p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
+    if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
+        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
+        if nm and not _found(p, ctx, "product"):
+            neg, p = not neg, "含有" + p[nm.end():]
     if zh and re.search(r"等", p):
         raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
     example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
@@ -272,6 +339,9 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     if m is None:
         raise _Unclear
     value = p[m.end():]
+    # "include one X item", "包含一杯X的商品": some line has X, not every line
+    some = not neg and re.match(r"^(?:include|includes|contain|contains|have|has|包含|含有|有)", m.group("v")) is not None \
+        and re.match(r"^(?:one|a single|1) \S+ |^(?:一|1)(?:杯|份|个|款|种|件|盒|碗).", value) is not None
     head_class = _head_class(subject)
     words = re.findall(r"[a-z]+", re.split(r"\b(?:at|from|in|for|of|to|with|by|on)\b", subject, maxsplit=1)[0])
     head = next((w for w in reversed(words) if w not in _PARTICIPLES), "")
@@ -293,6 +363,8 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
             store_part, value = _zh_place_prefix(value, neg, ctx)
             if not neg:  # "带有麻酱口味的商品": the value is what the product has
                 value = _ZH_HAVING.sub(r"\g<x>", value)
+            if not _found(value, ctx, "product"):  # "无奶属性的咖啡": the value of the attribute
+                value = _ZH_ATTR_OF.sub(r"\g<x>", value)
         if at_store is not None:
             if store_part is not None or head_class == "place":
                 raise _Unclear
@@ -304,7 +376,8 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     parts: list[Any] = [store_part] if store_part is not None else []
     if store_part is not None and not value:
         return [store_part]  # "X的商品": the store is all it asks
-    if fm and _places_named(fm.group("where"), ctx, chain=True):
+    if fm and (_places_named(fm.group("where"), ctx, chain=True)
+               or _places_named(_PLACE_SUFFIX.sub("", fm.group("where")), ctx, chain=True)):
         store = _store_item(subject, False, "from " + fm.group("where"), ctx)
         if store is None or neg:
             raise _Unclear
@@ -312,6 +385,12 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
         value = _clean_value(fm.group("what"), zh, head)
         if _stem(value.split()[-1]) in _GENERIC_GOODS and len(value.split()) <= 2:
             return [store]  # "select products from X": the store is all it asks
+        named = {_stem(w) for w in re.findall(r"[a-z]+", store.name)}
+        if {_stem(w) for w in re.findall(r"[a-z]+", value)} - _PHRASE_STOP - {"food", "dish", "item", "product"} <= named:
+            try:
+                _resolve_phrase(value, zh, head_class, head, ctx)
+            except _Unclear:
+                return [store]  # "boiled and deep-fried food from Sister Xu's Boiled and Deep-fried": what it sells
     option = bool(_OPTION_WORDS.search(f"{subject} {pred}"))
     soft = bool(_SOFT_OPTION_WORDS.search(f"{subject} {pred}"))
 
@@ -325,12 +404,32 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
             if option:
                 raise
             scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
+        one = some and not negated and scope != "place"
         if scope == "option":
-            return FeatureSpec(scope="product", phrases=alts, negated=negated, option_only=True)
-        return FeatureSpec(scope=scope, phrases=alts, negated=negated)  # type: ignore[arg-type]
+            return FeatureSpec(scope="product", phrases=alts, negated=negated, option_only=True, some=one)
+        return FeatureSpec(scope=scope, phrases=alts, negated=negated, some=one)  # type: ignore[arg-type]
+
+    def excluded(text: str) -> FeatureSpec:
+        """A negated value: its alternatives the catalogue holds ("not large or extra-large cups"
+        where nothing comes extra-large: not large); none found: ``_Unclear``."""
+        try:
+            return feature(text, True)
+        except _Unclear:
+            alts = [a for a in _OR.split(text) if a.strip()]
+            if len(alts) < 2:
+                raise
+        found: list[FeatureSpec] = []
+        for alt in alts:
+            try:
+                found.append(feature(_clean_value(alt, zh, head), True))
+            except _Unclear:
+                continue
+        if not found or len({(x.scope, x.option_only) for x in found}) != 1:
+            raise _Unclear
+        return found[0].model_copy(update={"phrases": [q for x in found for q in x.phrases]})
 
     try:
-        parts.append(feature(value, neg))
+        parts.append(excluded(value) if neg else feature(value, neg))
     except _Unclear:
         if neg:
             raise  # "not X and Y": not both, or neither?
@@ -339,7 +438,10 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     if extra_neg:
         if neg:
             raise _Unclear
-        parts.append(feature(_clean_value(extra_neg, zh, head), True))
+        try:
+            parts.append(excluded(_clean_value(extra_neg, zh, head)))
+        except _Unclear:
+            pass  # "hot, not cold" where nothing is called cold: the demand says it all
     if count_n is not None:
         goods = [x for x in parts if isinstance(x, FeatureSpec)]
         if len(goods) != 1 or goods[0].scope != "product" or goods[0].negated or goods[0].option_only \
@@ -388,9 +490,9 @@ def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
         g = m.groupdict()
         n = 1 if g.get("one") else 2 if g.get("two") else int(_NUMBER_WORDS.get(g["n"] or "", g["n"] or "0"))
         words = {1: ["1 person", "single portion", "single serving", "individual"], 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
+    found = [w for w in words if _found(w, ctx, "product")]  # any product for that many: "Two People"
     if _found(t, ctx, "product"):
-        return [t]
-    found = [w for w in words if _found(w, ctx, "product")]
+        return [t, *found]
     return found or None
 
 

@@ -15,7 +15,12 @@ The grammar (each reads the subject and the predicate around the modal)
     product subject "includes / contains / has N <unit>". A product named in the subject must be
     in the catalogue (``_product_phrase``; the order's goods in general name none). A negated count,
     or a count that is no number ("several"), leaves the item to the judge. A product and its count
-    said together in Chinese ("应包含X，数量为2份") are read with the product (``product.py``).
+    said together in Chinese ("应包含X，数量为2份") are read with the product (``product.py``); in English
+    ("include X, quantity (of) 2", "include X with a quantity of 2 cups") and as a count before the
+    product ("include 2 X", "包含2份X") here (``_named_count``): X must be a product the catalogue sells
+    (not only an option: "一杯去冰的饮品" is the product reader's), one product ("two different X", "各",
+    "each" leave it to the judge; "a single person package" is a serving size). "The quantity of <place>
+    products" counts the order's goods.
 
 Examples
     "The number of guests for the dinner reservation should be 6"
@@ -103,7 +108,9 @@ def _product_phrase(x: str, ctx: ItemContext) -> str:
     x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$", "", x)
     if not x or _stem(x.split()[-1]) in _GENERIC_GOODS and len(x.split()) == 1 or x in _GENERIC_GOODS:
         return ""
-    for cand in (x, re.sub(r"\s+(?:items?|products?|dishes|goods)$", "", x)):
+    if _stem(x.split()[-1]) in _GENERIC_GOODS and _head_class(" ".join(x.split()[:-1])) == "place":
+        return ""  # "the sports venue products": the goods of the order, named by their place
+    for cand in (x, re.sub(r"\s+(?:items?|products?|dishes|goods|orders?)$", "", x)):
         if _found(cand, ctx, "product"):
             return cand
     raise _Unclear
@@ -115,7 +122,7 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     if _is_zh(subject + p):
         m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
         if m is None:
-            return None
+            return _named_count(subject, neg, p, ctx)  # "应包含2份X"
         v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
         if v is None or neg:
             raise _Unclear
@@ -139,4 +146,44 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         if neg:
             raise _Unclear
         return CountSpec(what="items", value=int(_num(v.group(1))))
-    return None
+    return _named_count(subject, neg, p, ctx)
+
+
+# "include Stir-fried Cabbage, quantity of 1", "include X with a quantity of 2 cups": a product and how many of it
+_EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?P<x>.+?)(?:,\s*|\s+with\s+|\s+in\s+)"
+                            rf"(?:and\s+)?(?:a\s+|the\s+)?(?:quantity|count|number)(?:\s+of|\s+being|:)?\s+(?P<n>{_NUM_RE[1:-1]})"
+                            rf"(?:\s+{_COUNT_UNITS})?$")
+# "include 2 standard amusement vouchers", "包含2杯拿铁": how many of a product the catalogue sells
+_EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
+                          rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
+_ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
+_SEVERAL = re.compile(r"\b(?:different|various|distinct|kinds?|types?|each|respectively|both|at least|at most)\b|不同|各|每|分别|种")
+
+
+def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec | None:
+    zh = _is_zh(subject + p)
+    then = None if zh else _EN_THEN_COUNT.match(p)
+    m = _ZH_COUNT_OF.match(p) if zh else then or _EN_COUNT_OF.match(p)
+    if m is None:
+        return None
+    x, n = m.group("x").strip(" ,，"), m.group("n")
+    if zh:
+        x = re.sub(r"(?:的)?(?:商品|菜品|产品|饮品)$", "", x)
+    elif then is None:
+        x = re.sub(r"\s+(?:for|to|from|at|in)\s+.+$", "", x)  # "2 lattes for the team"
+    if n in ("single", "a single") or re.match(r"(?:person|people|persons|pax|serving|portion|size|adult|child)", x) \
+            or re.search(r"\b(?:not|rather than|instead of)\b|[(（]|不是|而非", x):
+        return None  # "a single person experience package": a serving size, the product reader's
+    if not x or _SEVERAL.search(x):
+        raise _Unclear  # "two different cocktails", "5 cups of each": several products at once
+    try:
+        phrase = _product_phrase(x, ctx)
+    except _Unclear:  # not a product the catalogue sells ("one set meal and one drink"): another reader's
+        return None
+    if not phrase or _found(phrase, ctx, "option"):
+        # "include 2 items": the order's goods in general (read above, or the judge's); "一杯去冰的饮品": an
+        # option, the product reader's
+        return None
+    if neg:
+        raise _Unclear
+    return CountSpec(what="items", value=int(_num(n)), phrase=phrase)

@@ -14,8 +14,8 @@ and it never raises)
        所以 / 因此", split into clauses, each cut at its first purpose marker.
     3. subject: only clauses that name the time bounded count: a delivery ("delivery time",
        "delivered", "送达", "配送时间"), a visit ("reservation / appointment time", "the booking
-       must be for ...", "booked around ...", "预约时间", "到店"), or an arrival ("arrive", "到达":
-       the loader decides which). A clause without a subject right after one continues it ("deliver
+       must be for ...", "booked around ...", "the appointment must be no later than ...", "预约时间",
+       "到店", "预约最晚..."), or an arrival ("arrive", "到达": the loader decides which). A clause without a subject right after one continues it ("deliver
        tomorrow, at 6 pm"). An item with no subject clause, or naming both a delivery and a visit, is
        no time item ("the tour lasts 3 hours", "opened before 2010").
     4. tokens: dates (2025-07-04, 2025年7月4日, 7月4日, July 4(, 2025), 4 July), relative days (today,
@@ -24,14 +24,17 @@ and it never raises)
        半小时, 40分钟), qualifiers, range connectors (and, to, -, 至, 到) and "as soon as possible". A
        date and a clock side by side ("19:00 on 2025-07-04", "2025年7月4日19点", "明天上午10:00")
        are one point in time.
-    5. constraints: a point with the qualifier next to it ("before 19:00", "19:00左右", "不晚于...";
-       none means exact), or a range "A and/to/-/至 B" (its own "between", "之间", "时间段内", even
-       "around", only confirm it). A clock without a date takes its range partner's date, else the
+    5. constraints: a point with the qualifier next to it ("before 19:00", "19:00左右", "不晚于...",
+       "不超过14:00"; none means exact), or "before / after" far from it across an event ("before the
+       meeting starts at 19:00", "在19:00的会议开始之前"; "by" never: "by the rider at 7" is exact), or
+       a range "A and/to/-/至 B" (its own "between", "之间", "时间段内", even "around", only confirm it). A clock without a date takes its range partner's date, else the
        item's only date, else today's or tomorrow's (see ``UNDATED_GRACE_MIN``); several dates with an
        undated clock are ambiguous. Without a point in time: "within <duration>", else "as soon as
        possible"; a lone date ("on July 4") bounds that whole day.
     6. one window: equal constraints merge; a range and an "around"/exact point inside it give the
-       range ("20:00左右，即19:45到20:15之间"); "after A" with "before B" give [A, B]; anything else
+       range ("20:00左右，即19:45到20:15之间"); "after A" with "before B" give [A, B]; a point with a cap
+       ("around 12:00, not later than 14:00", "12点左右，最晚不超过2点": a bare hour after a time past noon is
+       in the afternoon) gives [T - tolerance, cap], with a floor [floor, T + tolerance]; anything else
        (two different times, "之间" with one time, "not around noon") is ambiguous: None.
 
 Examples (now = 2025-07-04 10:00)
@@ -186,6 +189,10 @@ _SUBJ_VISIT = re.compile(
     r"(?:a |an |the )?(?:[a-z'-]{1,20} ){0,3}(?:reservation|appointment|booking|table|visit|seat)s?\b"
     r"|\b(?:reservations?|appointments?|bookings?)\b (?:should|must|needs? to|has to|will) be (?:made )?(?:for|at|on)\b"
     r"|\b(?:book|booked|scheduled) (?:for|at|on|around|about)\b(?! (?:the )?deliver)"
+    # "the spa appointment must be no later than 4 pm": the visit itself bounded
+    r"|\b(?:reservations?|appointments?|bookings?|visits?)\b (?:should|must|needs? to|has to|is to|will|shall) "
+    r"(?:not )?(?:be|take place|start|begin)\b"
+    r"|(?:预约|预订|预定|订座)(?:应该|应当|应|必须|需要|需|要)?(?=最晚|最迟|最早|不晚于|不早于|不迟于|早于|晚于)"
     r"|预约时间|预订时间|预定时间|到店时间|订座时间|就餐时间|预约日期|预订日期|预约的时间|预订的时间|到店"
     r"|(?:预约|预订|预定|订座)(?:在|于)"
 )
@@ -263,6 +270,8 @@ _QUALS: dict[str, tuple[str, str]] = {
     "时间范围内": ("range", "post"), "范围内": ("range", "post"), "区间内": ("range", "post"),
     "期间": ("range", "post"), "以内": ("within", "post"), "之内": ("within", "post"), "内": ("within", "post"),
 }
+# "不超过 14:00": before a time of day (not a duration), a cap
+_CAP_WORDS = frozenset({"不超过", "no more than"})
 _CONNS = ("and", "to", "through", "-", "–", "—", "~", "至", "到")
 # a qualifier said negatively ("should not be later than", "不能晚于") means the opposite bound
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever)(?: be)? $|(?:不|不能|不要|不得|不可|不应|不会|别|勿|没有)$")
@@ -304,6 +313,12 @@ _GLUE_POINT = frozenset({"on", "at", "of", "the", "in", "的", ",", "(", ")", "�
 _GLUE_QUAL = frozenset({"at", "on", "the", "在", "于", "是", "为", "of"})
 _GLUE_RANGE = frozenset({"the", "on", "at", "("})
 _GAP_WORD = re.compile(r"[a-z']{1,30}|\S")
+# an event between a far bound word and its time: "(before) the meeting starts at (19:00)", "(19:00)的会议开始(之前)"
+_FAR_QUALS = frozenset({"before", "after", "prior to", "之前", "以前", "前", "之后", "以后", "后"})
+_FAR_GAP_EN = re.compile(r" (?:the |a |an |my |his |her |their |our |your |the user's )?(?:(?!(?:not|no|or|and|than|but|"
+                         r"later|earlier|delivered|deliver|by|until|around|about)\b)[a-z'-]{2,20} ){1,4}(?:at|on) ")
+_FAR_GAP_ZH = re.compile(r"的?[\u4e00-\u9fff]{0,6}(?:会议|聚会|派对|活动|演出|比赛|课程|航班|电影|开始|开场|结束|举行|出发|起飞|"
+                         r"开席|到来|离开|下班|上班|放学|散场)")
 _ZH_CLOCK_CONTEXT = "半分钟前后左之以到至-~点"
 
 
@@ -482,7 +497,14 @@ def _qual_at(text: str, seq: list[_Tok | _Point], i: int, side: str) -> str | No
     if where not in (side, "both"):
         return None
     gap = text[q.end:seq[i].start] if side == "pre" else text[seq[i].end:q.start]
-    return cls if _glue(gap, _GLUE_QUAL) else None
+    if _glue(gap, _GLUE_QUAL):
+        return cls
+    # "before the meeting starts at 19:00", "在19:00的会议开始之前": the bound word far from its time,
+    # an event between them (only "before / after" and their Chinese forms: "by the rider at 7" is no bound)
+    word = text[q.start:q.end]
+    if cls in ("before", "after") and word in _FAR_QUALS and (_FAR_GAP_EN if side == "pre" else _FAR_GAP_ZH).fullmatch(gap):
+        return cls
+    return None
 
 
 def _offset_by(text: str, seq: list[_Tok | _Point], j: int, q: int) -> bool:
@@ -531,6 +553,8 @@ def _constraints(text: str, seq: list[_Tok | _Point]) -> list[_Constraint]:
             raise _Ambiguous  # "30 minutes before 18:00" is 17:30, no bound
         quals = {q for q in (pre, post) if q is not None}
         quals = {"before" if q == "until" else q for q in quals}
+        if pre == "within" and x.clock is not None and text[seq[i - 1].start:seq[i - 1].end] in _CAP_WORDS:
+            quals = (quals - {"within"}) | {"before"}  # "最晚不超过2点", "不超过14:00": a cap on a time of day
         if len(quals) > 1 or quals & {"range", "within", "negated"}:
             raise _Ambiguous  # "之间" with one time, "within 12:00", "before ... 之后", "not around"
         rel = quals.pop() if quals else "exact"
@@ -586,6 +610,11 @@ def _clock_of(p: _Point) -> tuple[time, int]:
     return time(h, m, s), 0
 
 
+def _bare_hour(p: _Point) -> bool:
+    """A clock of 1 to 11 o'clock said without am / pm or a part of the day ("2点", "2:00")."""
+    return p.clock is not None and p.clock[3] is None and p.period is None and 1 <= p.clock[0] <= 11
+
+
 def _resolve(p: _Point, now: datetime, day: date | None) -> datetime:
     clock, extra = _clock_of(p)
     if day is None:
@@ -617,6 +646,9 @@ def _windows(cons: list[_Constraint], now: datetime) -> list[tuple[str, datetime
             d = only_day
         return d
 
+    # the hours past noon of the item's points (at most 12 values): a bare cap after one is in the afternoon
+    noon_on = {h for c in cons if c.rel in ("around", "exact", "after") and c.a.clock is not None
+               for h in (_clock_of(c.a)[0].hour,) if h >= 12}
     out: list[tuple[str, datetime | None, datetime | None]] = []
     for c in cons:
         if c.rel.startswith("day-"):
@@ -649,6 +681,8 @@ def _windows(cons: list[_Constraint], now: datetime) -> list[tuple[str, datetime
                 raise _Ambiguous
             out.append(("between", a, b))
             continue
+        if c.rel == "before" and _bare_hour(c.a) and any(c.a.clock[0] < h < c.a.clock[0] + 12 for h in noon_on):  # type: ignore[index]
+            c.a.period = "pm"  # "12点左右，最晚不超过2点": the cap after a time past noon is in the afternoon
         t = _resolve(c.a, now, day_for(c.a))
         if c.rel in ("around", "exact"):
             out.append((c.rel, t, t))
@@ -675,6 +709,15 @@ def _merge(wins: list[tuple[str, datetime | None, datetime | None]]) -> tuple[st
     afters = [w for w in uniq if w[0] == "after"]
     if len(befores) == 1 and len(afters) == 1 and len(uniq) == 2 and afters[0][1] <= befores[0][2]:  # type: ignore[operator]
         return ("between", afters[0][1], befores[0][2])
+    if len(points) == 1 and len(uniq) == 2 and len(befores) + len(afters) == 1:
+        # "around 12:00, not later than 14:00": from the point's earliest accepted time up to the bound
+        # (or from the bound up to its latest): only what one of the two rules out is rejected
+        rel, t, _ = points[0]
+        tol = timedelta(minutes=TOLERANCE_MIN[rel])
+        if befores and t <= befores[0][2]:  # type: ignore[operator]
+            return ("between", t - tol, max(befores[0][2], t))  # type: ignore[type-var,operator]
+        if afters and afters[0][1] <= t:  # type: ignore[operator]
+            return ("between", afters[0][1], t + tol)
     raise _Ambiguous
 
 

@@ -20,6 +20,21 @@ COMPILES: list[tuple[str, str, str, Any]] = [
     ("base", "面条订单的总价格应控制在80元以内", "price", lambda s: (s.scope, s.high) == ("total", 80.0)),
     ("base", "下单的商品价格应高于25元", "price", lambda s: (s.scope, s.low, s.low_strict) == ("unit", 25.0, True)),
     ("base", "面条订单的总价应在50元左右", "price", lambda s: (s.low, s.high) == (45.0, 55.0)),
+    # budgets and whole-order limits are caps on the total, with or without a modal
+    ("base", "The noodle order's budget is 120 yuan", "price", lambda s: (s.scope, s.low, s.high) == ("total", None, 120.0)),
+    ("base", "The lunch order should stay within a budget of 90 yuan", "price", lambda s: (s.scope, s.high) == ("total", 90.0)),
+    ("base", "The whole order should not exceed 60 yuan (60 yuan inclusive)", "price", lambda s: (s.scope, s.high, s.high_strict) == ("total", 60.0, False)),
+    ("base", "整单不超过150元", "price", lambda s: (s.scope, s.high, s.high_strict) == ("total", 150.0, False)),
+    ("base", "面条订单预算为100元", "price", lambda s: (s.scope, s.low, s.high) == ("total", None, 100.0)),
+    # a unit price: what was ordered, named by any noun, or a unit price said so
+    ("base", "下单的牛肉面价格应在20到35元之间", "price", lambda s: (s.scope, s.low, s.high) == ("unit", 20.0, 35.0)),
+    ("base", "所点的面条价格在20到35元之间", "price", lambda s: (s.scope, s.low, s.high) == ("unit", 20.0, 35.0)),
+    ("base", "The ordered soup's price should be between 10 and 20 yuan", "price", lambda s: (s.scope, s.low, s.high) == ("unit", 10.0, 20.0)),
+    ("base", "The Jasmine Tea price should be under 15 yuan", "price", lambda s: (s.scope, s.high, s.high_strict) == ("unit", 15.0, True)),
+    ("base", "商品单价不低于10元", "price", lambda s: (s.scope, s.low) == ("unit", 10.0)),
+    # a reason before the requirement, in the same sentence
+    ("base", "Since the user usually spends about 30 yuan, the price of the noodles should be at most 35 yuan", "price", lambda s: (s.scope, s.high) == ("unit", 35.0)),
+    ("base", "由于用户平时消费约30元，下单的商品价格应不超过35元", "price", lambda s: (s.scope, s.high) == ("unit", 35.0)),
 ]
 
 
@@ -31,6 +46,9 @@ def test_price_items_compile(world: str, text: str, kind: str, check: Any) -> No
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "The total cost of all orders cannot exceed 200 yuan"),  # a sum over orders
     ("base", "The price per person should be 50 yuan"),
+    ("base", "人均不超过80元"),  # per head: neither the total nor a unit price
+    ("base", "The average spend per guest must not exceed 90 yuan"),
+    ("base", "下单的店铺价格应在20到35元之间"),  # the price of a place
 ]
 
 

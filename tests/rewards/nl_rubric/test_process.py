@@ -21,7 +21,21 @@ COMPILES: list[tuple[str, str, str, Any]] = [
      "House; the restaurant must be Noodle House", "all_of", lambda s: "get_user_historical_behaviors" in s.parts[0].tools
      and "delivery_store_search_recommend" not in s.parts[0].tools and s.parts[1].place_ids == ["S1"]),
     ("base", "Should check the date of Mother's Day; the order should be from Tea Corner", "all_of", lambda s: set(s.parts[0].tools) == {"get_holiday_date", "get_date_holiday_info"}),
+    # a look-up of a service near an address (address commas inside); a passive demand; premise: conclusion
+    ("base", "Should check whether there is a bike repair service within 800m of 12 Noodle Street, Dalian", "process",
+     lambda s: "get_nearby" in s.tools and "delivery_store_search_recommend" in s.tools),
+    ("base", "The user's order history must be checked first", "process", lambda s: "get_user_historical_behaviors" in s.tools),
+    ("base", "The user's historical behaviour should be queried", "process", lambda s: s.tools == ["get_user_historical_behaviors"]),
+    ("base", "需要查看用户的历史行为", "process", lambda s: s.tools == ["get_user_historical_behaviors"]),
+    ("base", "Need to check the user's past orders: the usual shop is Tea Corner. Since it is open, the price of the "
+     "Jasmine Tea should be at most 15 yuan", "all_of", lambda s: "get_user_all_orders" in s.parts[0].tools
+     and "delivery_store_search_recommend" not in s.parts[0].tools and s.parts[1].high == 15.0),
 ]
+
+
+def test_passive_demands_name_a_look_up() -> None:
+    """"The order should be confirmed" asks for no look-up: it stays with the judge."""
+    assert K("The order should be confirmed") is None
 
 
 @pytest.mark.parametrize(("world", "text", "kind", "check"), COMPILES)

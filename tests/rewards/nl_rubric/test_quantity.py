@@ -22,6 +22,15 @@ COMPILES: list[tuple[str, str, str, Any]] = [
     # counts of the whole order, and of one product named with it
     ("zh", "夜宵订单的商品总数量应为3个", "count", lambda s: (s.value, s.phrase) == (3, "")),
     ("zh", "下单商品的数量应为4份", "count", lambda s: (s.value, s.phrase) == (4, "")),
+    # a product the catalogue sells and how many of it
+    ("base", "The noodle order should include Beef Noodles, quantity 2", "count", lambda s: (s.value, s.phrase) == (2, "beef noodles")),
+    ("base", "The noodle order should include Veggie Noodles with a quantity of 1 bowl", "count", lambda s: (s.value, s.phrase) == (1, "veggie noodles")),
+    ("more", "The bar order must include 3 Ginger Colas", "count", lambda s: (s.value, s.phrase) == (3, "ginger colas")),
+    ("base", "The order should contain two cups of Jasmine Tea", "count", lambda s: (s.value, s.phrase) == (2, "jasmine tea")),
+    ("zh", "订单应包含2份葱油拌面", "count", lambda s: (s.value, s.phrase) == (2, "葱油拌面")),
+    # the goods of the order named by their place, or by an order of a product
+    ("more", "The quantity of hotpot restaurant products ordered should be 1", "count", lambda s: (s.value, s.phrase) == (1, "")),
+    ("base", "The quantity of the Beef Noodles order should be 2 portions", "count", lambda s: (s.value, s.phrase) == (2, "beef noodles")),
 ]
 
 
@@ -32,6 +41,8 @@ def test_quantity_items_compile(world: str, text: str, kind: str, check: Any) ->
 
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "The number of people for the reservation should be several"),
+    ("base", "The tea order should include two different teas"),  # several products at once
+    ("base", "The noodle order should include 2 bowls of each noodle"),
 ]
 
 

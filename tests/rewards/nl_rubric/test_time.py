@@ -57,6 +57,22 @@ CASES: list[tuple[str, str, str, str | None, str | None]] = [
     ("Breakfast orders should arrive before 8:00 tomorrow", "arrival", "before", None, "2025-06-22 08:00"),
     ("The order should be delivered after 18:00 but before 19:00", "delivery", "between",
      "2025-06-21 18:00", "2025-06-21 19:00"),
+    # compound bounds: a point and a cap (or a floor) accept from the point's earliest up to the cap
+    ("Lunch should be delivered around 12:15, and not later than 13:30", "delivery", "between",
+     "2025-06-21 12:00", "2025-06-21 13:30"),
+    ("午饭12点半左右送达，最晚不超过1点", "delivery", "between", "2025-06-21 12:15", "2025-06-21 13:00"),
+    ("晚餐送达时间不超过19:30", "delivery", "before", None, "2025-06-21 19:30"),
+    ("The snacks should arrive no earlier than 15:00, at about 15:30", "arrival", "between",
+     "2025-06-21 15:00", "2025-06-21 15:45"),
+    # the bound word far from its time, an event between them
+    ("Deliver the salad before the yoga class starts at 18:30", "delivery", "before", None, "2025-06-21 18:30"),
+    ("The cake should be delivered after the concert ends at 21:00", "delivery", "after", "2025-06-21 21:00", None),
+    ("蛋糕应在20:00的聚会开始之前送达", "delivery", "before", None, "2025-06-21 20:00"),
+    ("The order should be delivered by the courier at 18:00", "delivery", "exact",  # "by" far from it: no bound
+     "2025-06-21 18:00", "2025-06-21 18:00"),
+    # a visit bounded without "appointment time"
+    ("The massage appointment must be no later than 5 pm tomorrow", "visit", "before", None, "2025-06-22 17:00"),
+    ("理发预约最晚不超过明天上午11点", "visit", "before", None, "2025-06-22 11:00"),
     ("The booking time for the hot pot restaurant should be 2025-06-22 19:00", "visit", "exact",
      "2025-06-22 19:00", "2025-06-22 19:00"),
     ("The appointment date at the spa should be June 23, 2025 at 10:30 AM", "visit", "exact",
@@ -137,6 +153,7 @@ def test_as_soon_as_possible(text: str) -> None:
         "The delivery time should be around 12:00 or 18:00",  # two different times
         "送达时间应在12点前，预约时间应在18点",  # a delivery and a visit
         "The order should be delivered 30 minutes before 18:00",  # 17:30, not a bound
+        "The order should be delivered before 18:00 or after the meeting at 20:00",  # two bounds, no window
         "The delivery should not be around noon",
         "deliver on 2025-02-30 at 12:00",  # no such day
         "The delivery time should be 25:00",
