@@ -596,9 +596,9 @@ def test_scorer_rejects_every_kind_of_violation(file_results, key: str, scoring:
     outs = [o for t in file_results(key, scoring).tasks for o in t.outcomes]
     for kind, (a, n) in by_kind(o for o in outs if o.variant.label == "reject").items():
         if kind in KNOWN_MISSES[scoring]:
-            # a known gap of the reader: it may miss some, never most
+            # a known gap of the reader: it may miss a few (two, or a quarter of many), never more
             print(f"{key} ({scoring}) {kind}: {a}/{n} rejected (known: {KNOWN_MISSES[scoring][kind]})")
-            assert a >= 0.75 * n, f"{kind}: {a}/{n} rejected (a known gap, but wider than before)"
+            assert n - a <= max(2, n // 4), f"{kind}: {a}/{n} rejected (a known gap, but wider than before)"
             continue
         assert a >= 0.95 * n, f"{kind}: {a}/{n} rejected"
     # an unrequested write fails the task under both scorings
