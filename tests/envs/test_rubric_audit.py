@@ -371,3 +371,15 @@ def test_an_over_large_sidecar_is_ignored(task_file: Path, monkeypatch: pytest.M
     monkeypatch.setattr(checks_file, "MAX_CHECKS_BYTES", 64)
     loaded, problems = _load(task_file)
     assert _nl_names(loaded) == set() and len(problems) == 1 and "over the 64-byte limit" in problems[0]
+
+
+def test_the_env_takes_a_sidecar_by_argument(task_file: Path, tmp_path: Path) -> None:
+    """``gymnasium.make(..., rubric_checks=PATH)``: the sidecar's check becomes a rubric item of the
+    env's task, scored by code; a missing path fails at make with the file named."""
+    other = tmp_path / "checks.json"
+    _write_sidecar(other, {"M0000001": {TEA_ITEM: TEA}})
+    env = gym.make("servicegym/Delivery-v0", tasks=str(task_file), rubric_checks=str(other))
+    task = env.unwrapped.source.get("M0000001")
+    assert {r.name for r in task.rubric if r.kind.startswith("nl_")} == {"nl_status_1"}
+    with pytest.raises(TaskFileError, match="no such rubric checks file"):
+        gym.make("servicegym/Delivery-v0", tasks=str(task_file), rubric_checks=str(tmp_path / "missing.json"))
