@@ -146,8 +146,9 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
         if m is None:
             raise _Unclear
         subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
-        if pred.startswith(("不", "避免")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
-            neg, pred = not neg, pred.removeprefix("避免").removeprefix("不")
+        if pred.startswith(("不", "避免", "避开")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
+            word = next(w for w in ("避免", "避开", "不") if pred.startswith(w))
+            neg, pred = not neg, pred[len(word):]
         return subject.strip(" ，,"), neg, pred.strip(" ，,")
     m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
     if m is None:

@@ -45,7 +45,7 @@ from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
 from .price import _price_item
 from .process import _process_demand
-from .product import _feature_item
+from .product import _feature_item, _place_kind_item
 from .quantity import _count_item, _people_item
 from .spec import AllOf, parse_spec, spec_parts, spec_target
 from .status import _status_item
@@ -202,10 +202,13 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
-    if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|both|other than|except|"
-                 r"besides|apart from|excluding)\b|相同|同一|同时|各|分别|每|人均|平均|除了|除", f"{subject} {pred}"):
+    if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
+                 r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both|other than|except|"
+                 r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",
+                 f"{subject} {pred}"):
         raise _Unclear  # about several records at once, or per head
-    for parser in (_rating_item, _distance_item, _people_item, _count_item, _price_item, _store_item, _feature_item):
+    for parser in (_rating_item, _distance_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
+                   _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
             return [_with_about(p, about) for p in (spec if isinstance(spec, list) else [spec])]
@@ -213,4 +216,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
 
 
 def _with_about(spec: Any, about: str) -> Any:
-    return spec.model_copy(update={"about": about}) if isinstance(spec, _Spec) else spec
+    """The spec with the words of what it is about (those its reader chose, where it chose them)."""
+    if not isinstance(spec, _Spec):
+        return spec
+    return spec.model_copy(update={"about": spec.about or about})

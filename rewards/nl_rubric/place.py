@@ -12,16 +12,19 @@ The grammar (each reads the predicate after the modal, ``clauses._split_modal``)
     (the) X (as the merchant)", "(是 / 为 / 来自 / 选择 / 在 / 从) X (作为商家) (下单 / 购买)": X must name a
     place of the world, exactly (case, blanks and punctuation aside), or, with a generic tail dropped
     ("X stores", "X品牌的商家", "X的商品", "X店"), the start of the names of a chain; a negative modal
-    ("cannot select X") negates it.
+    ("cannot select X", "应避开X") negates it. A description around the name is dropped when exactly one
+    reading names a place: "'X' that the user visited", "X from the user's history", "the user's usual X
+    should be selected", "用户常去的X", "X，该店铺为..."; "..., but from other vendors" restates a negation.
     rating: the subject or predicate speaks of a rating ("rating", "rated", "score", "stars", "评分",
     "星级"; words of a place's name do not count: "Star Light Bar"), and the predicate is one
     comparison with one number: "4.5 or above / at least 4.5 / higher than 4 / 4.3 (stars)",
     "4.5分及以上 / 不低于4.5 / 高于4分 / 为4.3分"; "(inclusive)" makes a strict bound inclusive; a
     negation flips it ("should not be lower than 4": >= 4); a number above ``RATING_MAX`` is no rating.
-    distance: "(be located) within N km / m (inclusive / exclusive) (radius / distance) of P", "no
+    distance: "(be located) within (M-)N km / m (inclusive / exclusive) (radius / distance) of P", "no
     more than N m from P", "the distance between A and P should be within N km", "距离P(的距离)在N公里
     以内", "在P附近N米内": P must be an address-book entry or a place's address or name (its name and
-    address pieces agree, within ``ADDRESS_TOLERANCE_M``); "closest / nearest / 最近" is a
+    address pieces agree, within ``ADDRESS_TOLERANCE_M``; an address-book entry whose room, unit and
+    building lead its compound's address locates the compound); "closest / nearest / 最近" is a
     superlative over all places, left to the judge.
 
 Examples
@@ -36,7 +39,8 @@ The specs and how they are checked against the record's place (``PlaceInfo``)
     ``StoreSpec``     the place's id is one of ``place_ids`` (``negated``: is none of them).
     ``RatingSpec``    the place's score compares with the value (``op``).
     ``DistanceSpec``  the haversine distance from the place's point to the reference is at most
-                      ``max_m`` metres (inclusive unless "(exclusive)"); a place without a point fails.
+                      ``max_m`` metres (inclusive unless "(exclusive)") and at least ``min_m`` ("within
+                      4-5 km"); a place without a point fails.
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ class DistanceSpec(_Spec):
     latitude: float
     max_m: float
     inclusive: bool = True
+    min_m: float = 0.0  # "within 4-5 km of P": and at least this far
 
 
 def store_holds(spec: StoreSpec, place: PlaceInfo) -> bool:
@@ -93,6 +98,8 @@ def distance_holds(spec: DistanceSpec, place: PlaceInfo) -> bool:
     if place.longitude is None or place.latitude is None:
         return False
     d = _haversine(place.longitude, place.latitude, spec.longitude, spec.latitude)
+    if d < spec.min_m - 1e-6:
+        return False
     return d <= spec.max_m + 1e-6 if spec.inclusive else d < spec.max_m
 
 
@@ -116,8 +123,8 @@ _ZH_STORE_TAIL = re.compile(r"^(?P<x>.{2,}?)(?:品牌|连锁店|连锁|旗下)?(
 
 
 # "avoid X and select another coffee shop", "不能来自X，应选择其他提供粽子的商家": the rest only restates the exclusion
-_ANOTHER_EN = re.compile(r",?\s+(?:and |but )?(?:instead )?(?:select|choose|pick|go with|use|order from|find) (?:another|other|a different|"
-                         r"an alternative|any other)\b.*$")
+_ANOTHER_EN = re.compile(r",?\s+(?:and |but )?(?:instead )?(?:(?:select|choose|pick|go with|use|order from|find) |(?:be )?from )"
+                         r"(?:another|other|a different|an alternative|any other)\b.*$")
 _ANOTHER_ZH = re.compile(r"[，,]?(?:而是|应|应该|并)?(?:选择|换|换成|改选)(?:其他|其它|另一|另一家|别的|另外).*$")
 # "a merchant from the X brand", "a store of X": the place named after a generic head
 _MERCHANT_OF = re.compile(r"^(?:an? |the )?(?:merchant|store|shop|restaurant|outlet|branch|vendor)(?:e?s)? (?:from|of|under|belonging to) "
@@ -132,8 +139,12 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
     p = _cut_purpose(pred).strip(" '\"“”")
     zh = _is_zh(subject + p)
     if not zh and _AS_MERCHANT.match(pred):
-        ids = _places_named(subject, ctx, chain=False)
+        ids = _places_named(subject, ctx, chain=False) or _places_named(subject, ctx, chain=True)
         return StoreSpec(place_ids=sorted(ids), name=subject, negated=neg) if ids else None
+    if not zh and re.match(r"^(?:be |should be )?(?:selected|chosen)$", p):  # "the user's usual X (branch) should be selected"
+        bare = _named_with_description(subject, zh, ctx) if not _places_named(subject, ctx, chain=False) else subject
+        ids = _places_named(bare, ctx, chain=False) if bare else []
+        return StoreSpec(place_ids=sorted(ids), name=bare, negated=neg) if ids else None
     if neg:
         p = (_ANOTHER_ZH if zh else _ANOTHER_EN).sub("", p).strip(" ,，")
     m = (_STORE_VERBS_ZH if zh else _STORE_VERBS_EN).match(p)
@@ -142,6 +153,9 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
     x = m.group("x").strip(" '\"“”")
     x = x if zh else _MERCHANT_OF.sub("", x)
     ids = _places_named(x, ctx, chain=False)
+    if not ids:  # a description around the name: "X that the user visited before", "用户常去的X", "X，该店铺为..."
+        bare = _named_with_description(x, zh, ctx)
+        ids, x = (_places_named(bare, ctx, chain=False), bare) if bare else (ids, x)
     if not ids:
         stripped = _PLACE_SUFFIX.sub("", x).strip()
         ids = _places_named(stripped, ctx, chain=True)
@@ -154,6 +168,32 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
     if not ids:
         return None
     return StoreSpec(place_ids=sorted(ids), name=x, negated=neg)
+
+
+_DESCRIBED_EN = re.compile(r"^(?P<x>.+?)['\"”]?\s+(?:that|which|who|where|the user|they|he|she|(?:from|in) (?:the user's|their|his|"
+                           r"her|the (?:order )?history))\b.*$")
+_DESCRIBED_ZH = re.compile(r"^(?P<x>.+?)[，,](?:该|这|此|即|也就是|是)[^，,]*$")
+
+
+def _named_with_description(x: str, zh: bool, ctx: ItemContext) -> str:
+    """The place's name in a value that also describes it ("'North Bath' that the user visited
+    before", "用户常去的某店", "某店，该店铺为用户之前下过单的店"): the name when exactly one
+    reading names a place, else ""."""
+    tries = []
+    m = (_DESCRIBED_ZH if zh else _DESCRIBED_EN).match(x)
+    if m:
+        tries.append(m.group("x"))
+    if not zh:  # "the user's frequently visited X": the words before the name describe it (not "the nearest X")
+        words = x.split()
+        tries += [" ".join(words[k:]) for k in range(1, min(len(words), 6))
+                  if re.fullmatch(r"[a-z' -]+", " ".join(words[:k]))
+                  and not re.search(r"\b(?:\w+est|best|other|another|different|new|not|no|except|than|near|nearby|similar|"
+                                    r"like|such|as|from|at|in|of|for|with|to|by|or|and|but|e\.g)\b", " ".join(words[:k]))]
+    if zh:
+        tries += [x[k.end():] for k in re.finditer("的", x)][:4]
+        tries += [t[k.end():] for t in tries[:1] for k in re.finditer("的", t)][:4]
+    found = [t.strip(" '\"“”‘’") for t in tries if _places_named(t.strip(" '\"“”‘’"), ctx, chain=False)]
+    return found[0] if len(set(found)) == 1 else ""
 
 
 # ----- ratings --------------------------------------------------------------------------------------
@@ -209,7 +249,7 @@ def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Rating
 _UNIT = r"(?P<unit>km|kilometers?|kilometres?|m|meters?|metres?|公里|千米|米)"
 _INC = r"(?:\s*[(（](?P<inc>inclusive|including[^)）]*|included|exclusive|not including[^)）]*|含[^)）]*|包含[^)）]*|不含[^)）]*)[)）])?"
 _DIST_EN = (
-    re.compile(rf"^(?:be )?(?:located )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
+    re.compile(rf"^(?:be )?(?:located )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?:(?P<lo>\d+(?:\.\d+)?)\s*(?:-|–|to)\s*)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
                rf"(?:\s+(?:range|radius|walking distance|distance))?{_INC.replace('inc>', 'inc2>')}\s+(?:of|from|to|away from|"
                rf"around)\s+(?P<ref>.+)$"),
     re.compile(rf"^(?:be )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"
@@ -252,6 +292,11 @@ def _word_set(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", unicodedata.normalize("NFKC", text).casefold())) - {"the", "at", "of"}
 
 
+# "Room 501, Unit 2, Building 3, <compound>, <street>": the compound's address without the room in it
+_UNIT_PREFIX = re.compile(r"^(?:(?:room|unit|building|block|tower|flat|apartment|suite|floor|\d+(?:st|nd|rd|th)? floor)"
+                          r"\s*[\w-]*\s*,\s*)+", re.IGNORECASE)
+
+
 def _locate(ref: str, ctx: ItemContext) -> tuple[float, float]:
     """The coordinates of a reference place: an address-book entry or a place's address or name
     that the reference (or its name or address piece) spells, all within ``ADDRESS_TOLERANCE_M``."""
@@ -265,7 +310,7 @@ def _locate(ref: str, ctx: ItemContext) -> tuple[float, float]:
             continue
         for addr, lon, lat in known:
             other = _word_set(addr)
-            if norm_address(addr) == key or (words and len(words & other) >= 0.85 * max(len(words), len(other))
+            if norm_address(addr) == key or norm_address(_UNIT_PREFIX.sub("", addr)) == key or (words and len(words & other) >= 0.85 * max(len(words), len(other))
                                              and {w for w in words if w.isdigit()} == {w for w in other if w.isdigit()}):
                 hits.append((lon, lat))  # type: ignore[arg-type]
         for name, lon, lat in names:
@@ -311,7 +356,10 @@ def _distance_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Dist
         if m is None:
             raise _Unclear
         inclusive = _inclusive(m)
+    lo = m.groupdict().get("lo")
+    if lo and float(lo) >= float(m.group("n")):
+        raise _Unclear
     lon, lat = _locate(ref, ctx)
     return DistanceSpec(reference=ref.strip(" .。"), longitude=lon, latitude=lat,
                         max_m=_metres(m.group("n"), m.group("unit")),
-                        inclusive=inclusive)
+                        inclusive=inclusive, min_m=_metres(lo, m.group("unit")) if lo else 0.0)

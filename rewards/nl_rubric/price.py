@@ -12,7 +12,9 @@ The grammar
     drinks / tickets", "商品 / 套餐 / 饮品"), the total for an order ("the order", "订单"), a unit price
     for "the price of X" or a product subject; else the item is left to the judge, and so is a sum
     over several orders ("all orders", "A plus B", "所有", "和"), and so is a share per head ("per person",
-    "average", "人均", "每人"). A budget ("a budget of 150 yuan", "预算150元") caps the total; the price of
+    "average", "人均", "每人"). Sums said before the priced order ("with a budget of 500 yuan, having
+    spent 198 yuan on X, the dinner order price ..."): every comma piece before the last names an
+    amount, so the last piece ("the ..." with no "and / plus") is the subject, and what it is about. A budget ("a budget of 150 yuan", "预算150元") caps the total; the price of
     what was ordered, by any noun ("下单的蛋糕价格", "the ordered cake's price") or a catalogue product,
     is a unit price, and so is "单价 / unit price". A Chinese amount needs no modal ("整单不超过200元":
     ``clauses._ZH_AMOUNT``). The predicate is one comparison:
@@ -138,6 +140,17 @@ def _goods_priced(subject: str, ctx: ItemContext) -> bool:
 
 
 def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
+    """The price item; a subject after sums said before it ("with a budget of 500 yuan, having spent
+    198 yuan, the dinner order price ...") is the last piece, which says what the item is ``about``."""
+    pieces = [x.strip() for x in subject.split(",")] if not _is_zh(subject + pred) else []
+    if len(pieces) > 1 and re.match(r"^the ", pieces[-1]) and not re.search(r"\b(?:and|plus|or)\b", pieces[-1]) \
+            and all(re.search(r"\d\s*(?:yuan|rmb|cny)\b", x) for x in pieces[:-1]):
+        spec = _price_of(pieces[-1], neg, pred, ctx)
+        return spec.model_copy(update={"about": pieces[-1]}) if spec is not None else None
+    return _price_of(subject, neg, pred, ctx)
+
+
+def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
     text = f"{subject} {pred}"
     if not re.search(r"\d\s*(?:yuan|rmb|cny|元|块)|[¥￥]\s*\d", text):
         return None

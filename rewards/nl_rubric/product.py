@@ -32,6 +32,26 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        unread, it may name a class); "热饮 / 冰饮" a temperature (one character, "热", is enough for
        an option); "..., 数量为N份" adds a ``CountSpec`` of that product. Judgement words ("新鲜",
        "销量", "正宗", "最...", "性价比") leave the item to the judge even where a tag shares them.
+       One product, then what that line has ("包含一个给女儿的X，不加Y，Z口味", "在<store>下单X，选择Z";
+       ``_zh_line_with_options``): one line is X, has each Z (an option of X, or the one option of X
+       that shares nearly all of Z's characters) and lacks each Y that X's catalogue shows as a variant
+       ("X加蛋"); class words around a value ("...成分 / 食材 / 配菜 / 馅", "X这种...", "X作为...") are
+       dropped; "同时包含A和B" is one order that has both.
+    6. a place by its kind or what it offers (``_place_kind_item``, tried before the features): "be
+       (from / for) a <words> restaurant / shop / center ...", "provide / have <words> (service /
+       facility / label)", "select restaurants that support <words>": the words (with the place noun,
+       else without it) found in a place's name, tags or category; a judgement word ("well-known",
+       "high-end", "chain", "listed") leaves it to the judge; "rather than a ..." is dropped.
+    7. English in-store shapes: a plain "is / are" opens the value ("the ordered item is X"); "X
+       should be chosen" takes the subject as the value; "include (both) A and B" and "<serving size>
+       with / that includes A and B" are each part where each is found (never stricter than the
+       whole: a name holding both has each); "access to X", "X service / activity / ingredients", "X
+       as a main ingredient", "the version without X", "X (gloss)" are X; a unit word the catalogue
+       does not use is dropped last ("aerial yoga program" -> "aerial yoga", while something other
+       than a count or size is left); "for one", "for 2-3 people", "a 2-3 person meal" are serving
+       sizes; "the <place> should offer / provide X" where X is no place's tag but products have it
+       is the places whose catalogue has X (a ``StoreSpec``; none when every place's does).
+       "cannot contain both A and B" and superlatives ("the longest ...") stay the judge's.
 
 Examples
     "The ramen should be mild or non-spicy"                   product: "mild" / "non-spicy"
@@ -49,7 +69,7 @@ The spec: ``FeatureSpec`` (scope ``product`` or ``place``, the phrases, negated,
 with a store or a count, several parts (``AllOf``, joined by ``compile``). How it is checked
 (``product_feature_holds``): an ordered line has a phrase in its name, tags or chosen options, and
 every line whose product offers the phrase as an option has chosen it (``option_only``: only chosen
-options count); a note that contradicts the phrase ("extra spicy" where "mild" is asked,
+options count; ``also`` / ``lacks``: one line has the phrase, each of ``also`` and none of ``lacks``); a note that contradicts the phrase ("extra spicy" where "mild" is asked,
 ``note.contradicts``) fails it; negated: no line has it. ``place_feature_holds``: the place's name,
 tags or category has a phrase (negated: none does). Phrases match as ``text.phrase_in`` says.
 """
@@ -92,11 +112,18 @@ class FeatureSpec(_Spec):
     negated: bool = False
     option_only: bool = False
     some: bool = False  # "include one room-temperature item": one line is enough, not every line
+    # one line has the phrase and, on that same line, each of ``also`` (chosen where its product offers it,
+    # else in its name or tags) and none of ``lacks`` ("一个手抓饼，不加蛋，甜面酱口味")
+    also: list[str] = []
+    lacks: list[str] = []
 
 
 def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     """A product feature (``scope="product"``) of the record's ordered lines."""
     lines = list(record.lines)
+    if spec.also or spec.lacks:
+        return any(_line_has(x, spec.phrases) and not any(_line_has(x, [b]) for b in spec.lacks)
+                   and all(_chose(x, [a]) if _offers(x, [a]) else _line_has(x, [a]) for a in spec.also) for x in lines)
     has = _chose if spec.option_only else _line_has
     if spec.negated:
         return bool(lines) and not any(has(x, spec.phrases) for x in lines)
@@ -124,12 +151,13 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
-                              r"sweetness|size)s?(?: selected| chosen)?$")
+                              r"sweetness|size|service|activity|activitie|ingredient)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
-                              r"食品|版本|形式|服务|标签|相关|[两二三四五六]种)$")
+                              r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
+                              r"这?[两二三四五六]样|馅|馅料)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
@@ -140,14 +168,19 @@ _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = x.strip(" '\"“”,，.。")
-    x = re.sub(r"^(?:for |of |with )?(?:a |an |the |any |one |a single )?(?:'|\")?", "", x).strip(" '\"“”")
+    x = re.sub(r"^(?:for |of |with )?(?:a |an |the |any |one (?!(?:person|people)\b)|a single )?(?:'|\")?", "", x).strip(" '\"“”")
     if zh:
         x = re.sub(r"^(?:的)", "", x)
         x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
         x = re.sub(r"^(?:任何|任意)", "", x)
+        x = re.sub(r"(?<=..)(?:这种|这类|这款|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X作为主要食材": X
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
     x = _GENERIC_HEAD_EN.sub("", x)
+    x = re.sub(r"^(?:(?:free |unlimited )?access to|(?:the )?use of) (?:a |an |the )?(?=\S)", "", x)  # "access to a private room"
+    x = re.sub(r"^both (?=\S.* and \S)", "", x)  # "both A and B": each of them
+    x = re.sub(r"^(?:version|variant|one|kind|type|option)s? (?:with (?:an? |the )?(?=\S)|(?=without ))", "", x)  # "the version without butter"
+    x = re.sub(r" as (?:a |the )?(?:main |key |primary )?(?:side )?ingredients?$", "", x)  # "X as a main ingredient"
     x = re.sub(r"^(?:items?|products?|anything|something) (?:related to|relating to) ", "", x)
     x = re.sub(r"^related to ", "", x)
     x = re.sub(r"(?<=[a-z0-9])[- ]related(?= |$)", "", x)  # "gardenia-related flavors": gardenia
@@ -177,7 +210,26 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
             out.append(y)
         if subject_head and y.endswith(" " + subject_head):
             out.append(y[: -len(subject_head) - 1])
+        gloss = re.match(r"^(?P<x>.{3,}?)\s*\([^()]{2,}\)$", y)  # "you mian (oat noodles)": the name before its gloss
+        if gloss:
+            out.append(gloss.group("x"))
+        unit = _UNIT_TAIL_EN.search(out[-1])  # tried last: "aerial yoga program" -> "aerial yoga"
+        if unit and _content_left(out[-1][:unit.start()]):
+            out.append(out[-1][:unit.start()])
     return [v for v in dict.fromkeys(v.strip(" '\"“”‘’") for v in out) if v]
+
+
+# what a product is sold as, after what it is: "... package / set meal / course / voucher"
+_UNIT_TAIL_EN = re.compile(r"\s+(?:(?:set )?(?:meal|menu)s?|packages?|sets?|combos?|courses?|programs?|programmes?|"
+                           r"class(?:es)?|vouchers?|tickets?|sessions?|plans?|deals?|cards?|passes)$")
+
+
+def _content_left(x: str) -> bool:
+    """Whether words that say what a product is remain ("aerial yoga"), not only a size or count
+    ("single", "two-person", "basic")."""
+    return any(len(w) >= 3 and w not in _NUMBER_WORDS and w not in _PHRASE_STOP and not re.fullmatch(
+        r"person|people|double|basic|standard|regular|individual|single|couple|family|special|new|small|large|"
+        r"medium|mini|full|half|whole|\d+\w*", w) for w in re.findall(r"[a-z0-9']+", x))
 
 
 _ZH_ONE_CHAR_OPTIONS = frozenset({"热", "冰", "温"})
@@ -275,6 +327,10 @@ _TRAIL_EN = re.compile(r",\s*(?:suitable for|as (?:indicated|shown|stated|noted)
                        r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
                        r"is allowed|are fine|is fine|are ok|is ok)\b.*$")
 _TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可以|可).*$")
+# after a plain "is / are" (the split's modal): a value, not another verb ("is durian pizza", "is a set for two")
+_COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|required|needed)\b)[a-z0-9'\"]")
+# a predicate that only says the subject is picked: "X should be chosen"
+_CHOSEN_ALONE = re.compile(r"^(?:also )?be (?:chosen|selected|ordered|picked|purchased)$")
 
 
 def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
@@ -284,6 +340,10 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     if not (ctx.places or ctx.products):
         return None
     zh = _is_zh(subject + pred)
+    if zh and not neg:  # "包含一个手抓饼，不加蛋，甜面酱口味": one product, then what that line has
+        line = _zh_line_with_options(pred, ctx)
+        if line is not None:
+            return line
     sm = (_SECOND_ZH if zh else _SECOND_EN).search(pred)
     if sm is None:
         return _one_feature(subject, neg, pred, ctx)
@@ -316,6 +376,8 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
     zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
+    if not zh and _CHOSEN_ALONE.match(p) and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
+        p, subject = "select " + subject, ""  # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
         nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
         if nm and not _found(p, ctx, "product"):
@@ -336,6 +398,9 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
             count_n, p = int(_num(cm.group(1))), p[:cm.start()]
         at_store, p = _zh_bought_at(p, neg, ctx)  # "在<place>购买X"
     m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
+    if m is None and not zh and _COPULA_VALUE.match(p):
+        p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it
+        m = _FEATURE_VERBS_EN.match(p)
     if m is None:
         raise _Unclear
     value = p[m.end():]
@@ -351,6 +416,8 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
         re.search(r"[，,]?(?:不能|不应|不要|不可|而不是|而非|不是)(?:选择|是|为)?(.+)$", value)
     if rm:
         value, extra_neg = value[:rm.start()], rm.group(1)
+    if neg and re.match(r"^both ", value):
+        raise _Unclear  # "cannot contain both A and B": not the two together, which one line need not show
     value = _clean_value(value, zh, head)
     if zh and _ZH_JUDGEMENT.search(value):
         raise _Unclear  # "新鲜", "销量最好", "正宗": a judgement, even where a tag shares the words
@@ -391,6 +458,10 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
                 _resolve_phrase(value, zh, head_class, head, ctx)
             except _Unclear:
                 return [store]  # "boiled and deep-fried food from Sister Xu's Boiled and Deep-fried": what it sells
+    if not zh and not neg and not parts and not extra_neg and head_class == "place" and _SELLS.match(m.group("v")):
+        selling = _place_selling(value, head, ctx)  # "the table tennis hall should offer a 2-hour trial class"
+        if selling is not None:
+            return [selling]
     option = bool(_OPTION_WORDS.search(f"{subject} {pred}"))
     soft = bool(_SOFT_OPTION_WORDS.search(f"{subject} {pred}"))
 
@@ -428,8 +499,26 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
             raise _Unclear
         return found[0].model_copy(update={"phrases": [q for x in found for q in x.phrases]})
 
+    split: list[FeatureSpec] = []
+    if not zh and not neg and " and " in value and re.match(r"^(?:include|contain|have|has|come with)", m.group("v")):
+        try:  # "include A and B": each of them, also where one name holds both (a weaker reading, never a stricter one)
+            split = [feature(_clean_value(piece, zh, head), False)
+                     for piece in _grouping(value, zh, head, ctx, option, head_class)]
+        except _Unclear:
+            split = []
+    wm = _SERVING_WITH.match(value) if not zh and not neg and not split and head_class != "place" else None
+    if wm and _serving(wm.group("s"), zh, ctx) is not None:  # "a single-person meal with X": the size, and X
+        rest = _clean_value(wm.group("v"), zh, head)
+        try:  # "with A and B": each of them where each is found (as for "include A and B"), else the whole
+            what = [feature(_clean_value(x, zh, head), False) for x in _grouping(rest, zh, head, ctx, option, head_class)]
+        except _Unclear:
+            what = [feature(rest, False)]
+        split = [feature(wm.group("s"), False), *what]
     try:
-        parts.append(excluded(value) if neg else feature(value, neg))
+        if split:
+            parts += split
+        else:
+            parts.append(excluded(value) if neg else feature(value, neg))
     except _Unclear:
         if neg:
             raise  # "not X and Y": not both, or neither?
@@ -451,6 +540,37 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
     return parts  # several: compile joins them (AllOf)
 
 
+# ----- a place said to sell a product: "the gym should offer a swimming class voucher" -------------------
+_SELLS = re.compile(r"^(?:provide|offer|have|has|sell|serve|feature)s? ")
+
+
+def _place_selling(value: str, head: str, ctx: ItemContext) -> StoreSpec | None:
+    """"The hall should offer a 2-hour trial class", "the gym should provide A and B": where the value
+    is no place's tag or name but products of the catalogue have it, the places whose catalogue has
+    it (each of "A and B"; a ``StoreSpec``). None when the value is a place's feature, no place's
+    products have it, or every place's do (the item then tells no place apart)."""
+    try:
+        _resolve_phrase(value, False, "place", head, ctx)
+        return None  # "should provide a swimming pool": the place's own tag
+    except _Unclear:
+        pass
+    try:
+        groups = [_resolve_phrase(value, False, "product", head, ctx)[1]]
+    except _Unclear:
+        try:
+            groups = [_resolve_phrase(_clean_value(x, False, head), False, "product", head, ctx)[1]
+                      for x in _grouping(value, False, head, ctx, False, "product")]
+        except _Unclear:
+            return None
+    ids: set[str] | None = None
+    for alts in groups:
+        sellers = {pr.place_id for pr in ctx.products if any(phrase_in(a, f) for a in alts for f in (pr.name, *pr.tags))}
+        ids = sellers if ids is None else ids & sellers
+    if not ids or ids >= {pl.place_id for pl in ctx.places}:
+        return None
+    return StoreSpec(place_ids=sorted(ids), name=f"offering {value}")
+
+
 # ----- serving sizes: "a five-person meal", "a set meal for two", "单人套餐" ---------------------------
 _SERVE_UNITS = (r"(?:set meals?|set menus?|meal packages?|meal sets?|sets?|meals?|packages?|menus?|combos?|vouchers?|"
                 r"portions?|servings?|options?|products?|items?|platters?|courses?|class(?:es)?)")
@@ -465,6 +585,14 @@ _SERVE_EN = (
     re.compile(rf"^(?:two|three|four|five|six|several|multiple|separate|\d) (?P<one>individual|single|single[- ]person|"
                rf"one[- ]person|separate) {_SERVE_UNITS}(?: {_SERVE_UNITS})*$"),
 )
+_SERVE_RANGE_EN = (
+    re.compile(rf"^(?:a |an |one |the )?(?P<lo>\d{{1,2}})-(?P<hi>\d{{1,2}})[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
+    re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for (?P<lo>\d{{1,2}})-(?P<hi>\d{{1,2}}) "
+               r"(?:people|persons?)$"),
+)
+# a serving size, then what the product holds: "a single-person meal with X", "a set for 2-3 people that includes X"
+_SERVING_WITH = re.compile(r"^(?P<s>.+?) (?:with|containing|including|that (?:includes?|contains?|has|comes? with)|"
+                           r"which (?:includes?|contains?|has)) (?P<v>.+)$")
 _SERVE_ZH = re.compile(r"^(?:一个|一份)?(?P<n>[单双一二两三四五六七八九十]|\d{1,2})人(?:份|餐|套餐|份套餐|餐套餐|分量)?(?:的)?"
                        r"(?:套餐|商品|产品|规格)?$")
 
@@ -484,15 +612,24 @@ def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
             return None
         words = {1: ["单人", "一人", "1人"], 2: ["双人", "两人", "二人", "2人"]}.get(n, [f"{n}人", f"{'零一二三四五六七八九十'[n]}人" if n <= 10 else f"{n}人"])
     else:
+        r = next((x for x in (rx.match(t) for rx in _SERVE_RANGE_EN) if x), None)
+        if r is not None:  # "a 2-3 person meal", "a set meal for 2-3 people": that range, as the catalogue says it
+            span = [w for w in (t, f"{r['lo']}-{r['hi']} person") if _found(w, ctx, "product")]
+            return list(dict.fromkeys(span)) or None
         m = next((x for x in (rx.match(t) for rx in _SERVE_EN) if x), None)
         if m is None:
             return None
         g = m.groupdict()
         n = 1 if g.get("one") else 2 if g.get("two") else int(_NUMBER_WORDS.get(g["n"] or "", g["n"] or "0"))
-        words = {1: ["1 person", "single portion", "single serving", "individual"], 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
+        words = {1: ["1 person", "single portion", "single serving", "single meal", "single set", "single package", "individual"],
+                 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
     found = [w for w in words if _found(w, ctx, "product")]  # any product for that many: "Two People"
+    if not zh:  # "Set for One" ("for N" is also "N-person": added only where it names more)
+        fields = [f for pr in ctx.products for f in (pr.name, *pr.tags)]
+        if any(phrase_in(f"for {n}", f) and not any(phrase_in(w, f) for w in found) for f in fields):
+            found.append(f"for {n}")
     if _found(t, ctx, "product"):
-        return [t, *found]
+        return list(dict.fromkeys([t, *found]))
     return found or None
 
 
@@ -534,3 +671,101 @@ def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, h
     if len(best) != 1:
         raise _Unclear
     return best[0]
+
+
+# ----- Chinese: one product, then a list of what that line has ("包含一个手抓饼，不加蛋，甜面酱口味") ----------
+_ZH_FOR_WHOM = re.compile(r"^(?:一|1)?(?:个|份|杯|碗|盒|款)?(?:给|为)[^，,的]{1,8}?(?:准备|点|买|下单)?的")
+_ZH_LACK = re.compile(r"^(?:不加|不要|不含|不放|无|去)(?P<x>.{1,8})$")
+_ZH_WITH = re.compile(r"^(?:选择|选|要|加|为|是)?(?P<x>.{2,12}?)(?:的)?(?:口味|味道|规格|选项|做法)?$")
+
+
+def _zh_option_of(piece: str, prods: list[Any]) -> str | None:
+    """The option of the named products a piece names: found in an option, or, where no option
+    holds it, the one option (of those products) that has nearly all of its characters and agrees on
+    a leading 不 / 无 / 少 ("不另外加糖" for "不额外加糖"); None when none or several fit."""
+    options = {o for pr in prods for o in pr.options}
+    if any(phrase_in(piece, o) for o in options):
+        return piece
+    chars = set(piece)
+    neg = piece.startswith(("不", "无", "少", "去"))
+    near = [o for o in options if len(chars & set(o)) >= 0.75 * len(chars) and o.startswith(("不", "无", "少", "去")) == neg]
+    return near[0] if len(near) == 1 and len(piece) >= 3 else None
+
+
+def _zh_line_with_options(pred: str, ctx: ItemContext) -> list[Any] | None:
+    """"(应)包含一个给女儿的X，不加Y，Z口味" / "在<place>下单X，选择Z": one ordered line that is X, has each
+    option named after it (chosen, where X offers it) and lacks each "不加Y" X's catalogue shows as a
+    variant ("X加蛋"); the store too when one is named. None when the text is not one product and
+    then such pieces, each found for that product."""
+    pieces = [x.strip() for x in re.split(r"[，,]", _cut_purpose(pred)) if x.strip()]
+    if len(pieces) < 2 or len(pieces) > 5:
+        return None
+    store, first = _zh_bought_at(pieces[0], False, ctx)
+    m = _FEATURE_VERBS_ZH.match(first)
+    if m is None or m.group("v") not in ("选择", "选", "包含", "含有", "有", "是", "为"):
+        return None
+    value = _ZH_FOR_WHOM.sub("", first[m.end():])
+    value = re.sub(r"^(?:一|1)(?:个|份|杯|碗|盒|款)", "", value)
+    value = re.sub(r"(?:的)?(?:商品|产品|菜品|饮品)$", "", value)
+    prods = [pr for pr in ctx.products if len(value) >= 2 and phrase_in(value, pr.name)
+             and (store is None or pr.place_id in store.place_ids)]
+    if not prods or any(re.search(r"\d|数量|份数", x) or not (_ZH_LACK.match(x) or _ZH_WITH.match(x)) for x in pieces[1:]):
+        return None
+    also: list[str] = []
+    lacks: list[str] = []
+    for piece in pieces[1:]:
+        lm = _ZH_LACK.match(piece)
+        chosen = _zh_option_of(piece, prods) if lm else None
+        if lm and chosen is None:
+            tries = ([piece[1:]] if piece.startswith("不加") else []) + [lm.group("x")]  # "不加蛋": "加蛋", else "蛋"
+            y = next((t for t in tries if any(phrase_in(t, f) for pr in prods for f in (pr.name, *pr.options))), None)
+            if y is None:
+                return None
+            lacks.append(y)
+            continue
+        if chosen is None:
+            wm = _ZH_WITH.match(piece)
+            chosen = _zh_option_of(wm.group("x"), prods) if wm else None
+        if chosen is None or _ZH_JUDGEMENT.search(piece):
+            return None  # not an option of the product: the other readings', or the judge's
+        also.append(chosen)
+    line = FeatureSpec(scope="product", phrases=[value], also=also, lacks=lacks)
+    return [store, line] if store is not None else [line]
+
+
+# ----- a place described by its kind: "should be a Fujian cuisine restaurant", "must provide Free Parking service" -------
+_KIND_OF_PLACE = re.compile(r"^(?:be |is |are )?(?:for |from |at |with |booked at |placed at |ordered from )?(?:a |an )"
+                            r"(?P<x>[a-z][a-z' -]{1,40}?) (?P<head>restaurants?|shops?|stores?|salons?|cent(?:er|re)s?|venues?|"
+                            r"clubs?|studios?|bars?|halls?|merchants?|eatery|parlou?rs?|spas?|gyms?)$")
+_PLACE_OFFERS = re.compile(r"^(?:(?:select|choose|pick|be) (?:a |an |the )?(?:restaurants?|stores?|shops?|merchants?|vendors?|"
+                           r"venues?) (?:that|which) )?(?:provides?|offers?|have|has|supports?|features?) (?:the |a |an )?"
+                           r"(?P<x>[a-z][a-z' -]{1,40}?)(?: (?:services?|facilit(?:y|ies)|amenit(?:y|ies)|labels?|tags?))?$")
+_RATHER_THAN = re.compile(r",?\s+(?:rather than|instead of|and not|not)\s+(?:a |an |the )?[a-z][a-z' -]{1,40}$")
+
+
+def _place_kind_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> FeatureSpec | None:
+    """A place said by its kind ("the order should be from a TCM health center", "the merchant
+    should be a Fujian cuisine restaurant") or by what the place offers ("the restaurant must provide
+    Free Parking service"): the words with the place noun (or without it, or without "available"),
+    found in the places' names, tags or categories (a ``FeatureSpec`` of ``scope="place"``). None
+    when the predicate is neither shape or nothing in the catalogue has the words."""
+    if not ctx.places or _is_zh(subject + pred):
+        return None
+    p = _RATHER_THAN.sub("", _cut_purpose(pred).strip(" ."))  # "a dine-in restaurant rather than a delivery-only one"
+    m = _KIND_OF_PLACE.match(p)
+    offers = None if m else _PLACE_OFFERS.match(p)
+    if offers is not None and _head_class(subject) != "place" and not re.match(r"^(?:select|choose|pick|be) ", p):
+        return None
+    m = m or offers
+    if m is None:
+        return None
+    x = m.group("x").strip()
+    if re.search(r"\b(?:well-known|famous|popular|best|top|good|nice|high-end|luxury|large|big|small|new|established|"
+                 r"celebrity|listed|michelin|chain|romantic|quiet)\b", x):
+        return None  # a judgement, or a fact the catalogue does not hold as a word
+    tries = [f"{x} {m.group('head')}", x] if offers is None else [x, re.sub(r" available$", "", x)]
+    hit = next((t for t in dict.fromkeys(tries) if len(t) > 2 and _found(t, ctx, "place")), None)
+    if hit is None:
+        return None
+    return FeatureSpec(scope="place", phrases=[hit], negated=neg)
+

@@ -20,7 +20,9 @@ The grammar (each reads the subject and the predicate around the modal)
     product ("include 2 X", "包含2份X") here (``_named_count``): X must be a product the catalogue sells
     (not only an option: "一杯去冰的饮品" is the product reader's), one product ("two different X", "各",
     "each" leave it to the judge; "a single person package" is a serving size). "The quantity of <place>
-    products" counts the order's goods.
+    products" counts the order's goods. A total said with more: "(总数应为)3件，包含2个A和1个B" (each
+    product's count too; they must add up), "...2个，都来自<store>", "a total of 2 items, all from
+    <store>" (the store too: ``place._store_item``).
 
 Examples
     "The number of guests for the dinner reservation should be 6"
@@ -39,9 +41,10 @@ no such line fails).
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from .clauses import _cut_purpose, _head_class
+from .place import _store_item
 from .text import _NUM_RE, _compare, _is_zh, _num, _stem, _Unclear
 from .world import _GENERIC_GOODS, ItemContext, RecordFacts, _found, _line_has, _Spec
 
@@ -116,20 +119,38 @@ def _product_phrase(x: str, ctx: ItemContext) -> str:
     raise _Unclear
 
 
-def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+_EN_FROM_PLACE = re.compile(r",\s*(?:all |both |each )?(?:of them )?(?:from|at)\s+(?P<x>.{3,})$")
+
+
+def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | list[Any] | None:
     p = _cut_purpose(pred).strip()
     units = _COUNT_UNITS
+    fm = None if _is_zh(subject + p) else _EN_FROM_PLACE.search(p)
+    if fm:  # "a total of 2 items, all from <place>": the count, and the store
+        store = _store_item(subject, False, "from " + fm.group("x"), ctx)
+        if store is not None:
+            spec = _count_item(subject, neg, p[:fm.start()], ctx)
+            if spec is None:
+                raise _Unclear
+            return [*(spec if isinstance(spec, list) else [spec]), store]
     if _is_zh(subject + p):
         m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
         if m is None:
             return _named_count(subject, neg, p, ctx)  # "应包含2份X"
+        p, more = _zh_count_rest(subject, p, ctx)  # "..., 都来自<place>", "..., 包含2个A和1个B"
         v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
         if v is None or neg:
             raise _Unclear
+        if more and any(isinstance(x, CountSpec) for x in more) and \
+                sum(x.value for x in more if isinstance(x, CountSpec)) != int(_num(v.group(1))):
+            raise _Unclear  # the parts do not add up to the total: not one reading
         x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
         x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
         phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
-        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
+        total = CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
+        if more and phrase:
+            raise _Unclear
+        return [total, *more] if more else total
     sm = re.search(r"\b(?:quantity|number|count|amount) of (?:the )?|\b(?:total )?(?:quantity|item count)\b", subject)
     if sm and re.search(r"\b(?:quantity|number of|count of|amount of|item count)\b", subject):
         if re.search(rf"\bnumber of {_PEOPLE_WORDS}", subject):
@@ -147,6 +168,40 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             raise _Unclear
         return CountSpec(what="items", value=int(_num(v.group(1))))
     return _named_count(subject, neg, p, ctx)
+
+
+_ZH_FROM_PLACE = re.compile(r"^(?:都|均|全部|全都)?(?:应)?(?:来源于|来自于|来自|出自|购自)(?P<x>.{2,})$")
+_ZH_BREAKDOWN = re.compile(r"^(?:其中|即)?(?:包含|包括|含)(?P<x>.+)$")
+
+
+def _zh_count_rest(subject: str, p: str, ctx: ItemContext) -> tuple[str, list[Any]]:
+    """A total said with more after a comma: "为2个，都来自<place>" (the store too), "为3件，包含2个A
+    和1个B" (how many of each product); (the total's text, the further parts)."""
+    cut = re.search(r"[，,]", p)
+    if cut is None:
+        return p, []
+    head, rest = p[:cut.start()], p[cut.end():].strip(" ，,")
+    fm = _ZH_FROM_PLACE.match(rest)
+    if fm:
+        store = _store_item(subject, False, "来自" + fm.group("x"), ctx)
+        if store is None:
+            raise _Unclear
+        return head, [store]
+    bm = _ZH_BREAKDOWN.match(rest)
+    if bm is None:
+        raise _Unclear
+    parts: list[Any] = []
+    for piece in re.split(r"和|、|以及|及", bm.group("x")):
+        m = re.fullmatch(rf"{_NUM_RE}{_COUNT_UNITS}(?P<x>.{{2,}})", piece.strip())
+        if m is None:
+            raise _Unclear
+        phrase = _product_phrase(re.sub(r"(?:的)?(?:商品|菜品|产品|饮品)$", "", m.group("x")), ctx)
+        if not phrase:
+            raise _Unclear
+        parts.append(CountSpec(what="items", value=int(_num(m.group(1))), phrase=phrase))
+    if len({x.phrase for x in parts}) != len(parts):
+        raise _Unclear
+    return head, parts
 
 
 # "include Stir-fried Cabbage, quantity of 1", "include X with a quantity of 2 cups": a product and how many of it

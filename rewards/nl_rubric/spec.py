@@ -121,11 +121,19 @@ def describe_spec(spec: Any) -> str:
     if isinstance(spec, StoreSpec):
         return f"the place is {no}{spec.name!r} ({', '.join(spec.place_ids)})"
     if isinstance(spec, FeatureSpec):
-        return f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(map(repr, spec.phrases))}"
+        text = f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(map(repr, spec.phrases))}"
+        if spec.some:
+            text = f"some line of {text.removeprefix('the ')}"
+        if spec.also:
+            text += f", on the same line with {' and '.join(map(repr, spec.also))}"
+        if spec.lacks:
+            text += f"{' and' if spec.also else ', on the same line'} without {' or '.join(map(repr, spec.lacks))}"
+        return text
     if isinstance(spec, RatingSpec):
         return f"the place's rating {spec.op} {spec.value:g}"
     if isinstance(spec, DistanceSpec):
-        return f"the place within {spec.max_m:g} m of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
+        near = f"{spec.min_m:g}-{spec.max_m:g} m" if spec.min_m else f"{spec.max_m:g} m"
+        return f"the place within {near} of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
     if isinstance(spec, CountSpec):
         what = "party size" if spec.what == "people" else f"quantity{' of ' + repr(spec.phrase) if spec.phrase else ''}"
         return f"{what} {spec.op} {spec.value}"

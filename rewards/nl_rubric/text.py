@@ -20,7 +20,12 @@ Phrases (``phrase_in``: how a value an item names is found in one name, tag or o
     English words compare as stems (numbers as digits, "X-free" as "no X"; "noodles" is "noodle")
     and every word of the phrase must be in the field, with no "no / non- / less / low" right before
     a matched word that the phrase lacks: "spicy" is not in "Non-spicy", "fried egg" is in "Add Fried
-    Egg". Chinese phrases are substrings not right after 不 / 无 / 去 / 少 / 微 / 半: "辣" is in "特辣"
+    Egg". Word order and inflection do not matter; "include(d) / including / contain(s) / comes" are
+    dropped like articles ("includes firing" is in "Firing included"); "complimentary" is "free",
+    "menu" is "meal"; a duration is in minutes ("1.5h", "90 minutes"); a number stays with its
+    neighbours ("2 hour" is not in "2 people, 3 hours"; "for two" is "for two" or "two-person", not
+    "for two adults"; both ends of a range count: "3 person" is in "2-3 people").
+    Chinese phrases are substrings not right after 不 / 无 / 去 / 少 / 微 / 半: "辣" is in "特辣"
     but not in "不辣", "冰" not in "去冰", "不加葱" is in "不加葱".
 
 ``_Unclear`` is how every reader says "not unambiguous": ``compile_item`` turns it into None (the
@@ -134,16 +139,67 @@ def _stem(word: str) -> str:
     return word
 
 
+# words that say only that a thing comes with another ("Firing included", "includes firing"): dropped like
+# articles; a few general synonyms read as one word; a unit right after a number as its full word
+_INCLUDE_WORDS = frozenset({"include", "included", "including", "contain", "contained", "containing", "comes", "come"})
+_SYNONYMS = {"complimentary": "free", "menu": "meal"}
+_UNITS_AFTER_NUMBER = {"h": "hour", "hr": "hour", "min": "minute"}
+
+
 @lru_cache(maxsize=1 << 16)
 def _en_tokens(text: str) -> tuple[str, ...]:
-    """Lower-case word stems; "X-free" reads "no X", marker words as their class."""
+    """Lower-case word stems; "X-free" reads "no X", marker words as their class; "2h" reads "2 hour"."""
     t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     t = re.sub(r"([a-z]+)-free\b", r"no \1", t)
-    out = []
+    t = re.sub(r"(?<=\d)(?=(?:h|hrs?|mins?)\b)", " ", t)
+    out: list[str] = []
     for w in re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", t):
         w = _stem(w)
+        if out and out[-1].replace(".", "", 1).isdigit():
+            w = _UNITS_AFTER_NUMBER.get(w, w)
+            if w == "hour":  # "1.5 hours" is "90 minutes" (and "2-3 hours" "120-180 minutes")
+                k = len(out)
+                while k and _is_number(out[k - 1]):
+                    k -= 1
+                    out[k] = f"{float(out[k]) * 60:g}"
+                w = "minute"
+        w = _SYNONYMS.get(w, w)
         out.append(_MARKER_WORDS.get(w, w))
     return tuple(out)
+
+
+def _is_number(w: str) -> bool:
+    return w.replace(".", "", 1).isdigit()
+
+
+# what else a number may count in a field ("for 1 adult and 1 child", "for 4 hours"): not a serving "for 1"
+_PEOPLE_KINDS = frozenset({"adult", "child", "kid", "children", "senior", "elder", "student", "infant", "baby", "toddler",
+                           "teen", "teenager", "guest", "minute", "day", "week", "month", "year", "night", "time",
+                           "session", "visit", "use", "entry", "lesson", "class"})
+
+
+def _numbers_bound(phrase: tuple[str, ...], field: tuple[str, ...]) -> bool:
+    """A number of the phrase stays with its neighbours: "for 2" is "for 2" (not "for 2 adults") or
+    "2 person" in the field, "2 hour" is "2 hour" (not "2 people, 3 hours"); both ends of a range
+    count ("5 person" is in "5-6 People", "for 6" in "for 5-6")."""
+    pairs = set(zip(field, field[1:]))
+    for a, b, c in zip(field, field[1:], field[2:]):
+        if _is_number(b) and _is_number(c):
+            pairs.add((a, c))  # "for 5-6": "for 6"
+        if _is_number(a) and _is_number(b):
+            pairs.add((a, c))  # "5-6 people": "5 people"
+    for i, w in enumerate(phrase):
+        if not _is_number(w):
+            continue
+        nxt = phrase[i + 1] if i + 1 < len(phrase) else None
+        if i and phrase[i - 1] == "for" and (nxt is None or nxt in _PHRASE_STOP or nxt == "person"):
+            if ("for", w) not in pairs and (w, "person") not in pairs:
+                return False  # "for two (people)" is "for two" or "two-person" in the field
+            if any(a == "for" and b == w and c in _PEOPLE_KINDS for a, b, c in zip(field, field[1:], field[2:])):
+                return False  # "for 1" is not "for 1 adult and 1 child"
+        elif nxt is not None and nxt not in _PHRASE_STOP and not _is_number(nxt) and (w, nxt) not in pairs:
+            return False
+    return True
 
 
 def _norm_zh(text: str) -> str:
@@ -169,9 +225,10 @@ def phrase_in(phrase: str, field_text: str) -> bool:
                 return True
             start = f.find(p, start + 1)
         return False
-    want = [w for w in _en_tokens(phrase) if w not in _PHRASE_STOP]
-    have = _en_tokens(field_text)
-    if not want or not set(want) <= set(have):
+    full = tuple(w for w in _en_tokens(phrase) if w not in ("a", "an", "the") and w not in _INCLUDE_WORDS)
+    want = [w for w in full if w not in _PHRASE_STOP]
+    have = tuple(w for w in _en_tokens(field_text) if w not in _INCLUDE_WORDS)
+    if not want or not set(want) <= set(have) or not _numbers_bound(full, have):
         return False
     # "extra"/"add" before a word keeps it ("Add fried egg" has fried egg); "no"/"less" do not
     wanted = set(want)

@@ -80,3 +80,36 @@ def test_distance_checks() -> None:
     place = CTX.place("S1")
     assert holds(K(f"The restaurant should be within 1km (inclusive) of {HOME_ADDR}"), HOME_ORDER, place)  # ~490 m
     assert not holds(K(f"The restaurant should be within 400m of {HOME_ADDR}"), HOME_ORDER, place)
+
+
+@pytest.mark.parametrize(("world", "text", "ids", "negated"), [
+    # a description around the name: a relative clause, a possessive lead, a sentence after a comma
+    ("base", "The order should not be from the 'Tea Corner' that the user visited last week", ["S2"], True),
+    ("base", "The noodle order cannot be Tea Corner from the user's order history", ["S2"], True),
+    ("base", "The user's favourite Noodle House should be selected", ["S1"], False),
+    ("base", "面条订单应选择用户常去的老王面馆", ["S6"], False),
+    ("base", "面条订单的商家必须为老王面馆，该店铺为用户之前下过单的面馆", ["S6"], False),
+    # "避开X，选择其他...": not X (the name's own "不" or "蜜" kept)
+    ("base", "饮品订单应避开蜜雪冰城（万达店），选择其他奶茶店", ["S5"], True),
+    # "but from other vendors ...": only restates the exclusion
+    ("base", "The drinks should not be from Tea Corner, but from other shops selling tea", ["S2"], True),
+])
+def test_a_store_named_with_a_description(world: str, text: str, ids: list[str], negated: bool) -> None:
+    compiles_to(compile_in(world, text), text, "store", lambda s: s.place_ids == ids and s.negated == negated)
+
+
+def test_a_store_after_a_lead_that_is_no_description() -> None:
+    left_to_the_judge("base", "The noodles should be from the nearest Noodle House")
+    left_to_the_judge("base", "The noodles should be mild, such as Mild from Noodle House")
+
+
+def test_a_distance_range_and_a_compound_without_its_room() -> None:
+    """"within 300-800 m of <compound>": at least the low end too; the address book's entry with a
+    room before the compound's address locates it."""
+    text = "The restaurant should be within 300-800 m of Jianlong Garden, Shahekou District, Dalian"
+    spec = K(text)
+    compiles_to(spec, text, "distance", lambda s: (s.min_m, s.max_m, s.longitude) == (300.0, 800.0, 121.58))
+    assert nl_rubric.spec_holds(spec, HOME_ORDER, CTX.place("S1"))  # about 480 m
+    assert not nl_rubric.spec_holds(spec, HOME_ORDER, CTX.place("S3"))  # about 3 km
+    assert not nl_rubric.spec_holds(spec.model_copy(update={"min_m": 600.0}), HOME_ORDER, CTX.place("S1"))
+    left_to_the_judge("base", "The restaurant should be within 5-2 km of Jianlong Garden, Shahekou District, Dalian")

@@ -67,3 +67,11 @@ def test_price_checks() -> None:
 
 def test_price_policy() -> None:
     assert nl_rubric.PRICE_AROUND_RATIO == 0.10
+
+
+def test_sums_said_before_the_priced_order() -> None:
+    """"With a budget of 200 yuan, having spent 80 yuan ..., the noodle order price ...": the sums
+    lead to the bound; the last piece is what the item is about. A list of orders stays unread."""
+    spec = K("With a budget of 200 yuan, having spent 80 yuan on drinks, the noodle order price should not exceed 120 yuan")
+    assert spec is not None and (spec.scope, spec.high, spec.about) == ("total", 120.0, "the noodle order price")
+    left_to_the_judge("base", "With a budget of 200 yuan, the tea and the noodle orders should cost at most 120 yuan")

@@ -209,3 +209,108 @@ def test_one_line_is_enough_for_include_one() -> None:
     other = nl_rubric.LineFacts("R3", "桂花乌龙", attributes="少冰", options=opts)
     assert nl_rubric.spec_holds(spec, order([one, other]), None)
     assert not nl_rubric.spec_holds(spec, order([other]), None)
+
+
+# ----- in-store shapes (round 2): a world of shops and packages of my own -----------------------------
+CTX_SHOPS = nl_rubric.ItemContext(
+    now=CTX.now,
+    places=(
+        nl_rubric.PlaceInfo("H1", "Lotus Bath House", ("Sauna",), "", 4.6),
+        nl_rubric.PlaceInfo("H2", "Maple Squash Club", ("Free Parking",), "", 4.2),
+        nl_rubric.PlaceInfo("H3", "Harbour Grill", ("Western Cuisine",), "", 4.4),
+    ),
+    products=(
+        nl_rubric.ProductInfo("B1", "H1", "Cedar Sauna Package (Foot Soak Included)", ("Foot Soak", "Back Scrub", "90 minutes"), (), 168.0),
+        nl_rubric.ProductInfo("B2", "H1", "Herbal Steam Room Ticket", ("Steam Room",), (), 58.0),
+        nl_rubric.ProductInfo("B3", "H2", "Squash 3-Hour Beginner Lesson", ("Racket Included", "Coach"), (), 120.0),
+        nl_rubric.ProductInfo("B4", "H2", "Squash Court for 4 Hours", ("Court Rental",), (), 200.0),
+        nl_rubric.ProductInfo("B5", "H3", "Ribeye Dinner Set for One", ("Steak", "Red Wine"), (), 188.0),
+        nl_rubric.ProductInfo("B6", "H3", "Family Grill Platter for 2 Adults 1 Child", ("Family",), (), 388.0),
+        nl_rubric.ProductInfo("B7", "H3", "Lobster Feast for Two", ("Seafood",), (), 588.0),
+    ),
+)
+
+
+def S(text: str) -> Any:
+    return nl_rubric.compile_item(text, CTX_SHOPS)
+
+
+def line(pid: str) -> nl_rubric.LineFacts:
+    pr = next(p for p in CTX_SHOPS.products if p.product_id == pid)
+    return nl_rubric.LineFacts(pid, pr.name, pr.tags)
+
+
+def test_phrases_bind_numbers_units_and_include_words() -> None:
+    p = nl_rubric.phrase_in
+    assert p("for one", "Ribeye Dinner Set for One") and not p("for one", "Platter for one adult and one child")
+    assert p("for two", "Two-person hotpot") and not p("for 4", "Court for 4 Hours")
+    assert p("3 person", "Banquet (2-3 People)") and not p("2 hours", "2 People, 3 Hours")
+    assert p("1.5h", "Massage 90 minutes") and p("3-hour lesson", "Squash 3-Hour Beginner Lesson")
+    assert p("includes foot soak", "Foot Soak Included") and p("free towel", "Complimentary Towel")
+    assert p("set menu for two", "Set Meal for Two") and not p("spicy", "Non-spicy")
+
+
+def test_in_store_package_items_compile_and_check() -> None:
+    holds = nl_rubric.spec_holds
+    # a copula with no modal: "is X"
+    spec = S("The package bought at the bath house is a cedar sauna package")
+    assert spec is not None and spec.phrases == ["cedar sauna package"]
+    # "include A and B services": each of them, found across a line's fields
+    spec = S("The bath house package must include foot soak and back scrub services")
+    assert parts_of(spec) == [(["foot soak"], False), (["back scrub"], False)]
+    assert holds(spec, order([line("B1")]), None) and not holds(spec, order([line("B2")]), None)
+    # "both A and B" after an include verb is one record's demand; negated "both" stays the judge's
+    assert parts_of(S("The grill order should include both steak and red wine")) == [(["steak"], False), (["red wine"], False)]
+    assert S("The grill order cannot contain both steak and red wine") is None
+    # "access to X", a generic "service" after the value, a gloss in brackets
+    assert S("The bath house order must include access to a steam room").phrases == ["steam room"]
+    assert S("The bath house order should include herbal steam (a hot herbal bath)").phrases == ["herbal steam"]
+    # a unit word the catalogue does not use: the words before it
+    assert S("The squash club order should be a beginner lesson voucher").phrases == ["beginner lesson"]
+    assert S("The squash club order should be a basic voucher") is None  # nothing but a generic word left
+    # serving sizes said "for one" and ranges; "for 2 adults 1 child" is no set for two
+    spec = S("The grill order should be a meal for one person")
+    assert holds(spec, order([line("B5")]), None) and not holds(spec, order([line("B6")]), None)
+    spec = S("The grill order should be a set for two people")
+    assert holds(spec, order([line("B7")]), None) and not holds(spec, order([line("B6")]), None)
+    # durations in other units
+    assert holds(S("The duration of the bath house package should be 1.5 hours"), order([line("B1")]), None)
+
+
+def test_a_place_said_to_offer_a_product_is_the_shops_that_sell_it() -> None:
+    spec = S("The squash club should offer a 3-Hour Beginner Lesson")
+    assert spec.kind == "store" and spec.place_ids == ["H2"]
+    assert S("The squash club should provide Free Parking").kind == "feature"  # the place's own tag
+    assert S("The squash club should offer a yoga lesson") is None  # no shop sells it
+    # what every shop's catalogue has tells no shop apart
+    everywhere = replace(CTX_SHOPS, products=(*CTX_SHOPS.products, nl_rubric.ProductInfo("B8", "H2", "Steam Room Pass"),
+                                              nl_rubric.ProductInfo("B9", "H3", "Steam Room Pass")))
+    assert nl_rubric.compile_item("The squash club should offer a steam room", everywhere) is None
+
+
+def test_values_said_around_the_product() -> None:
+    # the subject is the value when the predicate only says it is picked
+    assert S("When booking at the grill, the lobster feast should be chosen").phrases == ["lobster feast"]
+    assert S("When booking at the grill, it should be chosen") is None
+    # "X ingredients", "X as a main ingredient", "the version without X"
+    assert S("The grill order should include steak ingredients").phrases == ["steak"]
+    assert S("The grill order should include red wine as a main ingredient").phrases == ["red wine"]
+    no_wine = replace(CTX_SHOPS, products=(*CTX_SHOPS.products, nl_rubric.ProductInfo("B8", "H3", "Ribeye Set", ("Wine-free",))))
+    spec = nl_rubric.compile_item("The grill order should select the version without wine", no_wine)
+    assert spec.phrases == ["without wine"]
+    assert nl_rubric.spec_holds(spec, order([nl_rubric.LineFacts("B8", "Ribeye Set", ("Wine-free",))]), None)
+    assert not nl_rubric.spec_holds(spec, order([line("B5")]), None)
+
+
+def test_a_serving_size_with_what_it_holds_and_ranges() -> None:
+    shops = replace(CTX_SHOPS, products=(*CTX_SHOPS.products,
+                                         nl_rubric.ProductInfo("B8", "H3", "Harbour Sharing Platter (2-3 People)", ("Oysters", "Crab Legs")),
+                                         nl_rubric.ProductInfo("B9", "H3", "Oyster Plate for 2 People, 3 Sauces", ("Oysters",))))
+    spec = nl_rubric.compile_item("The grill order should be a set for 2-3 people that includes oysters and crab legs", shops)
+    assert parts_of(spec) == [(["2-3 person"], False), (["oysters"], False), (["crab legs"], False)]
+    holds = nl_rubric.spec_holds
+    platter = nl_rubric.LineFacts("B8", "Harbour Sharing Platter (2-3 People)", ("Oysters", "Crab Legs"))
+    plate = nl_rubric.LineFacts("B9", "Oyster Plate for 2 People, 3 Sauces", ("Oysters",))
+    assert holds(spec, order([platter]), None) and not holds(spec, order([plate]), None)
+    spec = S("The grill order should be a single-person meal with red wine")
+    assert holds(spec, order([line("B5")]), None) and not holds(spec, order([line("B7")]), None)

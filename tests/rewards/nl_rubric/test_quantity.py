@@ -65,3 +65,15 @@ def test_party_size_checks() -> None:
                                   customer_count=4)
     assert holds(K("The number of people for the restaurant reservation should be 4"), visit, place)
     assert not holds(K("The booking should be for two people"), visit, place)
+
+
+def test_a_total_with_its_breakdown_or_its_store() -> None:
+    """"总数应为3份，包含2份A和1份B": the total and each product's count (they must add up);
+    "..., 都来自<store>" / "..., all from <store>": the total and the store."""
+    parts = nl_rubric.spec_parts(compile_in("zh", "午饭订单的商品总数应为3份，包含2份葱油拌面和1份三鲜馄饨双拼"))
+    assert [(p.value, p.phrase) for p in parts] == [(3, ""), (2, "葱油拌面"), (1, "三鲜馄饨双拼")]
+    left_to_the_judge("zh", "午饭订单的商品总数应为4份，包含2份葱油拌面和1份三鲜馄饨双拼")
+    parts = nl_rubric.spec_parts(compile_in("zh", "午饭订单的商品总数应为2份，都来自山海小馆（河西店）"))
+    assert [p.kind for p in parts] == ["count", "store"] and parts[0].value == 2 and parts[1].place_ids == ["Z1"]
+    parts = nl_rubric.spec_parts(K("The lunch order should have a total of 3 items, all from Noodle House"))
+    assert [p.kind for p in parts] == ["count", "store"] and parts[0].value == 3 and parts[1].place_ids == ["S1"]
