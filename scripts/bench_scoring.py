@@ -32,11 +32,12 @@ from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gymnasium as gym  # noqa: E402
+from fidelity_report import default_data_dir, task_files  # noqa: E402  the same files, found the same way
 
 import servicegym  # noqa: E402,F401  registers the ids
-from servicegym.envs.tasks.vitabench import vitabench_domain  # noqa: E402
 
 
 # ----- the fixed primitive: shared/tools/primitive.py, verbatim ----------------------------------
@@ -64,24 +65,6 @@ def primitive_us(n: int = 20_000, repeats: int = 5) -> float:
 
 
 # ----- the benchmark ------------------------------------------------------------------------------
-ENV_OF_DOMAIN = {"delivery": "servicegym/Delivery-v0", "instore": "servicegym/InStore-v0",
-                 "travel": "servicegym/Travel-v0", "cross": "servicegym/CrossScenario-v0"}
-
-
-def task_files(data: Path) -> list[tuple[Path, str]]:
-    out = []
-    for path in sorted(data.rglob("*.json")):
-        try:
-            tasks = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) and "evaluation_criteria" in tasks[0]:
-            env_id = ENV_OF_DOMAIN.get(vitabench_domain(str(tasks[0].get("domain", ""))) or "")
-            if env_id:
-                out.append((path, env_id))
-    return out
-
-
 def end_state_hash(world) -> str:
     """The peer: tau2-bench's / VitaBench's end-state check of one side (dump, encode, hash)."""
     return hashlib.sha256(json.dumps(world.state_dict(), sort_keys=True, default=str).encode()).hexdigest()
@@ -138,7 +121,7 @@ def bench_file(path: Path, env_id: str, reps: int, limit: int | None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "vitabench")
+    ap.add_argument("--data", type=Path, default=default_data_dir())
     ap.add_argument("--reps", type=int, default=9, help="timed scorings per task (the median is kept)")
     ap.add_argument("--quick", action="store_true", help="the first 10 tasks of each file")
     ap.add_argument("--limit", type=int, default=None, help="the first N tasks of each file")
