@@ -11,8 +11,11 @@ Input: the JSONL records that ``servicegym.envs.running.rollouts.collect`` write
   rate, worst first;
 * how episodes ended, mean steps and tool errors.
 
-Episodes whose ``error`` is set (the policy or its endpoint failed, not the agent) are left out of
-the metrics and counted separately. ``write_report`` writes ``report.md`` and ``pass_k.png``
+An episode whose ``error`` is set (the policy or its endpoint failed) counts as a failure in Avg@k,
+Pass@k and Pass^k, as VitaBench counts it: a model that errors on hard tasks must not score above
+one that fails them. The errors are counted and shown beside the metrics (``errors``, their rate),
+and the report's first line says so when there are any; score components and mean steps are over
+the episodes that ended without an error (an errored one has no score). ``write_report`` writes ``report.md`` and ``pass_k.png``
 (matplotlib, Agg backend); ``print_table`` prints the headline table with rich.
 """
 
@@ -59,7 +62,7 @@ class DomainSummary:
     tasks: int
     trials: int  # K: the smallest number of valid trials of any task
     episodes: int
-    errors: int  # episodes left out because their ``error`` is set
+    errors: int  # episodes whose ``error`` is set: counted as failures in the metrics
     uneven: bool  # tasks have different numbers of trials
     metrics: dict[str, float]  # avg@K, pass@k, pass^k
     ci: dict[str, tuple[float, float]]  # same keys, bootstrap interval over tasks
@@ -69,6 +72,10 @@ class DomainSummary:
     mean_steps: float
     mean_tool_errors: float
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.episodes if self.episodes else 0.0
 
     def pass_hat(self) -> list[float]:
         return [self.metrics[f"pass^{k}"] for k in range(1, self.trials + 1)]
@@ -132,14 +139,16 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
     """The metrics of one domain's records, through ``rewards.metrics.report`` (one mechanism for
     the estimators and their bootstrap intervals)."""
     valid = [r for r in recs if not r.get("error")]
-    counts = Counter(str(r["task_id"]) for r in valid)
+    # an errored episode is a failed trial of its task (VitaBench's reading), never left out
+    scored = [r if not r.get("error") else {**r, "success": False, "score": {}} for r in recs]
+    counts = Counter(str(r["task_id"]) for r in scored)
     metrics: dict[str, float] = {}
     ci: dict[str, tuple[float, float]] = {}
     components: dict[str, float] = {}
     items: dict[str, float] = {}
     k_max = min(counts.values()) if counts else 0
-    if valid:
-        rep = _metrics.report(valid, group_by=lambda r: domain, n_boot=max(1, bootstrap), confidence=CI_LEVEL)
+    if scored:
+        rep = _metrics.report(scored, group_by=lambda r: domain, n_boot=max(1, bootstrap), confidence=CI_LEVEL)
         for name, entry in rep["overall"].items():
             if name in ("tasks", "trials"):
                 continue
@@ -159,7 +168,7 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
         policies=sorted({str(r.get("policy", "")) for r in recs if r.get("policy")}),
         tasks=len(counts),
         trials=k_max,
-        episodes=len(valid),
+        episodes=len(recs),
         errors=len(recs) - len(valid),
         uneven=len(set(counts.values())) > 1,
         metrics=metrics,
@@ -192,27 +201,42 @@ def _fmt(s: DomainSummary, key: str) -> str:
     return f"{v:.3f}"
 
 
+def errors_text(s: DomainSummary) -> str:
+    return f"{s.errors} ({s.error_rate:.0%})" if s.errors else "0"
+
+
+def errors_line(summaries: list[DomainSummary]) -> str:
+    """The report's first line: how many episodes ended in an endpoint or policy error (counted as
+    failures), or that none did."""
+    errors = sum(s.errors for s in summaries)
+    total = sum(s.episodes for s in summaries)
+    if not errors:
+        return f"No errors: all {total} episodes ended without an endpoint or policy error."
+    return (f"**{errors} of {total} episodes ({errors / total:.0%}) ended in an endpoint or policy error; they count "
+            "as failures in every metric below** (`evaluate` runs them again on its next run).")
+
+
 def markdown(summaries: list[DomainSummary], title: str = "servicegym evaluation", plot: str | None = "pass_k.png") -> str:
-    lines = [f"# {title}", ""]
+    lines = [f"# {title}", "", errors_line(summaries), ""]
     total = sum(s.episodes for s in summaries)
     lines.append(f"{total} episodes over {len(summaries)} domain(s). Metrics are the unbiased estimators over the "
-                 f"tasks' trials; intervals are {int(CI_LEVEL * 100)}% percentile bootstrap over tasks "
-                 f"({BOOTSTRAP_SAMPLES} resamples).")
+                 f"tasks' trials, an errored episode counting as a failure; intervals are {int(CI_LEVEL * 100)}% "
+                 f"percentile bootstrap over tasks ({BOOTSTRAP_SAMPLES} resamples).")
     lines += ["", "## Summary", "", "| domain | env | policy | tasks | k | avg@k | pass@k | pass^k | errors |",
               "|---|---|---|---|---|---|---|---|---|"]
     for s in summaries:
         if not s.tasks:
-            lines.append(f"| {s.domain} | {', '.join(s.env_ids)} | {', '.join(s.policies)} | 0 | 0 | - | - | - | {s.errors} |")
+            lines.append(f"| {s.domain} | {', '.join(s.env_ids)} | {', '.join(s.policies)} | 0 | 0 | - | - | - | {errors_text(s)} |")
             continue
         k = s.trials
         lines.append(f"| {s.domain} | {', '.join(s.env_ids)} | {', '.join(s.policies)} | {s.tasks} | {k} | "
-                     f"{_fmt(s, f'avg@{k}')} | {_fmt(s, f'pass@{k}')} | {_fmt(s, f'pass^{k}')} | {s.errors} |")
+                     f"{_fmt(s, f'avg@{k}')} | {_fmt(s, f'pass@{k}')} | {_fmt(s, f'pass^{k}')} | {errors_text(s)} |")
     if plot:
         lines += ["", f"![Pass^k versus k]({plot})"]
     for s in summaries:
         lines += ["", f"## {s.domain}", ""]
         lines.append(f"{s.tasks} tasks, {s.episodes} episodes"
-                     + (f", {s.errors} left out for errors" if s.errors else "")
+                     + (f", {s.errors} of them errored (counted as failures)" if s.errors else "")
                      + (f"; tasks have different numbers of trials, k runs to the smallest ({s.trials})" if s.uneven else "")
                      + f"; mean {s.mean_steps:.1f} steps and {s.mean_tool_errors:.2f} tool errors per episode.")
         if s.tasks:
@@ -271,12 +295,12 @@ def table_rows(summaries: list[DomainSummary], wide: bool = False) -> tuple[list
     for s in summaries:
         policy = "/".join(s.policies)
         if not s.tasks:
-            rows.append([s.domain, policy, "0", "0", "-", "-", "-", "-", "", str(s.errors)])
+            rows.append([s.domain, policy, "0", "0", "-", "-", "-", "-", "", errors_text(s)])
             continue
         k = s.trials
         comps = " ".join(f"{COMPONENT_SHORT.get(c, c)}={v:.2f}" for c, v in s.components.items() if wide or "/" not in c)
         rows.append([s.domain, policy, str(s.tasks), str(k), _fmt(s, f"avg@{k}"), f"{s.metrics['pass@1']:.3f}",
-                     _fmt(s, f"pass@{k}"), _fmt(s, f"pass^{k}"), comps, str(s.errors)])
+                     _fmt(s, f"pass@{k}"), _fmt(s, f"pass^{k}"), comps, errors_text(s)])
     return head, rows
 
 

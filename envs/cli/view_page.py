@@ -212,7 +212,10 @@ JS = r"""
   document.getElementById("src").textContent = META.source;
   document.getElementById("src").title = META.source + " (generated " + META.generated + ", servicegym " + META.servicegym_version + ")";
   var okCount = INDEX.filter(function (r) { return r[C.success] === true; }).length;
-  document.getElementById("stat").textContent = N + (N === 1 ? " episode \u00b7 " : " episodes \u00b7 ") + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)";
+  var errCount = INDEX.filter(function (r) { return !!r[C.err]; }).length;
+  // one definition with the report: an errored episode is a failure, and the errors are shown beside
+  document.getElementById("stat").textContent = N + (N === 1 ? " episode \u00b7 " : " episodes \u00b7 ") + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)" +
+    (errCount ? " \u00b7 " + errCount + " errored (" + Math.round(100 * errCount / N) + "%), counted as failures" : "");
   var banner = document.getElementById("banner");
   if (META.skipped.length || META.notes.length) {
     banner.hidden = false;
@@ -781,16 +784,17 @@ JS = r"""
     var groups = new Map();
     INDEX.forEach(function (r) {
       var key = r[C.env] + "\u0000" + r[C.policy];
-      if (!groups.has(key)) groups.set(key, [r[C.env], r[C.policy], 0, 0, new Set()]);
-      var g = groups.get(key); g[2] += 1; if (r[C.success] === true) g[3] += 1; g[4].add(r[C.task]);
+      if (!groups.has(key)) groups.set(key, [r[C.env], r[C.policy], 0, 0, new Set(), 0]);
+      var g = groups.get(key); g[2] += 1; if (r[C.success] === true) g[3] += 1; g[4].add(r[C.task]); if (r[C.err]) g[5] += 1;
     });
     var t = el("table", "overview"), hr = el("tr");
-    ["env", "policy", "tasks", "episodes", "succeeded", "rate"].forEach(function (h) { add(hr, el("th", null, h)); });
+    ["env", "policy", "tasks", "episodes", "succeeded", "rate", "errored (failures)"].forEach(function (h) { add(hr, el("th", null, h)); });
     add(t, hr);
     groups.forEach(function (g) {
       var tr = el("tr");
       add(tr, el("td", null, g[0]), el("td", null, g[1]), el("td", "n", g[4].size), el("td", "n", g[2]), el("td", "n", g[3]),
-          el("td", "n", (100 * g[3] / g[2]).toFixed(1) + "%"));
+          el("td", "n", (100 * g[3] / g[2]).toFixed(1) + "%"),
+          el("td", "n", g[5] ? g[5] + " (" + (100 * g[5] / g[2]).toFixed(1) + "%)" : "0"));
       add(t, tr);
     });
     add(box, t);

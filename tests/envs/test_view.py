@@ -439,3 +439,20 @@ def test_browser_shows_each_rubric_item_of_a_vitabench_file(browser, tmp_path):
         for c in e["checks"]:
             assert c["name"] in shown
     assert "rubric mode" in shown and "strict mode" in shown and "unrequested writes" in shown
+
+
+def test_browser_counts_errored_episodes_as_failures(runs, browser, tmp_path):
+    """The viewer's numbers are the report's: an errored episode is not a success, and the errors
+    are shown beside the rate, in the header and the overview table (issue 25)."""
+    recs = read_jsonl(runs["payments"] / "rollouts.jsonl") * 4
+    for i, r in enumerate(recs):
+        r["trial"] = i
+    recs[1] = {**recs[1], "success": False, "error": "LLMError: 500 from the endpoint", "score": {}}
+    src = tmp_path / "rollouts.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    assert main(["view", "--in", str(src)]) == 0
+    dom = dump_dom(browser, tmp_path, tmp_path / "view.html")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", dom)).split())
+    ok = sum(1 for r in recs if r.get("success") and not r.get("error"))
+    assert f"4 episodes \u00b7 {ok} succeeded ({round(100 * ok / 4)}%) \u00b7 1 errored (25%), counted as failures" in text
+    assert "errored (failures)" in text and "1 (25.0%)" in text
