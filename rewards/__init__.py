@@ -1,7 +1,7 @@
 """Scoring: rubric items checked by code, order matching for VitaBench tasks, the sliding-window
 LLM judge, metrics and reward wrappers."""
 
-from servicegym.rewards import life_service, vitabench  # noqa: F401  register the life-service and VitaBench order-matching checks
+from servicegym.rewards import life_service, scoring_modes, vitabench  # noqa: F401  register the life-service and VitaBench checks
 from servicegym.rewards.judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
 from servicegym.rewards.metrics import (
     avg_at_k,

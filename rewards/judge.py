@@ -87,6 +87,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from servicegym.rewards.metrics import cohen_kappa
+from servicegym.rewards.rubric import SCORING_MODES, counts_in
 
 Verdict = Literal["met", "overturned", "unchanged"]
 VERDICTS: tuple[str, ...] = ("met", "overturned", "unchanged")
@@ -575,8 +576,6 @@ def _state_items_hold(env: Any, code_score: dict[str, Any], scoring: str) -> boo
     """The code items of a natural-language task that are not about one rubric item and count
     under ``scoring``: "no write the user never asked for" in both modes, and under
     ``scoring="strict"`` the gold end state too. The judge never decides them."""
-    from servicegym.rewards.rubric import counts_in
-
     rubric = getattr(env.task, "rubric", None) or []
     return all(code_score.get(f"rubric/{i.name}", 0.0) for i in rubric
                if counts_in(i, scoring) and "nl_index" not in (i.params or {}))
@@ -585,8 +584,6 @@ def _state_items_hold(env: Any, code_score: dict[str, Any], scoring: str) -> boo
 def _with_modes(env: Any, items_ok: bool, code_score: dict[str, Any], score: dict[str, Any]) -> bool:
     """Both scoring modes' verdicts of a judged natural-language task into ``score``
     (``success_rubric``, ``success_strict``); returns the env's own mode's."""
-    from servicegym.rewards.rubric import SCORING_MODES
-
     for mode in SCORING_MODES:
         score[f"success_{mode}"] = float(items_ok and _state_items_hold(env, code_score, mode))
     return bool(score[f"success_{getattr(env, 'scoring', 'strict')}"])

@@ -99,6 +99,11 @@ Natural-language items
     untouched. Among assignments that match equally well, the one whose records meet the most of
     the compiled items of their gold records wins (``nl_specs`` / ``nl_refs`` in the parameters).
 
+Beyond the gold
+    The check both scoring modes count beyond the rubric's text (``no_unrequested_writes``) and the
+    per-item report of a finished episode are in ``rewards/scoring_modes.py``; the three items above
+    are registered ``strict_only`` (they decide success under ``scoring="strict"`` only).
+
 Status equivalence
     The tools can only produce ``unpaid``, ``paid`` and ``cancelled``, while gold states record
     later life-cycle stages. So statuses compare by class: ``unpaid`` alone; ``cancelled`` alone;
@@ -128,7 +133,6 @@ from servicegym.rewards.nl_rubric import (
     PlaceInfo,
     RecordFacts,
     TimeWindow,
-    describe_spec,
     parse_spec,
     spec_holds,
     spec_parts,
@@ -837,93 +841,6 @@ def untouched_orders(view: EpisodeView, params: dict[str, Any]) -> bool:
     return best_state(view, params).untouched
 
 
-# ----- unrequested writes (both scoring modes) ------------------------------------------------
-def _order_changed(before: Order, after: Order | None) -> bool:
-    return after is None or (after.status, after.note, after.products) != (before.status, before.note, before.products)
-
-
-def _visit_changed(before: Any, after: Any) -> bool:
-    return after is None or (after.status, visit_time(after), after.customer_count) != (
-        before.status, visit_time(before), before.customer_count)
-
-
-def _unrequested_in_state(view: EpisodeView, state: GoldState, initial_ids: set[str], named: set[str]) -> list[str]:
-    """The writes of the episode that ``state`` does not ask for (see ``unrequested_writes``)."""
-    out: list[str] = []
-    groups: list[tuple[str, Any, Any, dict[str, Any], Counter[str], Any]] = [(
-        "orders", view.world.table("orders"), view.initial.table("orders"),
-        {g.order_id: g for g in state.orders if g.kind != "new"},
-        Counter(g.order_type for g in state.orders if g.kind != "existing"), _order_changed)]
-    for table in VISIT_TABLES:
-        if table in view.world.tables:
-            golds = [g for g in state.visits if g.table == table]
-            groups.append((table, view.world.table(table), view.initial.table(table),
-                           {g.record_id: g for g in golds if g.kind != "new"},
-                           Counter(table for g in golds if g.kind != "existing"), _visit_changed))
-    for table, now, then, mentioned, wanted, changed in groups:
-        before_ids = initial_ids if table == "orders" else set(then.rows)
-        made: dict[str, list[str]] = {}
-        for row in now:
-            if row.key not in before_ids and row.status != "cancelled":
-                made.setdefault(row.order_type if table == "orders" else table, []).append(row.key)
-        for what, keys in made.items():
-            extra = len(keys) - wanted.get(what, 0)
-            if extra > 0:
-                noun = f"{what} order" if table == "orders" else table[:-1]
-                out += [f"{noun} {k}: one more {noun} than the task asks for" for k in keys[-extra:]]
-        for key, before in then.rows.items():
-            after = now.get(key)
-            if not changed(before, after):
-                continue
-            gold = mentioned.get(key)
-            if gold is None:
-                if key not in named:
-                    out.append(f"{table[:-1]} {key}: changed ({getattr(after, 'status', 'removed')}) although the task "
-                               "never asks for it")
-            elif (after is not None and after.status == "cancelled" and before.status != "cancelled"
-                  and gold.kind == "existing" and gold.status != "cancelled"):
-                out.append(f"{table[:-1]} {key}: cancelled although the task asks only to change it")
-    return out
-
-
-def unrequested_writes(view: EpisodeView, params: dict[str, Any]) -> list[str]:
-    """The writes of the episode the user never asked for, each described; empty when there are
-    none. Under either scoring mode this is a component of its own (``no_unrequested_writes``):
-
-    - a record created and left active beyond the number of new records of its kind (an order of
-      each order type, a booking, a reservation) that an expected state creates: an extra order is
-      a charge nobody asked for, whatever its content;
-    - a pre-existing record changed (status, note, lines; a visit's time or party size) that no
-      expected state mentions and no rubric item names by id (``named_ids``);
-    - a pre-existing record cancelled where the expected state keeps it active (asks only to pay
-      or change it).
-
-    Content is not compared: which store, products, times or notes were right is the rubric's
-    business. The expected state that leaves the fewest writes unrequested is the one used."""
-    key = ("unrequested", id(params["states"]))
-    hit = view.memo.get(key)
-    if hit is not None and hit[0] is params["states"]:
-        return hit[1]
-    initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
-    named = set(params.get("named_ids") or ())
-    best: list[str] | None = None
-    for state in parse_states(params):
-        found = _unrequested_in_state(view, state, initial_ids, named)
-        if best is None or len(found) < len(best):
-            best = found
-        if not best:
-            break
-    out = best or []
-    view.memo[key] = (params["states"], out)
-    return out
-
-
-@check("no_unrequested_writes")
-def no_unrequested_writes(view: EpisodeView, params: dict[str, Any]) -> bool:
-    """No write the user never asked for (``unrequested_writes``)."""
-    return not unrequested_writes(view, params)
-
-
 # ----- natural-language time items ----------------------------------------------------------
 def _created_like(view: EpisodeView, ref: dict[str, Any], initial_ids: set[str]) -> Any:
     """The active record created in the episode that best stands in for the gold record ``ref``
@@ -1075,63 +992,3 @@ def nl_item(view: EpisodeView, params: dict[str, Any]) -> bool:
 NL_ITEM_KINDS: tuple[str, ...] = tuple(f"nl_{k}" for k in SPEC_KINDS if k != "time_window")
 for _kind in NL_ITEM_KINDS:
     check(_kind)(nl_item)
-
-
-# ----- what a finished episode reports about each natural-language item ---------------------------
-def _check_text(params: dict[str, Any]) -> str:
-    if "window" in params:
-        return describe_spec(parsed("window", params["window"], TimeWindow.model_validate))
-    if "spec" in params:
-        return describe_spec(parsed("spec", params["spec"], parse_spec))
-    return ""
-
-
-def item_report(task: Any, score: dict[str, Any], view: EpisodeView | None, judged: Any = None,
-                previous: dict[str, Any] | None = None, scoring: str = "rubric") -> dict[str, Any]:
-    """Each natural-language rubric item of a VitaBench-file task: how it was checked and its
-    verdict, added to ``score`` as flat components, and returned as details for the record.
-
-    ``score`` gains ``item/<k>`` (1.0 / 0.0) for every item ``k`` of ``task.nl_rubric`` that was
-    checked, by code (its ``nl_<kind>_<k>`` rubric items, all of them) or by the LLM judge
-    (``judge/rubric_<k>``, when ``judged``); ``rubric_items_code``, ``rubric_items_judge``,
-    ``rubric_items_unchecked`` (items neither read by code nor given to a judge: never passed,
-    never handed to the gold, just counted), ``rubric_nl_coverage`` (the share read by code) and
-    ``unrequested_writes`` (how many). The returned dict has ``scoring``, ``items`` (``index``,
-    ``text``, ``source``: ``code`` / ``judge`` / ``unchecked``, ``checks``: the rubric items and what
-    each checks, ``verdict``: true, false or null) and ``unrequested_writes`` (each described)."""
-    coded: dict[int, list[Any]] = {}
-    for item in task.rubric:
-        k = (item.params or {}).get("nl_index")
-        if item.kind.startswith("nl_") and isinstance(k, int) and item.weight > 0:
-            coded.setdefault(k, []).append(item)
-    items: list[dict[str, Any]] = []
-    counts = {"code": 0, "judge": 0, "unchecked": 0}
-    for k, text in enumerate(task.nl_rubric):
-        entry: dict[str, Any] = {"index": k, "text": text}
-        if k in coded:
-            verdict = all(score.get(f"rubric/{i.name}", 0.0) for i in coded[k])
-            entry.update(source="code", verdict=verdict,
-                         checks=[{"name": i.name, "check": _check_text(i.params)} for i in coded[k]])
-        elif judged is not None and f"judge/rubric_{k}" in score:
-            verdict = bool(score[f"judge/rubric_{k}"])
-            entry.update(source="judge", verdict=verdict, checks=[])
-        else:
-            verdict = None
-            entry.update(source="unchecked", verdict=None, checks=[])
-        counts[entry["source"]] += 1
-        if verdict is not None:
-            score[f"item/{k}"] = float(verdict)
-        items.append(entry)
-    writes: list[str] = []
-    if view is not None:
-        for item in task.rubric:
-            if item.kind == "no_unrequested_writes":
-                writes = unrequested_writes(view, item.params)
-                break
-    elif previous:
-        writes = list(previous.get("unrequested_writes") or [])
-    n = len(task.nl_rubric)
-    score.update(rubric_items_code=float(counts["code"]), rubric_items_judge=float(counts["judge"]),
-                 rubric_items_unchecked=float(counts["unchecked"]),
-                 rubric_nl_coverage=counts["code"] / n if n else 1.0, unrequested_writes=float(len(writes)))
-    return {"scoring": scoring, "items": items, "unrequested_writes": writes}

@@ -38,6 +38,7 @@ import gymnasium as gym  # noqa: E402
 from fidelity_report import default_data_dir, task_files  # noqa: E402  the same files, found the same way
 
 import servicegym  # noqa: E402,F401  registers the ids
+from servicegym.rewards.scoring_modes import item_report  # noqa: E402
 
 
 # ----- the fixed primitive: shared/tools/primitive.py, verbatim ----------------------------------
@@ -68,6 +69,13 @@ def primitive_us(n: int = 20_000, repeats: int = 5) -> float:
 def end_state_hash(world) -> str:
     """The peer: tau2-bench's / VitaBench's end-state check of one side (dump, encode, hash)."""
     return hashlib.sha256(json.dumps(world.state_dict(), sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _score_episode(u, task) -> None:
+    """What the env does at an episode's end: the rubric in both modes, then the item report."""
+    view = u.episode_view()
+    _success, score = u.score(task, view)
+    item_report(task, score, view, False, u.scoring)
 
 
 def _is_read(u, action: str) -> bool:
@@ -112,7 +120,7 @@ def bench_file(path: Path, env_id: str, reps: int, limit: int | None) -> dict:
             _obs, _r, term, trunc, _info = env.step(action)
             if term or trunc:
                 break
-        per_task.append(median_of(lambda task=task: u.score(task, u.episode_view()), reps))
+        per_task.append(median_of(lambda task=task: _score_episode(u, task), reps))
         hashes.append(median_of(lambda: end_state_hash(u.world), reps))
     env.close()
     return {"tasks": per_task, "hash": statistics.median(hashes),

@@ -30,7 +30,7 @@ from servicegym.envs.tasks.model import (
 )
 from servicegym.envs.tasks.sources import ListSource, TaskSource
 from servicegym.rewards.rubric import SCORING_MODES, EpisodeView, score_rubric
-from servicegym.rewards.vitabench import item_report
+from servicegym.rewards.scoring_modes import item_report
 from servicegym.simulators.llm import LLMConfig, LLMError
 from servicegym.simulators.scripted_user import STOP, ScriptedUser
 from servicegym.world_state.core import History, World
@@ -205,11 +205,7 @@ class ToolUseEnv(gym.Env[str, str]):
         raise NotImplementedError
 
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, float]]:
-        success, score = score_rubric(task.rubric, view, self.scoring)
-        if task.nl_rubric:
-            # per natural-language item: its verdict, and whether code read it or it is unchecked
-            self._rubric_details = item_report(task, score, view, scoring=self.scoring)
-        return success, score
+        return score_rubric(task.rubric, view, self.scoring)
 
     def make_llm_user(self, task: Task, seed: int) -> Any:
         """The LLM user of ``user="llm"`` (a domain with its own customer overrides this)."""
@@ -512,15 +508,16 @@ class ToolUseEnv(gym.Env[str, str]):
         reward = 0.0
         if terminated or truncated:
             self._done = True
-            success, score = self.score(self.task, self.episode_view())
+            view = self.episode_view()
+            success, score = self.score(self.task, view)
             if self.judge == "llm":
                 success, score, judged = yield ("judge", (success, score))
                 info.update(judged)
-                if self.task.nl_rubric:
-                    self._rubric_details = item_report(self.task, score, None, judged.get("judge"),
-                                                       self._rubric_details, self.scoring)
             if self.task.nl_rubric:
-                info["rubric_items"] = self._rubric_details.get("items", [])
+                # per natural-language item: how it was checked (code, the judge, unchecked) and its verdict;
+                # once, at the episode's end (a shaping wrapper's per-step scoring does not pay for it)
+                self._rubric_details = item_report(self.task, score, view, self.judge == "llm", self.scoring)
+                info["rubric_items"] = self._rubric_details["items"]
             reward = float(success)
             info.update(termination_reason=reason, success=success, score=self._fixed_score(score))
         return obs, reward, terminated, truncated, info
@@ -568,7 +565,7 @@ class ToolUseEnv(gym.Env[str, str]):
         rollout record keeps it as ``details`` and ``servicegym view`` shows it. A VitaBench-file
         task's finished episode gives ``rubric``: each natural-language item with its text, how it
         was checked (``code``, ``judge`` or ``unchecked``), its verdict and the unrequested writes
-        (``rewards/rubric.py: item_report``); the Workspace env gives each closed session's intents
+        (``rewards/scoring_modes.py: item_report``); the Workspace env gives each closed session's intents
         with their final states; otherwise empty."""
         return {"rubric": self._rubric_details} if self._rubric_details and self._done else {}
 
