@@ -196,8 +196,11 @@ class LoopbackServer:
     with ``h11``); latency and slow faults are ``asyncio.sleep`` waits that ``close()`` cancels."""
 
     def __init__(self, handler: Callable[[dict[str, Any]], Reply] | None = None, script: Iterable[Reply] = (),
-                 latency_s: float = 0.0, model: str = DEFAULT_MODEL, port: int = 0) -> None:
+                 latency_s: float = 0.0, model: str = DEFAULT_MODEL, port: int = 0, record: bool = True) -> None:
         self.handler = handler or _default_handler
+        # record=False: keep no request bodies or headers (a long-running server, e.g. ``servicegym
+        # loopback-model``, would otherwise hold every conversation it was sent)
+        self.record = record
         self.model = model
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
@@ -309,8 +312,9 @@ class LoopbackServer:
                         elif isinstance(part, h11.EndOfMessage):
                             break
                     with self._lock:  # each request's headers, names lower-cased (an API key is the caller's)
-                        self.request_headers.append({k.decode("latin-1").lower(): v.decode("latin-1")
-                                                     for k, v in event.headers})
+                        if self.record:
+                            self.request_headers.append({k.decode("latin-1").lower(): v.decode("latin-1")
+                                                         for k, v in event.headers})
                     code, payload, headers = await self._route(event.method, event.target.decode("latin-1"),
                                                                bytes(body))
                     wire = payload if isinstance(payload, _Wire) else None
@@ -400,7 +404,8 @@ class LoopbackServer:
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
-            self.requests.append(body)
+            if self.record:
+                self.requests.append(body)
             item = self._script.pop(0) if self._script else None
         if item is None:
             item = self.handler(body)

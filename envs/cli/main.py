@@ -32,8 +32,9 @@ from typing import Any
 import gymnasium as gym
 
 from servicegym.envs.environments.registration import ENV_IDS
-from servicegym.envs.running.rollouts import BACKENDS, RolloutWriteError, collect, failed, read_records
+from servicegym.envs.running.rollouts import BACKENDS, CollectFailed, RolloutWriteError, collect, failed, read_records
 from servicegym.envs.tasks.model import TaskFileError
+from servicegym.envs.tasks.sources import SPLITS
 
 # every benchmark script (scripts/bench_<name>.py); each takes --quick
 BENCHES = ("envs", "delivery", "payments", "workspace", "rewards", "rollouts", "server", "scoring")
@@ -183,6 +184,9 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
                           seed=args.seed, resume=resume, progress=not args.quiet, policy_kwargs=policy_kwargs or None,
                           ray_address=args.ray_address, ray_episodes_per_actor=args.ray_episodes_per_actor,
                           inline_tools=not args.tools_once)
+    except CollectFailed as err:  # every episode errored: the summary line and exit status 1 say so
+        print(f"servicegym: {_one_line(err)}", file=sys.stderr)
+        summary = err.summary
     except RolloutWriteError as err:  # e.g. the disk is full: the file keeps whole records
         raise CliError(_one_line(err.strerror or err)) from None
     except OSError as err:
@@ -190,6 +194,14 @@ def _collect(args: argparse.Namespace, out: Path, resume: bool) -> tuple[Any, li
     except ValueError as err:  # e.g. a resumed file made with another --seed
         raise CliError(_one_line(err)) from None
     return summary, ids, policy
+
+
+def _source(args: argparse.Namespace) -> str:
+    """Where a run's tasks came from, for its summary line: ``file=PATH``, ``split=custom`` (the
+    ids of ``--task-ids``), or the split actually used."""
+    if args.tasks:
+        return f"file={args.tasks}"
+    return "split=custom" if _task_ids(args) else f"split={args.split}"
 
 
 def _summary_line(summary: Any) -> str:
@@ -377,7 +389,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         raise CliError(f"--out must name a file such as {out}.jsonl")
     t0 = time.perf_counter()
     summary, ids, policy = _collect(args, out, resume=not args.no_resume)
-    print(f"{args.env} policy={policy} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
+    print(f"{args.env} policy={policy} {_source(args)} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
           f"({time.perf_counter() - t0:.2f} s) -> {out}")
     return _failures(summary)
 
@@ -406,8 +418,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(f"--out must be a directory, {out} is a file")
     t0 = time.perf_counter()
     summary, ids, policy = _collect(args, out / "rollouts.jsonl", resume=not args.no_resume)
-    source = f"file={args.tasks}" if args.tasks else f"split={args.split}"
-    print(f"{args.env} policy={policy} {source} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
+    print(f"{args.env} policy={policy} {_source(args)} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
           f"({time.perf_counter() - t0:.2f} s)")
     try:
         records = _selected(load_rollouts(out / "rollouts.jsonl"), args.env, policy, ids, args.trials)
@@ -710,6 +721,52 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 # ----- serve -----------------------------------------------------------------------------------
 SERVER_HINT = "pip install 'servicegym[server]' (openenv-core)"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+SERVE_PORT = 8100  # serve's default; 8000 is where model endpoints (vLLM, loopback-model) usually listen
+
+
+def cmd_loopback_model(args: argparse.Namespace) -> int:
+    """A stand-in chat model on 127.0.0.1 until Ctrl-C: the golden route of every task of ``--env``'s
+    ``--split`` (or ``--tasks`` file), replayed as native tool calls to whoever opens a conversation
+    with that task's first message (``llm_policy.golden_replay_handler``); any other conversation gets
+    a text reply saying it is unknown, which ends the episode. A GPU-free check of the LLM path:
+    ``evaluate --policy llm --base-url http://127.0.0.1:PORT/v1 --model loopback-model`` succeeds."""
+    from servicegym.envs.running.llm_policy import golden_replay_handler
+    from servicegym.simulators.loopback import DEFAULT_MODEL, LoopbackServer
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0-65535, got {args.port}")
+    envs = args.env or ["servicegym/Delivery-v0"]
+    if args.tasks and len(envs) > 1:
+        raise CliError("--tasks goes with one --env (the env of the file's domain)")
+    tasks, known = [], []
+    for env_id in envs:
+        env = _make_env(env_id, args.split, **_env_kwargs(args))
+        try:
+            base = env.unwrapped
+            ids = base.task_ids(args.split)
+            tasks += [base.source.get(t) for t in ids]
+        finally:
+            env.close()
+        known.append(f"{len(ids)} tasks of {env_id} " + (f"file {args.tasks}" if args.tasks else f"split {args.split}"))
+    handler = golden_replay_handler(tasks, strict=False, known=", ".join(known))
+    server = LoopbackServer(handler=handler, model=DEFAULT_MODEL, port=args.port, record=False)
+    try:
+        server.start()
+    except OSError as err:
+        raise CliError(f"cannot serve on 127.0.0.1:{args.port}: {_one_line(err.strerror or err)}") from None
+    print(f"servicegym loopback-model: model {DEFAULT_MODEL!r} at {server.base_url} replaying {', '.join(known)}; "
+          "Ctrl-C to stop", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    print("servicegym loopback-model: stopped", flush=True)
+    return 0
+
+
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -803,12 +860,17 @@ def _has_fileno(stream: Any) -> bool:
 
 
 # ----- parser ----------------------------------------------------------------------------------
-def _collect_options(p: argparse.ArgumentParser) -> None:
+def _collect_options(p: argparse.ArgumentParser, split: str) -> None:
+    """The options ``rollout`` and ``evaluate`` share; ``split`` is the command's default split
+    (``rollout`` collects from ``train``: trajectories for fine-tuning must not come from the frozen
+    ``test`` suite unless asked for; ``evaluate`` scores on ``test``)."""
     _scoring_option(p)
     p.add_argument("--env", default="servicegym/Delivery-v0", help="env id (servicegym list)")
     p.add_argument("--policy", default="oracle", help="oracle, random or llm")
     p.add_argument("--trials", type=int, default=1, help="trials per task (the k of pass@k, pass^k)")
-    p.add_argument("--split", default="test", choices=["train", "test"], help="task split (test: the frozen suite)")
+    p.add_argument("--split", default=split, choices=SPLITS,
+                   help=f"task split (default {split}): train (generated, unlimited), dev (generated, the test "
+                        "suite's shape, disjoint from both), test (the frozen suite)")
     p.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) instead of the split")
     p.add_argument("--task-ids", default=None, help="comma-separated task ids (default: all of the split or file)")
     p.add_argument("--limit", type=int, default=0, help="only the first N tasks (0: all)")
@@ -842,19 +904,19 @@ def build_parser() -> argparse.ArgumentParser:
                         description=PLAY_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     pl.add_argument("--env", default="servicegym/Delivery-v0")
     pl.add_argument("--task-id", default=None, help="a task id (default: one drawn from --split with --seed)")
-    pl.add_argument("--split", default="test", choices=["train", "test"])
+    pl.add_argument("--split", default="test", choices=SPLITS)
     pl.add_argument("--tasks", default=None, help="a task file instead of the split")
     pl.add_argument("--seed", type=int, default=0)
     _scoring_option(pl)
     pl.set_defaults(fn=cmd_play)
 
     ro = sub.add_parser("rollout", help="collect episodes of a policy into a JSONL file (resumable)")
-    _collect_options(ro)
+    _collect_options(ro, "train")
     ro.add_argument("--out", required=True, help="the JSONL file to write (one episode a line)")
     ro.set_defaults(fn=cmd_rollout)
 
     ev = sub.add_parser("evaluate", help="collect episodes, then write rollouts.jsonl, report.md and pass_k.png")
-    _collect_options(ev)
+    _collect_options(ev, "test")
     ev.add_argument("--out", default="runs/eval", help="output directory")
     ev.add_argument("--wide", action="store_true", help="print every score component (default: the headline ones, "
                                                          "as wide as the terminal; report.md always has all)")
@@ -911,7 +973,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds = sub.add_parser("dataset", help="write task rows (task_id, seed, system prompt, opening, tools) as JSON lines "
                                         "for a trainer's dataloader (Hugging Face datasets reads them)")
     ds.add_argument("--env", default="servicegym/Delivery-v0")
-    ds.add_argument("--split", default="train", choices=["train", "test"])
+    ds.add_argument("--split", default="train", choices=SPLITS)
     ds.add_argument("--n", type=int, default=None, help="rows (default: the split's listed tasks)")
     ds.add_argument("--seed", type=int, default=0, help="base seed of the rows' episode seeds")
     ds.add_argument("--user-tool", action="store_true", help="rows for envs made with user_tool=True (respond tool)")
@@ -935,7 +997,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--env", required=True, help="env id (servicegym list)")
     sv.add_argument("--host", default="127.0.0.1",
                     help="the address to bind (default: loopback only; 0.0.0.0 opens it to the network: use a token)")
-    sv.add_argument("--port", type=int, default=8000, help="the port (0: any free one, printed)")
+    sv.add_argument("--port", type=int, default=SERVE_PORT,
+                    help=f"the port (default {SERVE_PORT}, not 8000: a model endpoint's usual port; 0: any free one, printed)")
+
     sv.add_argument("--max-sessions", type=int, default=64, help="sessions open at once; one more gets a 'server full' error")
     sv.add_argument("--token-env", default=None, metavar="VAR",
                     help="the environment variable holding the bearer token clients must send (never the token itself)")
@@ -945,6 +1009,15 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--tasks", default=None, help="a task file (project format or VitaBench) for the sessions' envs")
     _scoring_option(sv)
     sv.set_defaults(fn=cmd_serve)
+
+    lm = sub.add_parser("loopback-model", help="serve a stand-in chat model on 127.0.0.1 that replays each known task's "
+                                                "golden route (a GPU-free check of evaluate --policy llm)")
+    lm.add_argument("--env", action="append", default=None,
+                    help="env id whose tasks it knows (repeatable; default servicegym/Delivery-v0)")
+    lm.add_argument("--split", default="test", choices=SPLITS, help="the split whose tasks it knows (default test)")
+    lm.add_argument("--tasks", default=None, help="a task file instead of the split")
+    lm.add_argument("--port", type=int, default=8000, help="the port on 127.0.0.1 (default 8000; 0: any free one, printed)")
+    lm.set_defaults(fn=cmd_loopback_model)
 
     be = sub.add_parser("bench", usage="servicegym bench NAME [--quick] [script options]",
                         help=f"run a benchmark script ({', '.join(BENCHES)}); other options go to the script")

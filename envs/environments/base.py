@@ -28,7 +28,7 @@ from servicegym.envs.tasks.model import (
     nothing_loaded,
     skip_text,
 )
-from servicegym.envs.tasks.sources import ListSource, TaskSource
+from servicegym.envs.tasks.sources import SPLITS, ListSource, TaskSource
 from servicegym.rewards.rubric import SCORING_MODES, EpisodeView, score_rubric
 from servicegym.rewards.scoring_modes import item_report
 from servicegym.simulators.llm import LLMConfig, LLMError
@@ -126,8 +126,8 @@ class ToolUseEnv(gym.Env[str, str]):
             raise ValueError(f"scoring={scoring!r} is not a scoring mode; use scoring='rubric' or scoring='strict'")
         self.scoring = scoring
         self._rubric_details: dict[str, Any] = {}
-        if split not in ("train", "test"):
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if split not in SPLITS:
+            raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
         if max_steps < 1 or max_errors < 1:
             raise ValueError("max_steps and max_errors must be positive")
         # user_tool=True: the simulated user is also reachable as the tool ``respond(message)``, whose

@@ -23,6 +23,7 @@ import gymnasium as gym
 
 from servicegym.envs.running.episodes import episode_seed
 from servicegym.envs.running.vector import resolve_env_id
+from servicegym.envs.tasks.sources import SPLITS
 
 ROW_FIELDS = ("env_id", "task_id", "seed", "split", "domain", "system_prompt", "prompt", "tools")
 
@@ -44,8 +45,8 @@ def task_rows(env_id: str, split: str = "train", n: int | None = None, seed: int
     """Rows for the first ``n`` tasks of ``split``; each row's ``seed`` is ``episode_seed(seed,
     task_id, 0)``, the seed the rollout collector gives trial 0 of that task."""
     env_id = resolve_env_id(env_id)
-    if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    if split not in SPLITS:
+        raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
     if n is not None and n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     env = gym.make(env_id, **(env_kwargs or {}))

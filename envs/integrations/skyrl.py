@@ -57,6 +57,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 from servicegym.envs.environments.registration import ENV_IDS
 from servicegym.envs.running.llm_policy import TEXT_TOOLS_PROMPT
 from servicegym.envs.running.vector import resolve_env_id
+from servicegym.envs.tasks.sources import SPLITS
 
 __all__ = ["SKYRL_IDS", "ServiceGymTextEnv", "register_skyrl_envs", "skyrl_id", "skyrl_rows"]
 
@@ -204,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m servicegym.envs.integrations.skyrl",
                                      description="SkyRL dataset rows (prompt, env_class, task_id, seed, ...)")
     parser.add_argument("--env", required=True, help="a servicegym env id, e.g. servicegym/Delivery-v0")
-    parser.add_argument("--split", default="train", choices=("train", "test"))
+    parser.add_argument("--split", default="train", choices=SPLITS)
     parser.add_argument("--n", type=int, default=None, help="rows (default: the whole split; train needs --n)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="output file (.json: JSON lines)")

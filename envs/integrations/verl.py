@@ -70,6 +70,7 @@ from uuid import uuid4
 import gymnasium as gym
 
 from servicegym.envs.integrations.dataset import task_rows, write_rows
+from servicegym.envs.tasks.sources import SPLITS
 
 try:
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
@@ -373,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m servicegym.envs.integrations.verl",
                                      description="write verl dataset rows (JSON lines) for the servicegym agent loop")
     parser.add_argument("--env", default="servicegym/Delivery-v0")
-    parser.add_argument("--split", default="train", choices=["train", "test"])
+    parser.add_argument("--split", default="train", choices=SPLITS)
     parser.add_argument("--n", type=int, default=None, help="rows (default: the split's listed tasks)")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the rows' episode seeds")
     parser.add_argument("--user-tool", action="store_true", help="envs made with user_tool=True (the respond tool)")

@@ -290,23 +290,45 @@ def replayable_tasks(env: Any, n: int, split: str = "test") -> list[Any]:
     raise ValueError(f"{split!r} has {len(tasks)} tasks with distinct openings, fewer than {n}")
 
 
-def golden_replay_handler(tasks: Any) -> Any:
+UNKNOWN_TASK_REPLY = ("[loopback-model] I do not know this conversation's task: I replay the golden route of {known}, "
+                      "and this conversation opens with none of their opening messages. Start me with the env, split "
+                      "or task file you evaluate (servicegym loopback-model --help). ###STOP###")
+
+
+def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> Any:
     """A ``LoopbackServer`` handler that plays a stand-in model: each conversation (known by its
     opening user message) gets its task's next golden action, tool calls as native ``tool_calls``,
     then ``###STOP###``. ``LLMAgentPolicy`` against it succeeds on every task with a golden route:
-    an end-to-end check of an LLM pipeline, and the benchmark's model, with no model at all."""
+    an end-to-end check of an LLM pipeline, and the benchmark's model, with no model at all.
+
+    ``strict=True`` raises ``ValueError`` on two tasks that open alike (the replay cannot tell them
+    apart). ``strict=False`` (``servicegym loopback-model``) drops those, and answers a
+    conversation it cannot place (an unknown or ambiguous opening, a request without a user
+    message) with a text reply that says so and ends the episode (``UNKNOWN_TASK_REPLY``, naming
+    ``known``: what it replays), never with an HTTP error."""
     from servicegym.envs.environments.parsing import parse_action
     from servicegym.simulators.loopback import text_reply, tool_call_reply
 
     by_opening: dict[str, list[str]] = {}
+    ambiguous: set[str] = set()
     for task in tasks:
         if by_opening.setdefault(task.user.opening, task.golden_actions) is not task.golden_actions:
-            raise ValueError(f"two tasks open with the same message ({task.task_id}): the replay cannot tell them apart")
+            if strict:
+                raise ValueError(f"two tasks open with the same message ({task.task_id}): the replay cannot tell them apart")
+            ambiguous.add(task.user.opening)
+    for opening in ambiguous:
+        del by_opening[opening]
+    unknown = UNKNOWN_TASK_REPLY.format(known=known or f"{len(by_opening)} tasks")
 
     def handler(body: dict[str, Any]) -> Any:
-        msgs = body["messages"]
-        golden = by_opening[next(m["content"] for m in msgs if m["role"] == "user")]
-        k = sum(m["role"] == "assistant" for m in msgs)
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        opening = next((m.get("content") for m in msgs or () if isinstance(m, dict) and m.get("role") == "user"), None)
+        golden = by_opening.get(opening) if isinstance(opening, str) else None
+        if golden is None:
+            if strict:
+                raise KeyError("no task opens with this conversation's first user message")
+            return text_reply(unknown)
+        k = sum(isinstance(m, dict) and m.get("role") == "assistant" for m in msgs)
         parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
         if parsed.tool_calls:
             return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)

@@ -131,6 +131,17 @@ def tools_path(out: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + ".tools.jsonl")
 
 
+class CollectFailed(RuntimeError):
+    """Every episode of a ``collect`` run failed for a reason other than the agent's behaviour (an
+    endpoint or policy error, a crashed worker): usually a wrong base URL, model name or key rather
+    than a bad agent. The records are written (a rerun resumes and runs them again); ``summary`` is
+    the ``CollectSummary`` that ``collect`` would have returned."""
+
+    def __init__(self, message: str, summary: CollectSummary) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
 class RolloutWriteError(OSError):
     """Writing a rollouts file failed (a full disk, a file-size limit); the message says what the
     file holds and how to go on."""
@@ -219,22 +230,43 @@ def _resolve_task_ids(env: gym.Env, task_ids: Sequence[str] | None, split: str, 
 
 @contextlib.contextmanager
 def _exclusive(path: Path):
-    """Holds an exclusive lock on ``PATH.lock`` (a file left beside the output) while collecting, so
-    a second ``collect`` into the same file fails at once instead of interleaving records."""
+    """Holds an exclusive lock on ``PATH.lock`` while collecting, so a second ``collect`` into the
+    same file fails at once instead of interleaving records; the lock file is removed when the
+    collection ends (none is left beside a finished file).
+
+    Removal is safe against a racing ``collect``: the holder unlinks the file before it unlocks,
+    and whoever gets the lock checks that the path still names the file it locked, else opens the
+    new one and tries again."""
     try:
         import fcntl
     except ImportError:  # not on POSIX: no lock
         yield
         return
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
+    lock_path = path.with_name(path.name + ".lock")
+    for _ in range(100):
+        lock = open(lock_path, "a")  # noqa: SIM115  closed below, on every path
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            lock.close()
             raise RuntimeError(f"another collect is writing {path}; wait for it or choose another out") from None
+        try:
+            current = os.stat(lock_path)
+        except FileNotFoundError:
+            current = None
+        mine = os.fstat(lock.fileno())
+        if current is None or (current.st_dev, current.st_ino) != (mine.st_dev, mine.st_ino):
+            lock.close()  # the previous holder removed it after we opened it: lock the new one
+            continue
         try:
             yield
         finally:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
             fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+        return
+    raise RuntimeError(f"could not lock {lock_path}: it keeps being replaced")
 
 
 # ----- backends: each calls on_result(EpisodeResult) from the calling thread -------------------
@@ -368,7 +400,7 @@ def collect(
     *,
     out: str | os.PathLike[str],
     task_ids: Sequence[str] | None = None,
-    split: str = "test",
+    split: str = "train",
     trials: int = 1,
     concurrency: int = 1,
     backend: str = "auto",
@@ -384,7 +416,9 @@ def collect(
     ray_episodes_per_actor: int | None = None,
     inline_tools: bool = True,
 ) -> CollectSummary:
-    """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``; the first ``limit``)
+    """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``, ``train`` by default:
+    trajectories for fine-tuning must not come from the frozen ``test`` suite unless asked for; the
+    first ``limit``)
     ``trials`` times, ``concurrency`` episodes at a time on ``backend``, and appends one JSON line
     per episode to ``out`` (a ``.jsonl`` path, or a directory that gets ``rollouts.jsonl``).
 
@@ -399,7 +433,9 @@ def collect(
     ``seed``); ``resume=False`` starts the file afresh. ``ray_address`` / ``ray_init_kwargs`` /
     ``ray_episodes_per_actor``: see ``servicegym.envs.running.ray_backend``. ``inline_tools=False`` stores each
     distinct tool list once, in the sidecar ``tools_path(out)``, and the records refer to it (see
-    ``TOOLS_REF``; the tool schemas are most of a record's bytes). Returns a ``CollectSummary``.
+    ``TOOLS_REF``; the tool schemas are most of a record's bytes). Returns a ``CollectSummary``;
+    raises ``CollectFailed`` (holding it) when every episode of the run failed for a reason other
+    than the agent's behaviour (an endpoint down, a wrong model name), so that never passes quietly.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -468,10 +504,11 @@ def collect(
                 bar.set_postfix(success=f"{successes / finished:.1%}")
         t0 = time.perf_counter()
         collected = 0
+        first_error: str | None = None
 
         with open(path, "ab") as f:
             def on_result(result: EpisodeResult) -> None:
-                nonlocal successes, errors, failures, finished, collected
+                nonlocal successes, errors, failures, finished, collected, first_error
                 if result.tools is not None and result.tools[0] not in stored_tools:
                     # the tool list goes out before the first record that refers to it
                     digest, text = result.tools
@@ -498,6 +535,8 @@ def collect(
                 successes += result.success
                 errors += result.error is not None
                 failures += result.failed
+                if first_error is None and result.error is not None:
+                    first_error = str(result.error)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(success=f"{successes / finished:.1%}", errors=errors, refresh=False)
@@ -529,12 +568,17 @@ def collect(
                 if bar is not None:
                     bar.close()
     elapsed = time.perf_counter() - t0
-    return CollectSummary(
+    summary = CollectSummary(
         path=str(path), env_id=env_id, policy=maker.name, backend=backend, concurrency=concurrency,
         tasks=len(ids), trials=trials, episodes=len(wanted), skipped=len(done), collected=collected,
         successes=successes, errors=errors, failed=failures, success_rate=successes / len(wanted) if wanted else 0.0,
         elapsed_s=elapsed, episodes_per_s=collected / elapsed if elapsed > 0 else 0.0,
     )
+    if collected and failures == len(wanted):
+        first = f"; the first error: {first_error[:300]}" if first_error else ""
+        raise CollectFailed(f"every one of the {len(wanted)} episodes failed ({errors} with an endpoint or policy "
+                            f"error){first}; the records are in {path}, and a rerun runs them again", summary)
+    return summary
 
 
 def comparable(record: dict[str, Any]) -> dict[str, Any]:

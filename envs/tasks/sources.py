@@ -13,6 +13,10 @@ import numpy as np
 from servicegym.envs.tasks.files import load_task_file
 from servicegym.envs.tasks.model import SkippedTask, Task, TaskFileError
 
+# the splits of a generated source: ``train`` (unlimited seeds), ``dev`` (the suite's shape, generated
+# on demand from ``dev`` seeds), ``test`` (the frozen suite); a task file's tasks belong to all three
+SPLITS: tuple[str, ...] = ("train", "dev", "test")
+
 
 class TaskSource:
     """Where an env's tasks come from: ``ids(split)``, ``get(task_id)`` and ``sample(rng, split)``;
@@ -65,6 +69,9 @@ class GeneratedSource(TaskSource):
 
     ``train`` ids are ``<prefix>/train/<seed>/d<difficulty>`` for seeds in ``train_seeds``; any id of
     that shape (also ``test``/``dev`` seeds) can be generated on demand. ``test`` is the frozen suite.
+    ``dev`` mirrors it: the suite's seeds and difficulties under the split name ``dev`` (same size and
+    difficulty mix), generated on demand; a task's stream is keyed by its split, so no ``dev`` task is
+    a ``train`` or ``test`` task.
     """
 
     def __init__(
@@ -105,7 +112,13 @@ class GeneratedSource(TaskSource):
         if split == "train":
             seeds = self.train_seeds[: self.listed_train]
             return [self.make_id("train", s) for s in seeds]
-        raise ValueError(f"unknown split {split!r}; use 'train' or 'test'")
+        if split == "dev":
+            out = []
+            for task_id in self.suite():
+                seed, diff, _, _ = self.parse_id(task_id)
+                out.append(self.make_id("dev", seed, diff))
+            return out
+        raise ValueError(f"unknown split {split!r}; use 'train', 'dev' or 'test'")
 
     def parse_id(self, task_id: str) -> tuple[int, int, str, dict[str, Any]]:
         """``(seed, difficulty, split, extra generator kwargs)`` of a generated id, or KeyError."""

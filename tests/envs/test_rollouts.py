@@ -37,7 +37,7 @@ def keys_of(path):
 
 def test_oracle_on_a_suite_writes_one_complete_record_per_task_and_trial(tmp_path):
     env_id = "servicegym/Payments-v0"
-    summary = collect(env_id, "oracle", out=tmp_path, limit=6, trials=2, seed=3, progress=False)
+    summary = collect(env_id, "oracle", out=tmp_path, split="test", limit=6, trials=2, seed=3, progress=False)
     path = tmp_path / "rollouts.jsonl"
     assert summary.path == str(path) and summary.episodes == summary.collected == 12 and summary.skipped == 0
     assert summary.success_rate == 1.0 and summary.errors == 0
@@ -300,6 +300,34 @@ def test_a_second_collect_into_the_same_file_is_refused(tmp_path):
             collect(DELIVERY, "oracle", out=out, limit=1, progress=False)
         fcntl.flock(lock, fcntl.LOCK_UN)
     assert collect(DELIVERY, "oracle", out=out, limit=1, progress=False).collected == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # the finished run leaves no lock file
+
+
+def test_the_lock_is_not_lost_when_its_holder_removes_the_file_under_a_waiting_collect(tmp_path, monkeypatch):
+    """A collect that opened the lock file just before its holder finished (and removed it) must
+    lock the new file, not the removed one, or two collects would write at once."""
+    from servicegym.envs.running import rollouts
+
+    out = tmp_path / "r.jsonl"
+    lock_path = tmp_path / "r.jsonl.lock"
+    stale = open(lock_path, "a")  # what the racing collect opened: then the holder unlinks it
+    lock_path.unlink()
+    real_open = open
+    opened = []
+
+    def racing_open(path, *a, **k):
+        if str(path) == str(lock_path) and not opened:
+            opened.append(path)
+            return stale  # the first open returns the removed file, as in the race
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(rollouts, "open", racing_open, raising=False)
+    with rollouts._exclusive(out):
+        assert lock_path.exists() and len(opened) == 1  # it retried and holds the file at the path
+        fcntl = pytest.importorskip("fcntl")
+        with real_open(lock_path, "a") as other, pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert not lock_path.exists() and stale.closed
 
 
 def two_turns(obs, info):
@@ -403,3 +431,33 @@ def test_a_failure_outside_the_episodes_stops_the_async_backend_cleanly(tmp_path
     monkeypatch.setattr(rollouts.EpisodeWorker, "arun", real)
     summary = collect(DELIVERY, "oracle", out=out, limit=10, concurrency=3, backend="async", progress=False)
     assert summary.skipped == len(kept) and len(read_records(out)) == 10
+
+
+def test_a_run_where_every_episode_errors_raises_with_the_summary_and_keeps_the_records(tmp_path, capsys):
+    """An endpoint that is down makes every episode error: that must not pass quietly as a result."""
+    from servicegym.envs.cli.main import main
+    from servicegym.envs.running.rollouts import CollectFailed
+
+    def broken(obs, info):
+        raise ConnectionError("endpoint unreachable at 127.0.0.1:9")
+
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(CollectFailed, match=r"every one of the 3 episodes failed \(3 with an endpoint or policy error\)"
+                                            r"; the first error: .*endpoint unreachable") as caught:
+        collect(DELIVERY, broken, out=out, limit=3, progress=False)
+    assert caught.value.summary.errors == caught.value.summary.failed == 3 and len(read_records(out)) == 3
+    # one that fails some episodes only returns as before
+    calls = []
+
+    def flaky(obs, info):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionError("once")
+        return "###STOP###"
+
+    assert collect(DELIVERY, flaky, out=tmp_path / "f.jsonl", limit=3, progress=False).errors == 1
+    # the CLI says so on stderr and exits 1, with its summary line
+    code = main(["rollout", "--policy", "llm", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--limit", "2",
+                 "--quiet", "--out", str(tmp_path / "cli.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 1 and "every one of the 2 episodes failed" in captured.err and "errors=2" in captured.out

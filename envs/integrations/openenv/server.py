@@ -85,6 +85,7 @@ from pydantic_core import PydanticCustomError
 
 import servicegym
 from servicegym.envs.environments.registration import ENV_IDS
+from servicegym.envs.tasks.sources import SPLITS
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "RESET_KEYS",
@@ -94,7 +95,7 @@ __all__ = [
 
 log = logging.getLogger("servicegym.server")
 
-DEFAULT_PORT = 8000
+DEFAULT_PORT = 8100  # not 8000: where model endpoints (vLLM, servicegym loopback-model) usually listen
 DEFAULT_MAX_SESSIONS = 64
 DEFAULT_IDLE_TIMEOUT_S = 300.0
 # an action holds at most 1,048,576 characters (the env's limit); as JSON with \uXXXX escapes a
@@ -319,8 +320,8 @@ class ServiceGymEnvironment(Environment):
                 raise ValueError(f"task_id must be a non-empty string, got {task_id!r}")
             options["task_id"] = task_id
         if split is not None:
-            if split not in ("train", "test"):
-                raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+            if split not in SPLITS:
+                raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
             options["split"] = split
         if difficulty is not None:
             if isinstance(difficulty, bool) or not isinstance(difficulty, int) or difficulty < 0:
