@@ -83,6 +83,9 @@ class ToolUseEnv(gym.Env[str, str]):
     # the components of ``info["score"]`` every finished episode of the env reports, as floats
     # (more may follow, e.g. ``rubric/<item>`` per task)
     score_keys: ClassVar[tuple[str, ...]] = ()
+    # those of ``score_keys`` that are counts (how many rubric items or sessions), not rewards:
+    # trainer adapters log them as counts (``n_<key>``), never as a reward column
+    count_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ class LifeServiceEnv(ToolUseEnv):
 
     world_cls: ClassVar[type[LifeWorld]] = LifeWorld
     score_keys = ("rubric_fraction", "rubric_items")
+    count_keys = ("rubric_items",)
     role: ClassVar[dict[str, str]] = {}
     checks: ClassVar[dict[str, str]] = {}
     suite_file: ClassVar[str] = ""

@@ -233,6 +233,7 @@ class WorkspaceEnv(ToolUseEnv):
     domain = DOMAIN
     tool_specs = _all_tools()
     score_keys = ("proc", "comp", "sessions", "sessions_passed")
+    count_keys = ("sessions", "sessions_passed")
     default_difficulty = 1
 
     def __init__(self, *args: Any, max_steps: int = 60, max_errors: int = 20, check_postconditions: bool = False,

@@ -36,7 +36,8 @@ which pays the env's strict success (1.0/0.0: all rubric items; payments G and P
 every session). With ``step_rewards`` every step pays the env's own reward instead (the same
 except in Workspace, whose session-ending steps pay that session's success). ``get_metrics()``
 returns ``success``, ``steps``, ``tool_errors`` and the env's ``score_keys`` as floats, which
-SkyRL averages per env class.
+SkyRL averages per env class; a key that is a count (``count_keys``: ``rubric_items``, workspace
+``sessions``) is named ``n_<key>``, so no log reads it as a reward.
 """
 
 from __future__ import annotations
@@ -166,10 +167,11 @@ class ServiceGymTextEnv(BaseTextEnv):
         score = self.info.get("score", {}) if self.done else {}
         out: dict[str, Any] = {"success": float(bool(self.info.get("success", False))) if self.done else 0.0,
                                "steps": self.turns, "tool_errors": int(self.info.get("tool_errors", 0))}
+        counts = set(self.env.unwrapped.count_keys)
         for key in self.env.unwrapped.score_keys:
             value = score.get(key)
             if isinstance(value, (int, float)):
-                out[key] = float(value)
+                out[f"n_{key}" if key in counts else key] = float(value)  # a count is logged as one
         return out
 
     def close(self) -> None:

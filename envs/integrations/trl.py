@@ -37,8 +37,9 @@ fields, is added to the parameter's description), so the model sees the env's ow
 The reward (``get_reward``) is the episode's strict success, 1.0 or 0.0: a rollout that stops while
 the conversation is still open is ended first (the agent sends ``###STOP###``) so the env scores
 it. ``score_reward_funcs`` gives one reward function per ``env.unwrapped.score_keys`` component
-(``rubric_fraction``, ``goal``, ``proc``...), which read the rollout's environment and, with weight
-0, are logged (``rewards/<key>/mean``) without changing the advantage. Everything here pickles
+that is a reward (``rubric_fraction``, ``goal``, ``proc``...; not the counts of ``count_keys``,
+such as ``rubric_items``, which TRL would log as a reward), which read the rollout's environment
+and, with weight 0, are logged (``rewards/<key>/mean``) without changing the advantage. Everything here pickles
 (the factory, the reward functions), as TRL's async trainer needs; there the reward functions get
 no environments and return ``None`` (ignored), since that trainer has no reward weights.
 """
@@ -391,16 +392,19 @@ class ScoreComponent:
 
 
 def score_keys(env_id: str, **env_kwargs: Any) -> tuple[str, ...]:
-    """The score components every finished episode of ``env_id`` reports (``env.unwrapped.score_keys``)."""
+    """The score components every finished episode of ``env_id`` reports that are rewards
+    (``env.unwrapped.score_keys`` less its ``count_keys``)."""
     env = gym.make(resolve_env_id(env_id), **env_kwargs)
     try:
-        return tuple(env.unwrapped.score_keys)
+        counts = set(env.unwrapped.count_keys)
+        return tuple(k for k in env.unwrapped.score_keys if k not in counts)
     finally:
         env.close()
 
 
 def score_reward_funcs(env_id: str | list[str], **env_kwargs: Any) -> list[ScoreComponent]:
-    """One ``ScoreComponent`` per score key of the env (or envs, keys in first-seen order)."""
+    """One ``ScoreComponent`` per reward component of the env (or envs, keys in first-seen order):
+    its score keys less the counts (``count_keys``)."""
     ids = [env_id] if isinstance(env_id, str) else list(env_id)
     keys = dict.fromkeys(k for i in ids for k in score_keys(i, **env_kwargs))
     return [ScoreComponent(k) for k in keys]

@@ -171,7 +171,7 @@ def test_instances_own_their_env_and_everything_pickles():
     assert type(a) is type(b) is environment_class(DELIVERY, split="test")  # TRL's get_reward matches by exact type
     assert type(a).__name__ == "Delivery_v0" and a._env is not b._env and a._env.unwrapped is not b._env.unwrapped
     funcs = score_reward_funcs(DELIVERY)
-    assert [f.__name__ for f in funcs] == list(gym.make(DELIVERY).unwrapped.score_keys)
+    assert [f.__name__ for f in funcs] == ["rubric_fraction"]  # rubric_items is a count, not a reward
     back = pickle.loads(pickle.dumps((factory, funcs)))
     assert isinstance(back[0], EnvironmentFactory) and back[0].env_id == DELIVERY
     assert back[0].env_kwargs == {"split": "test"} and type(back[0]()) is type(a)
@@ -200,7 +200,7 @@ def test_reset_rows_calls_after_the_end_and_reward_of_an_open_episode():
     steps = u._steps
     assert tools[USER_TOOL](message="hello") == ENDED and u._steps == steps  # nothing runs after the end
     assert [f(completions=[None], environments=[env]) for f in score_reward_funcs(DELIVERY)] == \
-           [[env._score["rubric_fraction"]], [env._score["rubric_items"]]]
+           [[env._score["rubric_fraction"]]]
     assert ScoreComponent("rubric_fraction")(completions=[1, 2]) == [None, None]  # async trainer: no environments
     # a row without a prompt (TRL's placeholder when training without a dataset): the opening is returned
     opening = env.reset(prompt=[{"role": "user", "content": ""}])
@@ -252,7 +252,7 @@ def test_grpo_trainer_runs_with_the_environment_factory(tokenizer, tmp_path):
     assert len(logs) == 2 and trainer.state.global_step == 2
     for h in logs:
         assert h["rewards/Delivery_v0/mean"] == 0.0  # a random model does not succeed
-        assert "rewards/rubric_fraction/mean" in h and "rewards/rubric_items/mean" in h
+        assert "rewards/rubric_fraction/mean" in h and not any("rubric_items" in k for k in h)  # a count is no reward
     assert all(isinstance(e, TRLEnvironment) and e._done for e in trainer.environments)  # every rollout was scored
 
 
