@@ -30,6 +30,14 @@ DONE_CUES = (
     "已下单", "已支付", "支付成功", "已完成", "已取消", "已经为您", "已为您", "办好了", "搞定",
 )
 
+# an agent's greeting ("Hello! How can I help you today?"): a customer answers it with its request
+GREETING_CUES = (
+    "hello", "hi", "hey", "good morning", "good afternoon", "good evening", "welcome", "how can i help",
+    "how may i help", "how can i assist", "how may i assist", "what can i do for you",
+    "您好", "你好", "有什么可以帮", "有什么能帮", "请问有什么", "欢迎",
+)
+GREETING_MAX_CHARS = 160  # longer messages say more than hello
+
 STYLES = ("polite", "terse", "impatient", "chatty")
 _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
@@ -37,10 +45,12 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         "yes_terse": ("Yes.", "OK, do it."),
         "yes_impatient": ("Yes, yes, just do it quickly.", "Fine, go ahead, I'm in a hurry."),
         "yes_chatty": ("Oh, that sounds lovely! Yes, please go ahead.", "Perfect, yes, let's do that!"),
-        "idk_polite": ("I think I've told you what I need. Could you take care of it?",),
-        "idk_terse": ("You have what you need.",),
-        "idk_impatient": ("I already told you. Please just handle it.",),
-        "idk_chatty": ("Hmm, I think that's everything I had in mind. Can you sort it out for me?",),
+        # nothing to add: said without claiming to have said anything (the user may not have)
+        "idk_polite": ("I don't have anything more to add on that. Could you go ahead with what we have?",),
+        "idk_terse": ("Nothing to add.",),
+        "idk_impatient": ("That's all I can tell you. Please just handle it.",),
+        "idk_chatty": ("Hmm, I don't have anything else to add there. Can you sort it out for me?",),
+        "hello_polite": ("Hello!",), "hello_terse": ("Hi.",), "hello_impatient": ("Hi.",), "hello_chatty": ("Hi there!",),
         "stop_polite": ("Thank you very much, that's all.",),
         "stop_terse": ("Thanks.",),
         "stop_impatient": ("Finally. Thanks.",),
@@ -50,8 +60,9 @@ _PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     "zh": {
         "yes_polite": ("好的，麻烦您帮我办理。",), "yes_terse": ("可以。",),
         "yes_impatient": ("行行行，快点弄吧。",), "yes_chatty": ("太好了，就这样办吧！",),
-        "idk_polite": ("我需要的都已经告诉您了，麻烦您处理一下。",), "idk_terse": ("都说了。",),
-        "idk_impatient": ("我已经说过了，赶紧处理吧。",), "idk_chatty": ("嗯，我想说的差不多就这些啦，帮我搞定吧。",),
+        "idk_polite": ("这方面我没有要补充的了，麻烦您按现有的信息处理一下。",), "idk_terse": ("没有要补充的。",),
+        "idk_impatient": ("我能说的就这些，赶紧处理吧。",), "idk_chatty": ("嗯，这个我没什么要补充的啦，帮我搞定吧。",),
+        "hello_polite": ("您好！",), "hello_terse": ("你好。",), "hello_impatient": ("你好。",), "hello_chatty": ("你好呀！",),
         "stop_polite": ("非常感谢，就这些了。",), "stop_terse": ("谢谢。",),
         "stop_impatient": ("终于好了，谢谢。",), "stop_chatty": ("太棒了，谢谢你！今天就这些啦。",),
         "check": ("另外，结束之前：",),
@@ -165,6 +176,7 @@ def cue_pattern(cues: tuple[str, ...] | list[str]) -> CuePattern:
 
 CONFIRM_RE = cue_pattern(CONFIRM_CUES)
 DONE_RE = cue_pattern(DONE_CUES)
+GREETING_RE = cue_pattern(GREETING_CUES)
 
 
 @lru_cache(maxsize=1024)
@@ -293,6 +305,8 @@ class ScriptedUser:
             return " ".join(answers + [self._say("yes")])
         if answers:
             return " ".join(answers)
+        if len(text) <= GREETING_MAX_CHARS and GREETING_RE.search(text) is not None:
+            return f"{self._say('hello')} {self.script.opening}"  # a greeting gets the request, as a customer says it
         if self.points_left:
             return self.points_left.pop(0)
         return self._say("idk")

@@ -156,3 +156,21 @@ def test_the_note_question_reveals_the_order_note():
     user = ScriptedUser(script, seed=0)
     assert user.reply(QUESTIONS["note"]) == "Please add extra napkins."
     assert user.reply("Any 备注 for the store?") != "Please add extra napkins.", "a fact is told once"
+
+
+def test_the_user_never_claims_to_have_said_what_it_did_not_and_answers_a_greeting_with_its_request():
+    from servicegym.simulators.scripted_user import _PHRASES, STYLES, ScriptedUser, UserScript
+
+    for lang in ("en", "zh"):
+        for style in STYLES:
+            said = " ".join(_PHRASES[lang][f"idk_{style}"])
+            assert not any(claim in said.casefold() for claim in ("already told", "told you", "i said", "说过", "告诉您了", "都说了"))
+    script = UserScript(opening="I need lunch delivered to my office.", style="impatient")
+    user = ScriptedUser(script, seed=1)
+    reply = user.reply("Hello! How can I help you today?")
+    assert reply.endswith("I need lunch delivered to my office.") and "told" not in reply
+    zh = ScriptedUser(UserScript(language="zh", opening="帮我点一份午饭。"), seed=1)
+    assert zh.reply("您好，请问有什么可以帮您？").endswith("帮我点一份午饭。")
+    # a long message that merely opens with "Hi" is not a greeting
+    long = "Hi, " + "I looked at several restaurants near you and compared their menus and delivery times. " * 3
+    assert not ScriptedUser(script, seed=1).reply(long).endswith("my office.")
