@@ -2,7 +2,7 @@
 
 Verbs: ``list`` (envs, or ``--suites``), ``play`` (be the agent in a terminal), ``rollout``
 (collect episodes to JSONL), ``evaluate`` (collect, then a report), ``report`` (a report from saved
-rollouts), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
+rollouts; of several runs, their comparison through ``servicegym.envs.cli.compare``), ``check`` (load a task file: each task loaded or skipped and why, exit 1 when none
 loads), ``rubrics`` (audit a VitaBench file's rubric: each item's code check or why it is unread,
 coverage per kind; ``--compile``: a chat model writes the unread ones as typed checks into a
 sidecar file the loader picks up), ``view`` (one self-contained HTML page to look at the episodes of a rollouts file, written
@@ -418,6 +418,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(f"--out must be a directory, {out} is a file")
     t0 = time.perf_counter()
     summary, ids, policy = _collect(args, out / "rollouts.jsonl", resume=not args.no_resume)
+    from servicegym.envs.cli.compare import run_metadata, write_run_meta  # run.json: what `report A B` labels it by
+
+    write_run_meta(out, run_metadata(env_id=args.env, policy=policy, trials=args.trials, seed=args.seed, split=args.split,
+                                     scoring=args.scoring, tasks_file=args.tasks, task_ids=_task_ids(args), tasks=len(ids),
+                                     limit=args.limit, llm=_policy_spec(args)[1].get("llm")))
     print(f"{args.env} policy={policy} {_source(args)} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
           f"({time.perf_counter() - t0:.2f} s)")
     try:
@@ -430,15 +435,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """One RUN (a rollouts file or an evaluate directory; ``--in`` names one too): its report.
+    Several: their comparison (``servicegym.envs.cli.compare``), compare.md/.csv/.json/.png."""
+    from servicegym.envs.cli import compare
     from servicegym.envs.cli.report import ReportError, load_rollouts
 
+    runs = ([args.inp] if args.inp else []) + list(args.runs)
+    if not runs:
+        raise CliError("report needs a RUN: a rollouts file or an evaluate directory (or --in FILE)")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out must be a directory, {out} is a file")
     try:
-        records = load_rollouts(args.inp)
+        if len(runs) > 1:
+            cmp = compare.compare(compare.load_runs(runs), allow_mismatch=args.allow_mismatch)
+            title = args.title or "servicegym comparison"
+            written = compare.write_compare(cmp, out, title)
+            compare.print_compare(cmp, title=title, width=200 if args.wide else None)
+            print(f"wrote {', '.join(map(str, written))}")
+            return 0
+        records = load_rollouts(compare.resolve_run(runs[0]))
         out.mkdir(parents=True, exist_ok=True)
-        _report(records, out, args.title or f"servicegym report: {Path(args.inp).name}", args.wide)
+        _report(records, out, args.title or f"servicegym report: {Path(runs[0]).name}", args.wide)
     except ReportError as err:
         raise CliError(_one_line(err)) from None
     except OSError as err:
@@ -767,8 +785,6 @@ def cmd_loopback_model(args: argparse.Namespace) -> int:
     return 0
 
 
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     """An OpenEnv server of one env (``servicegym.envs.integrations.openenv.server``) until Ctrl-C
     or SIGTERM, which close the open sessions. The token, if any, is read from the environment
@@ -922,8 +938,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "as wide as the terminal; report.md always has all)")
     ev.set_defaults(fn=cmd_evaluate)
 
-    rp = sub.add_parser("report", help="rebuild report.md and pass_k.png from a rollouts file")
-    rp.add_argument("--in", dest="inp", required=True, help="a rollouts JSONL file")
+    rp = sub.add_parser("report", help="rebuild report.md and pass_k.png from a rollouts file; with several RUNs, "
+                                       "compare them (compare.md, .csv, .json, .png)")
+    rp.add_argument("runs", nargs="*", metavar="RUN", help="a rollouts JSONL file or an evaluate directory")
+    rp.add_argument("--in", dest="inp", default=None, help="one RUN (a rollouts file or evaluate directory), as before")
+    rp.add_argument("--allow-mismatch", action="store_true",
+                    help="compare runs of different task sets (over the tasks in common) or scoring modes")
     rp.add_argument("--out", required=True, help="output directory")
     rp.add_argument("--title", default=None)
     rp.add_argument("--wide", action="store_true", help="print every score component")
@@ -999,7 +1019,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the address to bind (default: loopback only; 0.0.0.0 opens it to the network: use a token)")
     sv.add_argument("--port", type=int, default=SERVE_PORT,
                     help=f"the port (default {SERVE_PORT}, not 8000: a model endpoint's usual port; 0: any free one, printed)")
-
     sv.add_argument("--max-sessions", type=int, default=64, help="sessions open at once; one more gets a 'server full' error")
     sv.add_argument("--token-env", default=None, metavar="VAR",
                     help="the environment variable holding the bearer token clients must send (never the token itself)")

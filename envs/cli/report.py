@@ -131,6 +131,13 @@ def _env_domain(env_id: str) -> str:
 
 
 # ----- metrics --------------------------------------------------------------------------------
+def counted(recs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as every metric counts them: an errored episode (its ``error`` set) is a failed
+    trial of its task with no score (VitaBench's reading), never left out. The one definition that
+    the report, the comparison (``servicegym.envs.cli.compare``) and their plots share."""
+    return [r if not r.get("error") else {**r, "success": False, "score": {}} for r in recs]
+
+
 def _numeric(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -139,8 +146,7 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
     """The metrics of one domain's records, through ``rewards.metrics.report`` (one mechanism for
     the estimators and their bootstrap intervals)."""
     valid = [r for r in recs if not r.get("error")]
-    # an errored episode is a failed trial of its task (VitaBench's reading), never left out
-    scored = [r if not r.get("error") else {**r, "success": False, "score": {}} for r in recs]
+    scored = counted(recs)
     counts = Counter(str(r["task_id"]) for r in scored)
     metrics: dict[str, float] = {}
     ci: dict[str, tuple[float, float]] = {}
