@@ -20,6 +20,8 @@ Where each kind lives (its spec model, its grammar and its check, together)
     product.py   ``FeatureSpec``: what an ordered product is or has (name, tags, options such as
                  spiciness, temperature, cup size; serving sizes), and, by the same grammar, what a
                  place offers (its tags: "offers dine-in")
+    duration.py  ``DurationSpec``, ``HoursSpec``: how long an ordered product lasts (its name or
+                 tags: "60 minutes", "Unlimited Time"), how late a place stays open (its tags)
     quantity.py  ``CountSpec``: a party size, or how many items an order holds
     price.py     ``PriceSpec``: an order's total, or the unit price of what it holds (budgets)
     note.py      ``NoteSpec``: what the order's note says (coverage, contradictions)
@@ -30,6 +32,8 @@ The shared modules
     text.py      normalisation, CJK detection, number words, word stems, phrase matching (``phrase_in``)
     clauses.py   sentence shapes: clauses, conclusions ("so", "所以"), conditions, modals and
                  negation, purpose and example cuts, the head noun of a subject
+    lexicon.py   classes of food a rubric names and a product's text spells ("offal": 大肠, tripe;
+                 "non-spicy": 不辣), for ``product``
     world.py     what the reader knows of the task (``ItemContext``, ``PlaceInfo``, ``ProductInfo``,
                  ``item_context``) and what a check reads of a record (``RecordFacts``,
                  ``LineFacts``); catalogue look-ups; ``_Spec``, the base of the specs
@@ -55,6 +59,7 @@ The policy numbers (each defined in its kind's module, which explains it)
 
 from .address import ADDRESS_MIN_CHARS, ADDRESS_TOLERANCE_M, AddressSpec, address_within, norm_address
 from .compile import compile_item, compiled_count, nl_coverage
+from .duration import DurationSpec, HoursSpec
 from .note import NOTE_COVERAGE, NoteSpec, contradicts, note_carries, spice_levels
 from .place import RATING_MAX, DistanceSpec, RatingSpec, StoreSpec
 from .price import PRICE_AROUND_RATIO, PriceSpec
@@ -87,7 +92,7 @@ __all__ = [
     "ADDRESS_MIN_CHARS", "ADDRESS_TOLERANCE_M", "AROUND_TOLERANCE_MIN", "ASAP_SLACK_MIN", "BOUND_TOLERANCE_MIN",
     "EXACT_TOLERANCE_MIN", "MAX_ITEM_CHARS", "NOTE_COVERAGE", "PAST_DATE_DAYS", "PRICE_AROUND_RATIO", "RATING_MAX",
     "SPEC_KINDS", "TARGET_MARGIN_MIN", "TOLERANCE_MIN", "TOPICS", "UNDATED_GRACE_MIN",
-    "AddressSpec", "AllOf", "CountSpec", "DistanceSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
+    "AddressSpec", "AllOf", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
     "NoteSpec", "Part", "PlaceInfo", "PriceSpec", "ProcessSpec", "ProductInfo", "RatingSpec", "RecordFacts",
     "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow",
     "address_within", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",

@@ -14,13 +14,18 @@ How an item is read
        所以 / 因此" is the requirement; every clause before it is reasoning (skipped: "the result is
        X", "it will rain tomorrow"), a process demand ("need to query ...", "需要查询...": a
        ``ProcessSpec``, ``process``), or a condition or a second requirement, which leaves the item
-       to the judge; the requirement itself may be a status (``status``) or a process demand;
+       to the judge, unless the premise reports what a look-up found (``_RESOLVED``: "the result is
+       yes", "after checking, there are ...", "查询结果为..."): then a condition or a preference before
+       the conclusion ("check if there is X; if yes, reserve", "should prioritize X; if none, Y") is
+       settled by it and skipped; the requirement itself may be a status (``status``) or a process demand;
     3. the requirement (``_requirement``): "when choosing X, select Y" is a demand about X; a note
        (``note``) or an address is read on the whole clause; else it splits at its modal into the
        subject (which record: ``about``, for the loader) and the predicate
        (``clauses._split_modal``); a condition, or several records at once ("same", "each", "all
        orders", "per person", "分别", "人均"), leaves it to the judge;
-    4. the kind, by the first reader that fits: a rating, a distance (``place``), a party size, a
+    4. the kind, by the first reader that fits: a rating, a distance (``place``), a product's
+       length or a place's closing time (``duration``; "X can be used for 5 hours", with no modal, is
+       read on the whole clause), a party size, a
        quantity (``quantity``), a price (``price``), a store (``place``), else a feature
        (``product``); a reader that recognises its kind but cannot read the item raises ``_Unclear``
        (the judge's);
@@ -41,6 +46,7 @@ from typing import Any
 
 from .address import _address_item
 from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal
+from .duration import _duration_item, _hours_item, _usable_item
 from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
 from .price import _price_item
@@ -134,10 +140,17 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
         cuts = [m for m in _THEN.finditer(t) if m.end() < len(t)]
         premise, conclusion = (t[:cuts[-1].start()], t[cuts[-1].end():]) if cuts else ("", t)
         parts: list[Any] = []
-        for clause in re.split(r"[,，;；。]|\.\s", premise):
-            clause = clause.strip(" .")
-            if not clause:
+        clauses = [x.strip(" .") for x in re.split(r"[,，;；。]|\.\s", premise) if x.strip(" .")]
+        resolved = any(_RESOLVED.search(x) for x in clauses)
+        for clause in clauses:
+            if _RESOLVED.search(clause) and not _has_modal(clause):
+                continue  # the reported result: reasoning
+            demand = _process_demand(clause, ctx) if resolved else None
+            if demand is not None:
+                parts.append(demand)
                 continue
+            if resolved and (_IF.search(clause) or re.search(r"\bif\b|如果|若", clause) or _PREFER.search(clause)):
+                continue  # a condition, or a preference, the reported result settles
             if _IF.search(clause):
                 raise _Unclear  # a condition the item leaves to the reader
             demand = _process_demand(clause, ctx)
@@ -160,6 +173,15 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
     return _joined(parts) if parts else None
 
 
+# a premise that reports what a look-up found ("the result is yes", "after checking, there are ...", "查询结果为有"):
+# the conditions and preferences before it ("if yes, reserve", "should prioritize X; if none, Y") are settled by it
+_RESOLVED = re.compile(r"\b(?:the (?:query |search |check )?results? (?:is|are|was|were|shows?|exists?)|(?:after|upon) (?:checking|"
+                       r"inquiry|querying|searching|the query|the search|the check)|(?:as|since) (?:there (?:are|is) "
+                       r"(?:results?|one|some)|results? exists?)|results? (?:exist|found)|it (?:is|was) found)\b"
+                       r"|查询结果|搜索结果|经查询|经查|查询后|结果(?:为|是)")
+_PREFER = re.compile(r"\b(?:prioriti[sz]e|priority|preferabl[ey]|prefer(?:red|ably)?|first choice)\b|优先")
+
+
 def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
     """The requirement; else, when a reason stands before it ("since there is no X, the price should
     be ..."), the requirement without the reason."""
@@ -168,8 +190,16 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
     except _Unclear:
         bare = _drop_reason(c)
         if bare == c:
-            raise
+            # a reason with a modal of its own ("since they don't want to spend more than 80 each, the
+            # item should cost at most 160"): the requirement is the clause after the reason's comma
+            m = _LEAD_REASON.match(c)
+            if m is None or not _has_modal(c[m.end():]):
+                raise
+            bare = c[m.end():]
         return _requirement(bare, ctx)
+
+
+_LEAD_REASON = re.compile(r"^(?:since|because|given that|considering that|as)\b[^,，;；]*[,，]\s*|^(?:由于|因为|鉴于|既然)[^,，;；]*[,，]")
 
 
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
@@ -183,10 +213,10 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     """The parts of one requirement, each with the words of what it is ``about``."""
     about = ""
     m = re.match(r"^(?:when|while|for|as for|regarding|upon)\s+(.+?),\s*(.+)$", c) or \
-        re.match(r"^(?:为|给|在)?(.+?时)[，,]?(.+)$", c)
+        re.match(r"^(?:为|给|在)?(.+?时)(?![长间段刻])[，,]?(.+)$", c)
     if m and not _is_zh(c) or m and _ZH_MODAL.search(m.group(2)) and not _ZH_MODAL.search(m.group(1)):
         about, c = m.group(1), m.group(2)
-    for parser in (_address_item, _note_item):
+    for parser in (_address_item, _note_item, _usable_item):
         spec = parser(c, about, ctx)
         if spec is not None:
             return [spec]
@@ -207,7 +237,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                  r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",
                  f"{subject} {pred}"):
         raise _Unclear  # about several records at once, or per head
-    for parser in (_rating_item, _distance_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
+    for parser in (_rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
                    _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:

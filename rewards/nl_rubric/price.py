@@ -12,7 +12,8 @@ The grammar
     drinks / tickets", "商品 / 套餐 / 饮品"), the total for an order ("the order", "订单"), a unit price
     for "the price of X" or a product subject; else the item is left to the judge, and so is a sum
     over several orders ("all orders", "A plus B", "所有", "和"), and so is a share per head ("per person",
-    "average", "人均", "每人"). Sums said before the priced order ("with a budget of 500 yuan, having
+    "average", "人均", "每人"); an "and" inside a product's or a place's name ("Garlic and Vermicelli Shrimp")
+    joins nothing. Sums said before the priced order ("with a budget of 500 yuan, having
     spent 198 yuan on X, the dinner order price ..."): every comma piece before the last names an
     amount, so the last piece ("the ..." with no "and / plus") is the subject, and what it is about. A budget ("a budget of 150 yuan", "预算150元") caps the total; the price of
     what was ordered, by any noun ("下单的蛋糕价格", "the ordered cake's price") or a catalogue product,
@@ -49,7 +50,7 @@ import re
 from typing import Literal
 
 from .clauses import _cut_purpose, _head_class
-from .text import _OP_FLIP, _is_zh, _Unclear
+from .text import _OP_FLIP, _is_zh, _knorm, _Unclear
 from .world import ItemContext, RecordFacts, _found, _Spec
 
 PRICE_AROUND_RATIO = 0.10
@@ -123,6 +124,15 @@ _BUDGET_LEAD = re.compile(r"^(?:(?:be |have |has |is |set |kept |stay |remain )*
 _PRICE_TAIL = re.compile(r"(?:'s)?\s*(?:price|cost)$|的?(?:价格|价钱|售价)$")
 
 
+def _products_out(text: str, ctx: ItemContext) -> str:
+    """The text with the names of the catalogue's products and places blanked out: the "and" of
+    "Garlic and Vermicelli Shrimp" joins no two orders."""
+    for name in sorted({_knorm(x.name) for x in (*ctx.products, *ctx.places)}, key=len, reverse=True):
+        if len(name) >= 4 and name in text:
+            text = text.replace(name, " ")
+    return text
+
+
 def _goods_priced(subject: str, ctx: ItemContext) -> bool:
     """"下单的蛋糕价格", "the cake's price": the price of goods the catalogue sells (or a product head)."""
     m = _PRICE_TAIL.search(subject)
@@ -168,7 +178,7 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
     else:
         p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at (?!most|least)|kept |controlled |set |"
                    r"amount to |come to |sum to )+", "", p)
-    if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", subject):
+    if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", _products_out(subject, ctx)):
         raise _Unclear  # a sum over several orders
     scope: str
     if _TOTAL_WORDS.search(subject) or _TOTAL_WORDS.search(pred) or budget:

@@ -52,6 +52,16 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        sizes; "the <place> should offer / provide X" where X is no place's tag but products have it
        is the places whose catalogue has X (a ``StoreSpec``; none when every place's does).
        "cannot contain both A and B" and superlatives ("the longest ...") stay the judge's.
+    8. classes of food (``_concept_feature``, tried before the literal value; ``lexicon``): a value
+       naming concepts ("不含油炸配菜或高嘌呤食材（如内脏、海鲜汤等）", "items containing organ meats
+       should be avoided", "drinks without dairy products", "should contain meat") is a
+       ``FeatureSpec`` with ``concepts`` (and the item's examples as phrases): negated, no line
+       spells a term; else one line does (an option the catalogue offers keeps the literal reading).
+       A value naming an absence ("不辣口味", "low caffeine or caffeine-free", "less sugar") has
+       ``absent``: a line offering the value chose it; else it has the value, or (spice, caffeine:
+       ``lexicon.SILENT_ABSENCE``) spells no term; for sugar or grease the line must say the
+       absence ("Low sugar"). No product of the task spelling the concept: unread (the check would
+       hold whatever is ordered). An option "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``).
 
 Examples
     "The ramen should be mild or non-spicy"                   product: "mild" / "non-spicy"
@@ -80,6 +90,7 @@ import re
 from typing import Any, Literal
 
 from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
+from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, concept_value, example_phrases, mentions
 from .note import contradicts
 from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
@@ -91,6 +102,7 @@ from .world import (
     RecordFacts,
     _chose,
     _found,
+    _line_fields,
     _line_has,
     _offers,
     _place_fields,
@@ -116,11 +128,27 @@ class FeatureSpec(_Spec):
     # else in its name or tags) and none of ``lacks`` ("一个手抓饼，不加蛋，甜面酱口味")
     also: list[str] = []
     lacks: list[str] = []
+    # a class of food (``lexicon.CONCEPTS``: "offal", "dairy"): a line has the feature where it has a phrase (the
+    # item's examples) or a term of a concept; ``absent``: a value naming a concept's absence ("non-spicy"): a line
+    # that does not offer the phrase as an option has it, or shows none of the concept's terms
+    concepts: list[str] = []
+    absent: list[str] = []
 
 
 def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     """A product feature (``scope="product"``) of the record's ordered lines."""
     lines = list(record.lines)
+    if spec.concepts:
+        hit = [_line_has(x, spec.phrases) or _mentions_line(spec.concepts, x) for x in lines]
+        return bool(lines) and (not any(hit) if spec.negated else any(hit))
+    if spec.absent and not spec.negated:
+        if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
+            return False
+        said = [w for c in spec.absent for w in ABSENCE.get(c, ())]  # "Low sugar" in a name or tag says it too
+        silent = all(c in SILENT_ABSENCE for c in spec.absent)
+        return bool(lines) and all(_chose(x, spec.phrases) if _offers(x, spec.phrases) else
+                                   _line_has(x, spec.phrases) or _line_has(x, said) and not _mentions_line(spec.absent, x)
+                                   or silent and not _mentions_line(spec.absent, x) for x in lines)
     if spec.also or spec.lacks:
         return any(_line_has(x, spec.phrases) and not any(_line_has(x, [b]) for b in spec.lacks)
                    and all(_chose(x, [a]) if _offers(x, [a]) else _line_has(x, [a]) for a in spec.also) for x in lines)
@@ -136,6 +164,11 @@ def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     if bound:  # an option the product offers: every such line must have chosen it
         return all(_chose(x, spec.phrases) for x in bound)
     return not spec.option_only and any(_line_has(x, spec.phrases) for x in lines)
+
+
+def _mentions_line(concepts: list[str], line: Any) -> bool:
+    """Whether an ordered line's name, tags or chosen options spell one of the concepts."""
+    return mentions(concepts, " | ".join(_line_fields(line)))
 
 
 def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
@@ -382,6 +415,9 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
         nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
         if nm and not _found(p, ctx, "product"):
             neg, p = not neg, "含有" + p[nm.end():]
+    concept = _concept_feature(subject, neg, p, zh, ctx)
+    if concept is not None:  # "不应含有内脏类食材（如大肠、猪肝等）", "should be non-spicy"
+        return [concept]
     if zh and re.search(r"等", p):
         raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
     example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
@@ -476,6 +512,8 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
                 raise
             scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
         one = some and not negated and scope != "place"
+        if scope != "place" and not negated:  # "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``): not an iced drink
+            alts = list(dict.fromkeys(alts + [w for a in alts for w in OPTION_SYNONYMS.get(a, ()) if _found(w, ctx, "option")]))
         if scope == "option":
             return FeatureSpec(scope="product", phrases=alts, negated=negated, option_only=True, some=one)
         return FeatureSpec(scope=scope, phrases=alts, negated=negated, some=one)  # type: ignore[arg-type]
@@ -538,6 +576,71 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
             raise _Unclear
         parts.append(CountSpec(what="items", value=count_n, phrase=goods[0].phrases[0]))
     return parts  # several: compile joins them (AllOf)
+
+
+# ----- classes of food: "must not contain offal (such as ...)", "should be non-spicy" (``lexicon``) ----------
+_AVOIDED_EN = re.compile(r"^be (?:avoided|excluded)$")
+_WITHOUT = re.compile(r"^(?:\S+ ){0,2}?(?:without|free of|that (?:do not|does not|don't|doesn't) (?:contain|include|have)) (?P<x>.+)$"
+                      r"|^(?:不含|不含有|没有|不带)(?P<z>.+?)(?:的(?:商品|产品|饮品|菜品|食品))?$")
+
+
+def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext) -> FeatureSpec | None:
+    """A value that names a class of food (``lexicon.concept_value``: "内脏类食材", "dairy ingredients",
+    "fried side dishes or high-purine ingredients"), with the examples the item gives; or, not negated,
+    the absence of one ("不辣口味", "low caffeine or caffeine-free"). None when the value is neither."""
+    if not zh and _AVOIDED_EN.match(p) and subject:  # "items containing organ meats should be avoided"
+        neg, p = not neg, "select " + subject
+    m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
+    if m is None and not zh and _COPULA_VALUE.match(p):
+        m = _FEATURE_VERBS_EN.match("be " + p)
+        p = "be " + p
+    if m is None:
+        return None
+    value = p[m.end():].strip(" ,，")
+    examples = ""
+    if zh:
+        em = re.match(r"^(?P<v>.+?)[，,]?[(（]?(?:如|例如|比如|诸如)(?P<e>.+?)[)）]?$", value) or \
+            re.match(r"^(?P<e>[^，,]{2,}?)等(?P<v>[^，,]{2,})$", value)
+        if em:
+            value, examples = em.group("v"), em.group("e")
+    else:
+        em = _EXAMPLE_EN.search(value)
+        if em:
+            value, examples = value[:em.start()], value[em.start():]
+    value = value.strip(" ,，(（")
+    wm = _WITHOUT.match(value)
+    if wm and not neg:  # "select drinks without dairy products", "选择不含奶制品的饮品"
+        neg, value = True, wm.group("x") or wm.group("z")
+    value = re.sub(r"(?<=.)的$", "", value)
+    if not value or len(value) > 60:
+        return None
+    if not _found_any(concept_value(value) or concept_value(value, absence=True) or [], ctx):
+        return None  # no product of the task spells the concept: the check would hold whatever is ordered
+    names = concept_value(value)
+    if names is not None:
+        phrases = [x for x in example_phrases(examples) if len(x) >= 2] if examples else []
+        if not neg and not phrases and not _found_any(names, ctx):
+            return None  # "should contain X" where nothing in the catalogue is X: the judge's
+        if not neg and _found(value, ctx, "option"):
+            return None  # "should be spicy" where products offer "spicy": the option must be chosen (the literal reading)
+        return FeatureSpec(scope="product", phrases=phrases, negated=neg, concepts=names)
+    absent = concept_value(value, absence=True) if not neg and not examples else None
+    if absent is None or _OPTION_WORDS.search(f"{subject} {p}") and _found(value, ctx, "option"):
+        return None  # "规格需为不辣" where the products offer "不辣": the option must be chosen (the literal reading)
+    alts = [a.strip(" '\"") for a in re.split(r"\s+or\s+|\s*,\s*|或者|或|、|，|/", value) if a.strip()]
+    alts = [_bare_absence(a, zh) for a in alts]
+    return FeatureSpec(scope="product", phrases=[a for a in alts if a], absent=absent)
+
+
+def _bare_absence(a: str, zh: bool) -> str:
+    for _ in range(2):
+        a = re.sub(r"(?:的)?(?:口味|属性|选项|规格|类型|商品|饮品|产品)$", "", a) if zh else \
+            re.sub(r"\s+(?:flavou?rs?|options?|attributes?|types?|products?|items?|drinks?|versions?)$", "", a)
+    return re.sub(r"^(?:(?:products?|items?|drinks?|beverages?) (?:that are|with) |a |an |the )", "", a).strip()
+
+
+def _found_any(names: list[str], ctx: ItemContext) -> bool:
+    return any(mentions(names, " | ".join((pr.name, *pr.tags, *pr.options))) for pr in ctx.products)
 
 
 # ----- a place said to sell a product: "the gym should offer a swimming class voucher" -------------------

@@ -19,6 +19,8 @@ each kind's own check, in the order below).
     price         PriceSpec      price       the record's total, or its lines
     note          NoteSpec       note        the record's note
     status        StatusSpec     status      the record's status
+    duration      DurationSpec   duration    the record's lines (their length)
+    hours         HoursSpec      duration    the record's place (its closing time)
     all_of        AllOf          spec        every part
 """
 
@@ -29,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
+from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
 from .note import NoteSpec, note_holds
 from .place import DistanceSpec, RatingSpec, StoreSpec, distance_holds, rating_holds, store_holds
 from .price import PriceSpec, price_holds
@@ -41,7 +44,7 @@ from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec,
     Field(discriminator="kind"),
 ]
 
@@ -56,7 +59,7 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "all_of")
+                               "price", "note", "status", "duration", "hours", "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -83,7 +86,7 @@ def spec_target(spec: Any) -> str | None:
             targets.add("delivery")
         elif isinstance(p, ProcessSpec):
             continue
-        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place"):
+        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place"):
             targets.add("place")
         elif isinstance(p, CountSpec) and p.what == "people":
             targets.add("visit")
@@ -143,6 +146,8 @@ def describe_spec(spec: Any) -> str:
         return f"{'total' if spec.scope == 'total' else 'unit'} price {' and '.join(x for x in (lo, hi) if x)} yuan"
     if isinstance(spec, NoteSpec):
         return f"the note carries {spec.text!r}" + (f" (order {spec.record_id})" if spec.record_id else "")
+    if isinstance(spec, (DurationSpec, HoursSpec)):
+        return _describe(spec)
     if isinstance(spec, StatusSpec):
         return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
     return str(spec)
@@ -169,6 +174,8 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return count_holds(spec, record)
     if isinstance(spec, PriceSpec):
         return price_holds(spec, record)
+    if isinstance(spec, DurationSpec):
+        return duration_holds(spec, record)
     if isinstance(spec, FeatureSpec) and spec.scope == "product":
         return product_feature_holds(spec, record)
     if place is None:
@@ -181,4 +188,6 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return rating_holds(spec, place)
     if isinstance(spec, DistanceSpec):
         return distance_holds(spec, place)
+    if isinstance(spec, HoursSpec):
+        return hours_holds(spec, place)
     return False

@@ -82,8 +82,8 @@ def _status_item(t: str, ctx: ItemContext) -> StatusSpec | None:
     if len(ids) > 1:
         raise _Unclear
     head = t[:cancel.start()]
-    starts = re.fullmatch(r"(?:successfully |please |need to |needs to |should |must |the agent should |agent should )?"
-                          r"|(?:成功|需要|应|应该|请|已)?", head.strip()) is not None
+    starts = re.fullmatch(r"(?:(?:successfully|please|need to|needs to|should|must|the agent should|agent should) )?",
+                          head.lstrip()) is not None or re.fullmatch(r"(?:成功|需要|应|应该|请|已)?", head.strip()) is not None
     zh_to = re.search(r"需要将|应将|将", head) and re.search(r"取消$", t)
     tail = _STATUS_TAIL.search(t)
     if not (starts or zh_to or tail):

@@ -39,7 +39,8 @@ Examples
 whole days), ``AddressSpec`` -> address, ``StoreSpec`` -> store, ``FeatureSpec`` -> option when only
 options count, product for a product, store for a place's feature, ``RatingSpec`` -> rating,
 ``DistanceSpec`` -> distance, ``CountSpec`` -> quantity, ``PriceSpec`` -> price, ``NoteSpec`` ->
-note, ``StatusSpec`` -> status, ``ProcessSpec`` -> process, ``AllOf`` -> its first part's topic.
+note, ``StatusSpec`` -> status, ``ProcessSpec`` -> process, ``DurationSpec`` and ``HoursSpec`` -> time,
+``AllOf`` -> its first part's topic.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 
 from .address import AddressSpec
 from .clauses import _THEN, _clauses, _head_class, _split_modal
+from .duration import DurationSpec, HoursSpec
 from .note import NoteSpec
 from .place import DistanceSpec, RatingSpec, StoreSpec
 from .price import PriceSpec
@@ -159,6 +161,7 @@ def item_topic(text: str) -> str:
 _SPEC_TOPICS: tuple[tuple[type, str], ...] = (
     (AddressSpec, "address"), (StoreSpec, "store"), (RatingSpec, "rating"), (DistanceSpec, "distance"),
     (CountSpec, "quantity"), (PriceSpec, "price"), (NoteSpec, "note"), (StatusSpec, "status"), (ProcessSpec, "process"),
+    (DurationSpec, "time"), (HoursSpec, "time"),
 )
 
 

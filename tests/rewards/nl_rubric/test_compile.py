@@ -20,6 +20,9 @@ from tests.rewards.nl_rubric.worlds import CTX, HOME_ADDR, HOME_ORDER, NOW, ZH_A
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "If it rains, the drink should be hot"),  # conditional
     ("base", "Users prioritize noodle shops; if none are available, they choose tea"),
+    # a condition with no reported result stays the judge's
+    ("base", "Check if there is a noodle shop within 1 km of 12 Noodle Street, Dalian. If yes, order there, so the order should be from Noodle House"),
+    ("base", "如果有面馆，就在面馆下单，所以订单应来自Noodle House"),
     ("base", "The noodle order and the tea order should come from the same store"),
     ("base", "Dishes in the order other than the noodles should be mild"),
     ("base", ""),
@@ -135,6 +138,10 @@ EVERY_KIND: list[Any] = [
     nl_rubric.PriceSpec(scope="unit", high=20.0, high_strict=True),
     nl_rubric.NoteSpec(text="no cilantro", record_id="M0000001O01"),
     nl_rubric.StatusSpec(status="cancelled", record_id="M0000001O01"),
+    nl_rubric.DurationSpec(op=">=", minutes=90.0),
+    nl_rubric.DurationSpec(unlimited=True),
+    nl_rubric.HoursSpec(closes_at=1320.0),
+    nl_rubric.HoursSpec(open_24h=True),
     nl_rubric.AllOf(parts=[nl_rubric.ProcessSpec(action="user history", tools=["get_user_historical_behaviors"]),
                            nl_rubric.StoreSpec(place_ids=["S1"], name="noodle house")], about="the order"),
 ]
@@ -164,3 +171,27 @@ def test_parse_spec_refuses_bad_data(data: Any) -> None:
         nl_rubric.parse_spec(data)
     with pytest.raises(pydantic.ValidationError):
         nl_rubric.parse_spec(data)
+
+
+# ----- a premise that reports what a look-up found settles its conditions ----------------------------
+RESOLVED: list[tuple[str, Any]] = [
+    ("Check if there is a noodle shop within 1 km of 12 Noodle Street, Dalian. If yes, order there. The result is yes, "
+     "so the noodle shop ordered from is within 1 km of 12 Noodle Street, Dalian",
+     lambda s: {p.kind for p in nl_rubric.spec_parts(s)} == {"process", "distance"}),
+    ("The noodle order should prioritize dishes within 30 yuan; if none, dishes within 40 yuan; after checking, there are "
+     "dishes within 30 yuan, so the price of the noodles should be at most 30 yuan",
+     lambda s: (s.kind, s.scope, s.high) == ("price", "unit", 30.0)),
+    ("优先选择30元以内的面条，如果没有则选择40元以内的，查询结果为有，所以下单的面条价格应不超过30元",
+     lambda s: (s.kind, s.scope, s.high) == ("price", "unit", 30.0)),
+]
+
+
+@pytest.mark.parametrize(("text", "check"), RESOLVED)
+def test_a_reported_result_settles_the_conditions(text: str, check: Any) -> None:
+    spec = K(text)
+    assert spec is not None and check(spec), (text, spec)
+
+
+def test_a_reported_result_keeps_a_second_requirement_to_the_judge() -> None:
+    # "the order must be paid" is no condition and no preference: a second requirement
+    assert K("The order must be paid; the result is yes, so the price of the noodles should be at most 30 yuan") is None

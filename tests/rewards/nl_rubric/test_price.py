@@ -3,6 +3,7 @@ within 10 %."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -35,6 +36,9 @@ COMPILES: list[tuple[str, str, str, Any]] = [
     # a reason before the requirement, in the same sentence
     ("base", "Since the user usually spends about 30 yuan, the price of the noodles should be at most 35 yuan", "price", lambda s: (s.scope, s.high) == ("unit", 35.0)),
     ("base", "由于用户平时消费约30元，下单的商品价格应不超过35元", "price", lambda s: (s.scope, s.high) == ("unit", 35.0)),
+    # a reason with a modal of its own: the requirement after its comma
+    ("base", "Since the two friends don't want to spend more than 40 yuan each, the noodle order should cost at most 80 yuan", "price", lambda s: (s.scope, s.high) == ("total", 80.0)),
+    ("base", "因为两人都不想各自花超过40元，面条订单的总价应不超过80元", "price", lambda s: (s.scope, s.high) == ("total", 80.0)),
 ]
 
 
@@ -49,7 +53,16 @@ LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "人均不超过80元"),  # per head: neither the total nor a unit price
     ("base", "The average spend per guest must not exceed 90 yuan"),
     ("base", "下单的店铺价格应在20到35元之间"),  # the price of a place
+    ("base", "The total price of the lunch and dinner orders should be within 90 yuan"),  # two orders
+    ("base", "Since the friends don't want to spend more than 40 yuan each, each noodle order should cost at most 80 yuan"),
 ]
+
+
+def test_an_and_inside_a_product_name_is_no_sum() -> None:
+    ctx = replace(CTX, products=(*CTX.products, nl_rubric.ProductInfo("P9", "S1", "Tomato and Egg Noodles", (), (), 26.0)))
+    spec = nl_rubric.compile_item("The total price of the Tomato and Egg Noodles order should be within 40 yuan", ctx)
+    assert spec is not None and (spec.kind, spec.scope, spec.high) == ("price", "total", 40.0)
+    assert nl_rubric.compile_item("The total price of the Tomato and Beef Noodles order should be within 40 yuan", ctx) is None
 
 
 @pytest.mark.parametrize(("world", "text"), LEFT_TO_THE_JUDGE)

@@ -18,6 +18,9 @@ COMPILES: list[tuple[str, str, str, Any]] = [
     ("base", "成功取消用户的奶茶订单，订单状态应变更为已取消", "status", lambda s: s.status == "cancelled"),
     ("base", "需要将order_id为M0000001O01的订单取消", "status", lambda s: s.record_id == "M0000001O01"),
     ("base", "The noodle order should be paid", "status", lambda s: s.status == "paid"),
+    # a lead word before the cancelling, with no status phrase after it
+    ("base", "Successfully canceled the user's tea order from Tea Corner, order number M0000001O01", "status", lambda s: (s.status, s.record_id) == ("cancelled", "M0000001O01")),
+    ("base", "Need to cancel the order with order_id M0000001O02", "status", lambda s: s.record_id == "M0000001O02"),
 ]
 
 
@@ -28,6 +31,8 @@ def test_status_items_compile(world: str, text: str, kind: str, check: Any) -> N
 
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "Cancel the noodle order and re-order two bowls"),  # more than a status
+    ("base", "Successfully ordered noodles after the user canceled the tea"),  # cancelling is not what is asked
+    ("base", "Need to not cancel the order M0000001O01"),
 ]
 
 
