@@ -407,7 +407,7 @@ def _report(records: list[dict[str, Any]], out: Path, title: str, wide: bool = F
 
     summaries, md, png = write_report(records, out, title=title)
     print_table(summaries, title=title, wide=wide)
-    print(f"wrote {md} and {png}")
+    print(f"wrote {md} and {png}" if png else f"wrote {md} (no plot: every episode errored)")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -514,9 +514,19 @@ def _skip_line(skip: dict[str, Any]) -> str:
     return f"{skip['task_id']}  skipped  (index {skip['index']}) {field}{skip['reason']}"
 
 
+CHECK_SHOWN = 20  # check: problems listed without --verbose
+CHECK_LINE_CHARS = 240  # ... each cut to this many characters
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Load a task file as an env would and report each task: loaded or skipped (with the field and
     reason), its repair notes, and whether its golden route succeeds when played through the env.
+    By default one screen: the problems (skipped tasks, golden routes that fail; the first
+    ``CHECK_SHOWN``) and the counts; ``--verbose`` lists every task with its notes.
     Exit 0 when the file loads (even with skipped tasks), 1 when no task of it loads."""
     import warnings
 
@@ -556,19 +566,32 @@ def cmd_check(args: argparse.Namespace) -> int:
         file_tasks = load_task_file(path, env.unwrapped.domain, strict=args.strict)
         indexes = {t.task_id: i for t, i in zip(file_tasks, file_tasks.indexes)}
     u = env.unwrapped
-    rows: list[tuple[int, list[str]]] = []
-    replay_ok = 0
+    rows: list[tuple[int, bool, list[str]]] = []  # (place in the file, a problem, lines)
+    replay_ok = noted = notes = 0
     for tid in u.task_ids():
         task = u.source.get(tid)
         ok = bool(task.golden_actions) and run_episode(env, OraclePolicy(), seed=0, options={"task_id": tid})["success"]
         replay_ok += ok
+        noted += bool(task.notes)
+        notes += len(task.notes)
         lines = [f"{tid}  loaded  golden route {'ok' if ok else 'FAILS'}"]
         lines += [f"    note: {n}" for n in task.notes]
-        rows.append((indexes.get(tid, len(indexes)), lines))
+        rows.append((indexes.get(tid, len(indexes)), not ok, lines))
     for skip in u.skipped_tasks:
-        rows.append((skip["index"], [_skip_line(skip)]))
-    for _, lines in sorted(rows, key=lambda r: r[0]):
-        print("\n".join(lines))
+        rows.append((skip["index"], True, [_skip_line(skip)]))
+    rows.sort(key=lambda r: r[0])
+    problems = [r for r in rows if r[1]]
+    if args.verbose:
+        for _, _, lines in rows:
+            print("\n".join(lines))
+    else:
+        for _, _, lines in problems[:CHECK_SHOWN]:
+            print(_clip(lines[0], CHECK_LINE_CHARS))
+        if len(problems) > CHECK_SHOWN:
+            print(f"... and {len(problems) - CHECK_SHOWN} more (--verbose lists every task)")
+        if noted:
+            print(f"{noted} task{'s' if noted != 1 else ''} loaded with {notes} repair note{'s' if notes != 1 else ''} "
+                  "(--verbose shows them)")
     loaded, skipped = len(u.task_ids()), len(u.skipped_tasks)
     print(f"summary: {loaded} loaded, {skipped} skipped; golden route ok for {replay_ok} of {loaded}")
     env.close()
@@ -963,6 +986,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--tasks", required=True, help="a task file (project format or VitaBench)")
     ck.add_argument("--env", default=None, help="env id (default: the one of the file's domain)")
     ck.add_argument("--strict", action="store_true", help="load as strict_tasks=True: fail at the first bad task")
+    ck.add_argument("--verbose", action="store_true",
+                    help="list every task with its repair notes (default: the problems and the counts, one screen)")
     ck.set_defaults(fn=cmd_check)
 
     ru = sub.add_parser("rubrics", help="audit a task file's natural-language rubric items: the code check each became "

@@ -239,6 +239,8 @@ def markdown(summaries: list[DomainSummary], title: str = "servicegym evaluation
                      f"{_fmt(s, f'avg@{k}')} | {_fmt(s, f'pass@{k}')} | {_fmt(s, f'pass^{k}')} | {errors_text(s)} |")
     if plot:
         lines += ["", f"![Pass^k versus k]({plot})"]
+    elif all(s.errors == s.episodes for s in summaries):
+        lines += ["", "No Pass^k plot: every episode ended in an error, so nothing was measured."]
     for s in summaries:
         lines += ["", f"## {s.domain}", ""]
         lines.append(f"{s.tasks} tasks, {s.episodes} episodes"
@@ -281,7 +283,9 @@ def plot_pass_k(summaries: list[DomainSummary], path: str | Path) -> Path:
         ax.set_xlabel("k (trials)")
         ax.set_ylabel("rate")
         ax.set_ylim(-0.02, 1.02)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        top = max((s.trials for s in summaries if s.tasks), default=1)
+        ax.set_xlim(0.5, top + 0.5)
+        ax.set_xticks(range(1, top + 1))
         ax.set_title("Pass^k (solid) and Pass@k (dashed) versus k")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
@@ -313,29 +317,62 @@ def table_rows(summaries: list[DomainSummary], wide: bool = False) -> tuple[list
 def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "servicegym evaluation",
                 wide: bool = False) -> None:
     """The headline table, with rich, as wide as the terminal (80 columns when the output is not
-    one, e.g. a pipe); ``wide`` prints every component at 200 columns whatever the terminal."""
+    one, e.g. a pipe); ``wide`` prints every component at 200 columns whatever the terminal.
+
+    No cell is ever split inside a word: the numeric columns do not wrap, the components wrap at
+    their spaces; when the table cannot fit so, each row is printed as a block of ``name value``
+    lines instead (the vertical layout), which fits any width of 40 columns or more."""
     import shutil
 
     from rich.console import Console
+    from rich.cells import cell_len
     from rich.table import Table
 
     head, rows = table_rows(summaries, wide)
+    width = 200 if wide else shutil.get_terminal_size((80, 24)).columns
+    console = Console(file=file, width=width)
     table = Table(title=title, show_lines=False)
     for h in head:
-        table.add_column(h, overflow="fold")
+        wraps = h == "components"
+        table.add_column(h, no_wrap=not wraps, overflow="fold" if wraps else "ellipsis", min_width=len(h))
     for r in rows:
         table.add_row(*r)
-    width = 200 if wide else shutil.get_terminal_size((80, 24)).columns
-    Console(file=file, width=width).print(table)
+    # the narrowest the table can be without splitting a word: every column as wide as its widest
+    # cell (components: its longest word), plus rich's padding (1 + 1) and borders (n + 1)
+    needed = len(head) * 3 + 1
+    for i, h in enumerate(head):
+        cells = [r[i] for r in rows]
+        words = [w for c in cells for w in c.split()] if h == "components" else cells
+        needed += max([cell_len(h), *(cell_len(w) for w in words)])
+    if needed <= width:
+        console.print(table)
+        return
+    console.print(title, style="italic")
+    for r in rows:
+        block = Table.grid(padding=(0, 2))
+        block.add_column(no_wrap=True, style="bold")
+        block.add_column(overflow="fold")
+        for name, value in zip(head[2:], r[2:]):
+            if value:
+                block.add_row(name, value)
+        console.print(f"{r[0]} / {r[1]}", style="bold")
+        console.print(block)
 
 
 def write_report(records: list[dict[str, Any]], out_dir: str | Path, title: str = "servicegym evaluation",
-                 bootstrap: int = BOOTSTRAP_SAMPLES) -> tuple[list[DomainSummary], Path, Path]:
-    """Summarise ``records``; write ``out_dir/report.md`` and ``out_dir/pass_k.png``."""
+                 bootstrap: int = BOOTSTRAP_SAMPLES) -> tuple[list[DomainSummary], Path, Path | None]:
+    """Summarise ``records``; write ``out_dir/report.md`` and ``out_dir/pass_k.png``. When every
+    episode errored nothing was measured: no plot is drawn (``None``; a stale one is removed) and
+    the report says why."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summaries = summarize_records(records, bootstrap)
-    png = plot_pass_k(summaries, out / "pass_k.png")
+    png: Path | None = out / "pass_k.png"
+    if all(s.errors == s.episodes for s in summaries):
+        png.unlink(missing_ok=True)
+        png = None
+    else:
+        png = plot_pass_k(summaries, png)
     md = out / "report.md"
-    md.write_text(markdown(summaries, title, plot=png.name), encoding="utf-8")
+    md.write_text(markdown(summaries, title, plot=png.name if png else None), encoding="utf-8")
     return summaries, md, png

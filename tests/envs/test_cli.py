@@ -162,6 +162,12 @@ def test_check_a_good_file(tmp_path, capsys):
     assert main(["check", "--tasks", str(path)]) == 0
     out = capsys.readouterr().out
     assert f"servicegym check: {path} with {DELIVERY}" in out, "the env comes from the file's domain"
+    # one screen by default: nothing went wrong, so the header and the summary only
+    lines = out.splitlines()
+    assert lines[0] == f"servicegym check: {path} with {DELIVERY}" and len(lines) <= 3
+    assert lines[-1] == "summary: 2 loaded, 0 skipped; golden route ok for 2 of 2" and "  loaded  " not in out
+    assert main(["check", "--tasks", str(path), "--verbose"]) == 0  # every task
+    out = capsys.readouterr().out
     assert "M0000001  loaded  golden route ok" in out and "M0000002  loaded  golden route ok" in out
     assert out.rstrip().endswith("summary: 2 loaded, 0 skipped; golden route ok for 2 of 2")
 
@@ -172,6 +178,11 @@ def test_check_a_partly_bad_file_lists_the_skipped_task_and_notes(tmp_path, caps
     tasks[2]["environment"]["stores"]["S1"]["products"][0]["store_id"] = "S9"  # a repair note
     path = _vitabench_file(tmp_path, tasks)
     assert main(["check", "--tasks", str(path), "--env", DELIVERY]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [  # by default: the problems, then the counts
+        "M0000002  skipped  (index 1) field environment.time: Field required",
+        "2 tasks loaded with 5 repair notes (--verbose shows them)",
+        "summary: 2 loaded, 1 skipped; golden route ok for 2 of 2"]
+    assert main(["check", "--tasks", str(path), "--env", DELIVERY, "--verbose"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line for line in lines[1:] if not line.startswith("    note: ")]
     assert rows[:3] == ["M0000001  loaded  golden route ok",
@@ -194,7 +205,7 @@ def test_check_a_file_with_no_good_task_exits_1(tmp_path, capsys):
 
 def test_check_detects_the_in_store_env(tmp_path, capsys):
     path = _vitabench_file(tmp_path, [mini_instore_task("M1")])
-    assert main(["check", "--tasks", str(path)]) == 0
+    assert main(["check", "--tasks", str(path), "--verbose"]) == 0
     out = capsys.readouterr().out
     assert "with servicegym/InStore-v0" in out and "M1  loaded  golden route ok" in out
 

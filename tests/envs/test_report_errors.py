@@ -61,3 +61,46 @@ def test_a_run_without_errors_says_that_too():
     assert md[2] == "No errors: all 3 episodes ended without an endpoint or policy error."
     head, rows = table_rows(summarize_records(ok, bootstrap=0))
     assert rows[0][head.index("errors")] == "0"
+
+
+@pytest.mark.parametrize("columns", [80, 100, 200])
+def test_the_table_fits_the_terminal_and_never_splits_a_word(columns, monkeypatch):
+    """At any width a cell is whole: the table when it fits without splitting words, else one block
+    of name/value lines per row (the vertical layout)."""
+    import io
+
+    from servicegym.envs.cli.report import print_table
+
+    records = _run() + [{**r, "env_id": "servicegym/Payments-v0", "domain": "payments", "policy": "oracle",
+                         "score": {} if r.get("error") else {"goal": 1.0, "process": 0.5, "protection": 1.0, "strict": 0.0}}
+                        for r in _run()]
+    summaries = summarize_records(records, bootstrap=50)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    buf = io.StringIO()
+    print_table(summaries, file=buf, title="servicegym evaluation: two domains")
+    out = buf.getvalue()
+    assert max(len(line) for line in out.splitlines()) <= columns
+    head, rows = table_rows(summaries)
+    words = {w for row in rows for cell in row for w in cell.split()} | set(head[2:])  # domain / policy head a block
+    flat = " ".join(out.split())
+    for word in words:  # every word of every cell appears whole
+        assert word in flat, (word, out)
+    assert "delivery" in out and "payments" in out and "3 (50%)" in out
+
+
+def test_a_run_where_every_episode_errored_draws_no_plot_and_says_why(tmp_path):
+    import warnings
+
+    from servicegym.envs.cli.report import write_report
+
+    (tmp_path / "pass_k.png").write_bytes(b"stale")  # from an earlier run into this directory
+    records = [_rec("a", 0, False, "LLMError: connection refused"), _rec("b", 0, False, "LLMError: connection refused")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no library warning either
+        summaries, md, png = write_report(records, tmp_path)
+    assert png is None and not (tmp_path / "pass_k.png").exists()
+    text = md.read_text()
+    assert "every episode ended in an error" in text and "![" not in text
+    # one scored episode is enough for a plot
+    _, _, png = write_report([*records, _rec("c", 0, True)], tmp_path)
+    assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
