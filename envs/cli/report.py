@@ -80,6 +80,15 @@ class DomainSummary:
     def pass_hat(self) -> list[float]:
         return [self.metrics[f"pass^{k}"] for k in range(1, self.trials + 1)]
 
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as JSON-able data (``report.json``): the same numbers as the table and
+        report.md, intervals as ``[low, high]``, the error count and rate beside them."""
+        return {"domain": self.domain, "env_ids": self.env_ids, "policies": self.policies, "tasks": self.tasks,
+                "trials": self.trials, "episodes": self.episodes, "errors": self.errors, "error_rate": self.error_rate,
+                "uneven_trials": self.uneven, "metrics": self.metrics, "ci": {k: list(v) for k, v in self.ci.items()},
+                "components": self.components, "items": self.items, "reasons": self.reasons,
+                "mean_steps": self.mean_steps, "mean_tool_errors": self.mean_tool_errors}
+
     def pass_at(self) -> list[float]:
         return [self.metrics[f"pass@{k}"] for k in range(1, self.trials + 1)]
 
@@ -359,9 +368,21 @@ def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "
         console.print(block)
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float as None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_report(records: list[dict[str, Any]], out_dir: str | Path, title: str = "servicegym evaluation",
                  bootstrap: int = BOOTSTRAP_SAMPLES) -> tuple[list[DomainSummary], Path, Path | None]:
-    """Summarise ``records``; write ``out_dir/report.md`` and ``out_dir/pass_k.png``. When every
+    """Summarise ``records``; write ``out_dir/report.md``, ``out_dir/report.json`` (``DomainSummary.as_dict``
+    per domain, with the error and interval conventions) and ``out_dir/pass_k.png``. When every
     episode errored nothing was measured: no plot is drawn (``None``; a stale one is removed) and
     the report says why."""
     out = Path(out_dir)
@@ -375,4 +396,7 @@ def write_report(records: list[dict[str, Any]], out_dir: str | Path, title: str 
         png = plot_pass_k(summaries, png)
     md = out / "report.md"
     md.write_text(markdown(summaries, title, plot=png.name if png else None), encoding="utf-8")
+    data = {"title": title, "ci_level": CI_LEVEL, "bootstrap": bootstrap, "errors_count_as_failures": True,
+            "domains": [s.as_dict() for s in summaries]}
+    (out / "report.json").write_text(json.dumps(_finite(data), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return summaries, md, png

@@ -104,3 +104,18 @@ def test_a_run_where_every_episode_errored_draws_no_plot_and_says_why(tmp_path):
     # one scored episode is enough for a plot
     _, _, png = write_report([*records, _rec("c", 0, True)], tmp_path)
     assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_json_holds_the_same_numbers_as_the_table(tmp_path):
+    import json
+
+    from servicegym.envs.cli.report import write_report
+
+    summaries, _, _ = write_report(_run(), tmp_path, bootstrap=50)
+    data = json.loads((tmp_path / "report.json").read_text())
+    (d,) = data["domains"]
+    (s,) = summaries
+    assert data["errors_count_as_failures"] and d["errors"] == 3 and d["error_rate"] == 0.5
+    assert d["metrics"] == s.metrics and d["ci"] == {k: list(v) for k, v in s.ci.items()}
+    _, rows = table_rows(summaries)
+    assert rows[0][4].startswith(f"{d['metrics']['avg@2']:.3f} [{d['ci']['avg@2'][0]:.3f}")
