@@ -50,7 +50,9 @@ from servicegym.envs.cli.report import (
     DomainSummary,
     ReportError,
     counted,
+    finish_k_plot,
     load_rollouts,
+    pass_hat_band,
     summarize_records,
 )
 from servicegym.rewards import metrics as _metrics
@@ -484,24 +486,11 @@ def plot_pass_hat(cmp: Comparison, path: str | Path) -> Path | None:
             # each run its own marker, the later ones smaller: runs on the same points stay visible
             ax.plot(ks, s.pass_hat(), marker=MARKERS[i % len(MARKERS)], markersize=max(3.0, 9.0 - 1.2 * i),
                     color=color, label=name)
-            if all(f"pass^{k}" in s.ci for k in ks):
-                ax.fill_between(ks, [s.ci[f"pass^{k}"][0] for k in ks], [s.ci[f"pass^{k}"][1] for k in ks],
-                                color=color, alpha=0.15, linewidth=0)
-        ax.set_xlabel("k (trials)")
-        ax.set_ylabel("pass^k")
-        ax.set_ylim(-0.02, 1.02)
-        kmax = max(s.trials for _, s in curves)
-        ax.set_xlim(0.75, kmax + 0.25)
-        ax.set_xticks(range(1, kmax + 1) if kmax <= 20 else range(1, kmax + 1, max(1, kmax // 10)))
-        ax.set_title("Pass^k versus k (bands: 95% bootstrap over tasks)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
-        fig.tight_layout()
-        out = Path(path)
-        fig.savefig(out, format="png")
+            pass_hat_band(ax, s, color)
+        return finish_k_plot(fig, ax, max(s.trials for _, s in curves), "pass^k",
+                             "Pass^k versus k (bands: 95% bootstrap over tasks)", path)
     finally:
         plt.close(fig)
-    return out
 
 
 def write_compare(cmp: Comparison, out_dir: str | Path, title: str = "servicegym comparison") -> list[Path]:

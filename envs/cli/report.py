@@ -286,23 +286,34 @@ def plot_pass_k(summaries: list[DomainSummary], path: str | Path) -> Path:
             name = f"{s.domain} {'/'.join(s.policies)}"
             ax.plot(ks, s.pass_hat(), marker="o", color=color, label=f"{name} pass^k")
             ax.plot(ks, s.pass_at(), linestyle="--", marker=".", color=color, alpha=0.7, label=f"{name} pass@k")
-            if all(f"pass^{k}" in s.ci for k in ks):
-                ax.fill_between(ks, [s.ci[f"pass^{k}"][0] for k in ks], [s.ci[f"pass^{k}"][1] for k in ks],
-                                color=color, alpha=0.15, linewidth=0)
-        ax.set_xlabel("k (trials)")
-        ax.set_ylabel("rate")
-        ax.set_ylim(-0.02, 1.02)
+            pass_hat_band(ax, s, color)
         top = max((s.trials for s in summaries if s.tasks), default=1)
-        ax.set_xlim(0.5, top + 0.5)
-        ax.set_xticks(range(1, top + 1))
-        ax.set_title("Pass^k (solid) and Pass@k (dashed) versus k")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
-        fig.tight_layout()
-        out = Path(path)
-        fig.savefig(out, format="png")
+        return finish_k_plot(fig, ax, top, "rate", "Pass^k (solid) and Pass@k (dashed) versus k", path)
     finally:
         plt.close(fig)
+
+
+def pass_hat_band(ax: Any, s: DomainSummary, color: str) -> None:
+    """The bootstrap band of ``s``'s Pass^k curve (when every k has its interval)."""
+    ks = list(range(1, s.trials + 1))
+    if all(f"pass^{k}" in s.ci for k in ks):
+        ax.fill_between(ks, [s.ci[f"pass^{k}"][0] for k in ks], [s.ci[f"pass^{k}"][1] for k in ks],
+                        color=color, alpha=0.15, linewidth=0)
+
+
+def finish_k_plot(fig: Any, ax: Any, kmax: int, ylabel: str, title: str, path: str | Path) -> Path:
+    """Axes, integer k ticks (at most about ten), grid, legend; the figure saved as PNG at ``path``."""
+    ax.set_xlabel("k (trials)")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(0.5, kmax + 0.5)
+    ax.set_xticks(range(1, kmax + 1) if kmax <= 20 else range(1, kmax + 1, max(1, kmax // 10)))
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, format="png")
     return out
 
 
@@ -333,8 +344,8 @@ def print_table(summaries: list[DomainSummary], file: Any = None, title: str = "
     lines instead (the vertical layout), which fits any width of 40 columns or more."""
     import shutil
 
-    from rich.console import Console
     from rich.cells import cell_len
+    from rich.console import Console
     from rich.table import Table
 
     head, rows = table_rows(summaries, wide)
