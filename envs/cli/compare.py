@@ -188,7 +188,7 @@ def resolve_run(inp: str | Path) -> Path:
     return p
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
+def read_run_meta(path: Path) -> dict[str, Any]:
     """``run.json`` beside an evaluate run's ``rollouts.jsonl`` (a bare file has none)."""
     meta = path.with_name(RUN_META_NAME)
     if path.name != ROLLOUTS_NAME or not meta.is_file():
@@ -205,7 +205,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
 def load_run(inp: str | Path, bootstrap: int = BOOTSTRAP_SAMPLES) -> Run:
     path = resolve_run(inp)
     records = load_rollouts(path)
-    return Run(source=str(inp), path=path, meta=_read_meta(path), records=records,
+    return Run(source=str(inp), path=path, meta=read_run_meta(path), records=records,
                summaries=summarize_records(records, bootstrap))
 
 

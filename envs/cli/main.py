@@ -466,28 +466,39 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 # ----- view ------------------------------------------------------------------------------------
 def cmd_view(args: argparse.Namespace) -> int:
-    """One self-contained HTML page over a rollouts file (``servicegym.envs.cli.view``); ``--serve``
+    """One self-contained HTML page over a rollouts file, or over several RUNs (``--in`` names one
+    too, first), each labelled as ``report`` labels it (``servicegym.envs.cli.view``); ``--serve``
     serves it on 127.0.0.1 until Ctrl-C."""
     from servicegym.envs.cli import view
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0-65535, got {args.port}")
+    inputs = ([args.inp] if args.inp else []) + list(args.runs)
+    if not inputs:
+        raise CliError("view needs a RUN: a rollouts file or an evaluate directory (or --in FILE)")
     try:
-        path = view.resolve_input(args.inp)
-        run = view.load_run(path)
+        if len(inputs) == 1:
+            path = view.resolve_input(inputs[0])
+            runs = [view.load_run(path)]
+        else:
+            runs = view.load_runs(inputs)
     except view.ViewError as err:
         raise CliError(_one_line(err)) from None
-    view.report_skipped(run)
-    out = Path(args.out) if args.out else view.default_out(path)
+    for run in runs:
+        view.report_skipped(run)
+    out = Path(args.out) if args.out else (view.default_out(path) if len(runs) == 1 else Path(view.MULTI_VIEW_NAME))
     if out.is_dir():
         raise CliError(f"--out must be a file (FILE.html), {out} is a directory")
-    page = view.build_page(run, title=args.title)
+    page = view.build_page(runs, title=args.title)
     try:
         size = view.write_page(page, out)
     except OSError as err:
         raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
-    skipped = f", {len(run.skipped)} line{'s' if len(run.skipped) > 1 else ''} skipped" if run.skipped else ""
-    print(f"wrote {out} ({len(run.records)} episodes{skipped}, {size / 1e6:.2f} MB)", flush=True)
+    nskip = sum(len(run.skipped) for run in runs)
+    skipped = f", {nskip} line{'s' if nskip > 1 else ''} skipped" if nskip else ""
+    of_runs = f" of {len(runs)} runs: {', '.join(run.label for run in runs)}" if len(runs) > 1 else ""
+    print(f"wrote {out} ({sum(len(run.records) for run in runs)} episodes{of_runs}{skipped}, {size / 1e6:.2f} MB)",
+          flush=True)
     if args.serve:
         try:
             view.serve(out.read_bytes(), args.port,
@@ -972,10 +983,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--wide", action="store_true", help="print every score component")
     rp.set_defaults(fn=cmd_report)
 
-    vw = sub.add_parser("view", help="write one self-contained HTML page to look at the episodes of a rollouts file "
-                                     "(--serve: on 127.0.0.1)")
-    vw.add_argument("--in", dest="inp", required=True, help="a rollouts JSONL file, or the evaluate directory holding rollouts.jsonl")
-    vw.add_argument("--out", default=None, help="the HTML file (default: view.html beside rollouts.jsonl, NAME.view.html beside NAME.jsonl)")
+    vw = sub.add_parser("view", help="write one self-contained HTML page to look at the episodes of a rollouts file, "
+                                     "or of several runs side by side (--serve: on 127.0.0.1)")
+    vw.add_argument("runs", nargs="*", metavar="RUN", help="a rollouts JSONL file or an evaluate directory; several: "
+                                                          "one page, filtered by run, linking each task across runs")
+    vw.add_argument("--in", dest="inp", default=None, help="one RUN (a rollouts JSONL file, or the evaluate directory "
+                                                          "holding rollouts.jsonl), as before; with RUNs, the first")
+    vw.add_argument("--out", default=None, help="the HTML file (default: view.html beside rollouts.jsonl, NAME.view.html "
+                                                "beside NAME.jsonl; several runs: compare.view.html here)")
     vw.add_argument("--title", default=None)
     vw.add_argument("--serve", action="store_true", help="also serve the page on http://127.0.0.1:PORT/ until Ctrl-C")
     vw.add_argument("--port", type=int, default=8765, help="--serve: the port (0: any free one)")

@@ -2,6 +2,12 @@
 
     servicegym view --in runs/eval                 # writes runs/eval/view.html
     servicegym view --in runs/r.jsonl --serve      # writes runs/r.view.html and serves it on 127.0.0.1
+    servicegym view runs/a runs/b --out ab.html    # several runs on one page (default: ./compare.view.html)
+
+Several runs (``load_runs``) make one page: their records one after the other, each index row
+naming its run; each run labelled as ``servicegym report`` labels it (``compare.label_runs`` over
+its ``run.json``) with its headline numbers (episodes, successes, errors, an errored episode a
+failure: ``report.counted``) in the ``sg-meta`` block's ``runs``.
 
 The page needs no network: its CSS and JavaScript are inline (``view_page``) and the records are
 embedded as JSON in ``<script type="application/json">`` blocks, which the page's script reads;
@@ -30,13 +36,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from servicegym.envs.cli import compare
+from servicegym.envs.cli.report import ReportError, counted
 from servicegym.envs.running.episodes import TOOLS_REF
 from servicegym.envs.running.rollouts import tools_path
 
-__all__ = ["ViewError", "LoadedRun", "resolve_input", "load_run", "default_out", "build_page", "write_page", "serve"]
+__all__ = ["ViewError", "LoadedRun", "resolve_input", "load_run", "load_runs", "default_out", "build_page", "write_page",
+           "serve"]
 
-ROLLOUTS_NAME = "rollouts.jsonl"
+ROLLOUTS_NAME = compare.ROLLOUTS_NAME
 VIEW_NAME = "view.html"
+MULTI_VIEW_NAME = "compare.view.html"  # several runs, no --out: in the current directory
 MAX_REASON = 200
 CHUNK_RECORDS = 1000  # records per <script> block of the page ...
 CHUNK_CHARS = 8_000_000  # ... or fewer, to keep each block's text well within a browser's string limit
@@ -54,21 +64,18 @@ class LoadedRun:
     records: list[dict[str, Any]]
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
     notes: list[str] = field(default_factory=list)
+    source: str = ""  # as given on the command line
+    meta: dict[str, Any] = field(default_factory=dict)  # run.json beside an evaluate run's rollouts.jsonl
+    label: str = ""  # as ``servicegym report`` labels the run (``load_runs``)
 
 
 def resolve_input(inp: str | Path) -> Path:
-    """The rollouts file named by ``--in``: the file itself, or ``rollouts.jsonl`` in a directory."""
-    p = Path(inp)
-    if p.is_dir():
-        cand = p / ROLLOUTS_NAME
-        if not cand.is_file():
-            raise ViewError(f"no {ROLLOUTS_NAME} in directory {p}")
-        return cand
-    if not p.exists():
-        raise ViewError(f"rollouts file not found: {p}")
-    if not p.is_file():
-        raise ViewError(f"not a file: {p}")
-    return p
+    """The rollouts file of a RUN (or ``--in``): the file itself, or ``rollouts.jsonl`` in a
+    directory (``compare.resolve_run``, its error a ``ViewError``)."""
+    try:
+        return compare.resolve_run(inp)
+    except ReportError as err:
+        raise ViewError(str(err)) from None
 
 
 def default_out(path: Path) -> Path:
@@ -130,6 +137,37 @@ def load_run(path: str | Path) -> LoadedRun:
     run = LoadedRun(path, records, skipped)
     _resolve_tools(run)
     return run
+
+
+def load_runs(inputs: list[str | Path]) -> list[LoadedRun]:
+    """Several RUNs (rollouts files or evaluate directories), each with its ``run.json`` and the
+    label ``servicegym report`` gives it (``compare.label_runs``: run.json's model or policy, else
+    the records' policy and the file's name; a label two runs share gets their directory, then a
+    number). An unreadable ``run.json`` is a note: the run is labelled as a bare file."""
+    runs = []
+    for inp in inputs:
+        path = resolve_input(inp)
+        run = load_run(path)
+        run.source = str(inp)
+        try:
+            run.meta = compare.read_run_meta(path)
+        except ReportError as err:
+            run.notes.append(f"{_short(err)}: not used")
+        runs.append(run)
+    labelled = compare.label_runs([compare.Run(source=r.source, path=r.path, meta=r.meta, records=r.records,
+                                               summaries=[]) for r in runs])
+    for run, lab in zip(runs, labelled):
+        run.label = lab.label
+    return runs
+
+
+def headline(records: list[dict[str, Any]]) -> dict[str, int]:
+    """A run's headline numbers as the report counts them (``report.counted``: an errored episode
+    is a failure): episodes, tasks, successes, errors."""
+    scored = counted(records)
+    return {"episodes": len(scored), "tasks": len({str(r.get("task_id")) for r in scored}),
+            "successes": sum(1 for r in scored if bool(r.get("success"))),
+            "errors": sum(1 for r in records if r.get("error"))}
 
 
 def _resolve_tools(run: LoadedRun) -> None:
@@ -206,59 +244,82 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def build_page(run: LoadedRun, title: str | None = None) -> str:
-    """The HTML page of a loaded run (a str; write it as UTF-8)."""
+def build_page(runs: LoadedRun | list[LoadedRun], title: str | None = None) -> str:
+    """The HTML page of a loaded run, or of several (``load_runs``: labelled) on one page (a str;
+    write it as UTF-8)."""
     from servicegym.envs.cli import view_page
 
+    runs = [runs] if isinstance(runs, LoadedRun) else list(runs)
+    multi = len(runs) > 1
     tool_ids: dict[str, int] = {}
     tool_lists: list[Any] = []
     index: list[list[Any]] = []
     lines: list[str] = []
-    for rec in run.records:
-        tools = rec.get("tools")
-        slot = None
-        if isinstance(tools, list):
-            key = json.dumps(tools, ensure_ascii=False, separators=(",", ":"), default=str)
-            slot = tool_ids.get(key)
-            if slot is None:
-                slot = tool_ids[key] = len(tool_lists)
-                tool_lists.append(tools)
-        body = {k: v for k, v in rec.items() if k != "tools"}
-        body["tools"] = slot
-        lines.append(_json_block(body))
-        success = rec.get("success")
-        ret = _num(rec.get("return"))
-        steps = _num(rec.get("steps"))
-        errors = _num(rec.get("tool_errors"))
-        index.append([
-            _text(rec.get("env_id")),
-            _text(rec.get("domain")),
-            _text(rec.get("task_id")),
-            rec.get("trial") if isinstance(rec.get("trial"), int) else None,
-            _text(rec.get("policy")),
-            success if isinstance(success, bool) else None,
-            _text(rec.get("termination_reason")),
-            ret,
-            int(steps) if steps is not None else None,
-            int(errors) if errors is not None else None,
-            bool(rec.get("error")),
-            _headline(rec.get("score")),
-        ])
+    run_rows: list[dict[str, Any]] = []
+    for k, run in enumerate(runs):
+        meta = run.meta or {}
+        run_rows.append({
+            "label": run.label or run.path.name, "source": run.source or str(run.path), "path": str(run.path),
+            "first": len(index), "model": _text(meta.get("model")), "policy": _text(meta.get("policy")),
+            "scoring": _text(meta.get("scoring")), "split": _text(meta.get("split")),
+            "env_ids": sorted({_text(r.get("env_id")) for r in run.records if r.get("env_id")}),
+            **headline(run.records),
+        })
+        for rec in run.records:
+            tools = rec.get("tools")
+            slot = None
+            if isinstance(tools, list):
+                key = json.dumps(tools, ensure_ascii=False, separators=(",", ":"), default=str)
+                slot = tool_ids.get(key)
+                if slot is None:
+                    slot = tool_ids[key] = len(tool_lists)
+                    tool_lists.append(tools)
+            body = {k2: v for k2, v in rec.items() if k2 != "tools"}
+            body["tools"] = slot
+            lines.append(_json_block(body))
+            success = rec.get("success")
+            ret = _num(rec.get("return"))
+            steps = _num(rec.get("steps"))
+            errors = _num(rec.get("tool_errors"))
+            index.append([
+                _text(rec.get("env_id")),
+                _text(rec.get("domain")),
+                _text(rec.get("task_id")),
+                rec.get("trial") if isinstance(rec.get("trial"), int) else None,
+                _text(rec.get("policy")),
+                success if isinstance(success, bool) else None,
+                _text(rec.get("termination_reason")),
+                ret,
+                int(steps) if steps is not None else None,
+                int(errors) if errors is not None else None,
+                bool(rec.get("error")),
+                _headline(rec.get("score")),
+                k,
+            ])
     try:
         from importlib.metadata import version
 
         pkg = version("servicegym")
     except Exception:  # a source checkout without metadata
         pkg = "unknown"
+    if multi:
+        default_title = f"servicegym view: {len(runs)} runs ({', '.join(r['label'] for r in run_rows)})"
+        skipped = [[n, why, k] for k, run in enumerate(runs) for n, why in run.skipped]
+        notes = [f"{run_rows[k]['label']}: {note}" for k, run in enumerate(runs) for note in run.notes]
+    else:
+        default_title = f"servicegym view: {runs[0].path.name}"
+        skipped = [[n, why] for n, why in runs[0].skipped]
+        notes = list(runs[0].notes)
     meta = {
-        "title": title or f"servicegym view: {run.path.name}",
+        "title": title or default_title,
         "heading": title or "",
-        "source": str(run.path),
+        "source": ", ".join(str(run.path) for run in runs),
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
         "servicegym_version": pkg,
-        "episodes": len(run.records),
-        "skipped": [[n, why] for n, why in run.skipped],
-        "notes": list(run.notes),
+        "episodes": len(index),
+        "skipped": skipped,
+        "notes": notes,
+        "runs": run_rows,
     }
     chunks, first, size = [], 0, 0
     for n, line in enumerate(lines):

@@ -8,9 +8,13 @@ of a ``sg-records`` block; every piece of record text reaches the DOM through ``
 Deep links: ``view.html#episode=N`` opens the episode of index N (0-based, file order of the
 records kept), ``#task=ID`` (optionally ``&trial=K``) the first episode of that task; ``env``,
 ``policy``, ``outcome`` (``ok``, ``bad``, ``err``), ``reason`` and ``q`` (task id search) preset the
-filters. Keys: j/k or the arrow keys move through the filtered list, / focuses the task search.
+filters. A page of several runs (``sg-meta``'s ``runs``; the index rows' last column is the run)
+adds ``run=K`` (0-based, or the run's label): it presets the run filter and is the run whose
+``episode=N`` (file order of that run) or ``task=ID`` is meant; an episode links to the same task
+(same trial, else its first) in each other run. Keys: j/k or the arrow keys move through the filtered list, / focuses the task search.
 Once loaded, ``<body>`` carries ``data-ready="1"``, ``data-load-ms`` (since navigation started),
-``data-script-ms`` and, after an episode is opened, ``data-episode`` and ``data-open-ms``.
+``data-script-ms`` and, after an episode is opened, ``data-episode`` (its index over all runs),
+``data-open-ms`` and, with several runs, ``data-run``.
 """
 
 from __future__ import annotations
@@ -28,12 +32,13 @@ CSS = r"""
   --sans: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", "Liberation Sans", Arial, sans-serif;
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html, body { height: 100%; margin: 0; }
 body { font: 14px/1.45 var(--sans); color: var(--text); background: var(--bg); display: flex; flex-direction: column; }
 header.top { display: flex; align-items: baseline; gap: 14px; padding: 9px 16px; background: #24292f; color: #f0f3f6; flex: none; }
 header.top h1 { font-size: 15px; margin: 0; font-weight: 600; letter-spacing: .2px; }
 header.top .src { color: #c9d1d9; font: 12px var(--mono); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
-header.top .stat { color: #c9d1d9; font-size: 12px; white-space: nowrap; }
+header.top .stat { color: #c9d1d9; font-size: 12px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 60%; }
 .banner { flex: none; padding: 6px 16px; background: var(--warn-bg); color: #4d2d00; border-bottom: 1px solid #eac54f; font-size: 13px; }
 .banner details summary { cursor: pointer; }
 .banner ul { margin: 4px 0 2px 18px; padding: 0; font: 12px var(--mono); }
@@ -152,6 +157,14 @@ details.tool > summary { cursor: pointer; padding: 4px 0; font: 12.5px var(--mon
 details.tool > summary .d { font-family: var(--sans); color: var(--muted); margin-left: 8px; }
 pre.sys { margin: 0; white-space: pre-wrap; word-break: break-word; font: 12.5px/1.5 var(--mono); max-height: 420px; overflow-y: auto; }
 .more { font-size: 12px; color: var(--accent); cursor: pointer; border: 0; background: none; padding: 4px 0; }
+.rtag { display: inline-block; max-width: 150px; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; color: #fff; border-radius: 4px; padding: 0 5px; margin-right: 6px; font: 600 10.5px/16px var(--sans); white-space: nowrap; }
+.badge.rtag { font-size: 12px; line-height: inherit; padding: 1px 8px; border-radius: 999px; max-width: 260px; margin: 0; }
+.same { margin-top: 8px; display: flex; flex-wrap: wrap; gap: 6px 14px; font-size: 12.5px; align-items: baseline; }
+.same a { color: var(--accent); text-decoration: underline; cursor: pointer; }
+.same .none { color: var(--muted); }
+.same .dot { display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 4px; background: #8c959f; }
+.same .dot.ok { background: var(--ok); } .same .dot.bad { background: var(--bad); } .same .dot.err { background: var(--warn); }
+table.overview a { color: var(--accent); cursor: pointer; text-decoration: underline; }
 kbd { font: 11px var(--mono); border: 1px solid #d0d7de; border-bottom-width: 2px; border-radius: 4px; padding: 0 4px; background: #f6f8fa; }
 """
 
@@ -182,8 +195,29 @@ JS = r"""
   }
 
   var META = readJSON("sg-meta"), INDEX = readJSON("sg-index"), TOOLS = readJSON("sg-tools");
-  var C = { env: 0, domain: 1, task: 2, trial: 3, policy: 4, success: 5, reason: 6, ret: 7, steps: 8, errs: 9, err: 10, head: 11 };
+  var C = { env: 0, domain: 1, task: 2, trial: 3, policy: 4, success: 5, reason: 6, ret: 7, steps: 8, errs: 9, err: 10, head: 11, run: 12 };
   var N = INDEX.length;
+  // the runs (one, or several on one page): label, where from, first index, headline numbers
+  // counted as the report counts them (an errored episode a failure)
+  var RUNS = Array.isArray(META.runs) && META.runs.length ? META.runs : [{ label: "", first: 0, episodes: N }];
+  var MULTI = RUNS.length > 1;
+  function runOf(i) { return MULTI ? (INDEX[i][C.run] || 0) : 0; }
+  function posIn(i) { return i - (RUNS[runOf(i)].first || 0); }
+  function epHash(i) { return MULTI ? "#run=" + runOf(i) + "&episode=" + posIn(i) : "#episode=" + i; }
+  function epName(i) { return "#" + posIn(i); }
+  function runColor(k) { return "hsl(" + ((k * 137 + 210) % 360) + ", 55%, 40%)"; }
+  function runTag(k, cls) {
+    var t = el("span", "rtag" + (cls ? " " + cls : ""), RUNS[k].label);
+    t.style.background = runColor(k);
+    t.title = RUNS[k].label + " \u00b7 " + RUNS[k].source;
+    return t;
+  }
+  function runIndex(v) {  // a run named in the hash: its 0-based number or its label; null: none such
+    if (v === null || v === undefined) return null;
+    if (/^\d+$/.test(v) && Number(v) < RUNS.length) return Number(v);
+    for (var k = 0; k < RUNS.length; k++) if (RUNS[k].label === v) return k;
+    return null;
+  }
   var lowerTask = INDEX.map(function (r) { return String(r[C.task]).toLowerCase(); });
   // the records: JSON arrays written one record a line, in blocks of up to 1000; their text is
   // taken out of the DOM (one copy in memory, a light DOM) and one record is parsed when opened
@@ -209,24 +243,36 @@ JS = r"""
   // ----- header and banner -----
   document.title = META.title;
   document.getElementById("title").textContent = META.heading || "servicegym view";
-  document.getElementById("src").textContent = META.source;
+  document.getElementById("src").textContent = MULTI ? RUNS.length + " runs: " + RUNS.map(function (r) { return r.label; }).join(" \u00b7 ") : META.source;
   document.getElementById("src").title = META.source + " (generated " + META.generated + ", servicegym " + META.servicegym_version + ")";
-  var okCount = INDEX.filter(function (r) { return r[C.success] === true; }).length;
-  var errCount = INDEX.filter(function (r) { return !!r[C.err]; }).length;
   // one definition with the report: an errored episode is a failure, and the errors are shown beside
-  document.getElementById("stat").textContent = N + (N === 1 ? " episode \u00b7 " : " episodes \u00b7 ") + okCount + " succeeded (" + (N ? Math.round(100 * okCount / N) : 0) + "%)" +
-    (errCount ? " \u00b7 " + errCount + " errored (" + Math.round(100 * errCount / N) + "%), counted as failures" : "");
+  function isOk(r) { return r[C.success] === true && !r[C.err]; }
+  var okCount = INDEX.filter(isOk).length;
+  var errCount = INDEX.filter(function (r) { return !!r[C.err]; }).length;
+  function pct(a, b) { return (b ? Math.round(100 * a / b) : 0) + "%"; }
+  var stat = document.getElementById("stat");
+  if (MULTI) {
+    stat.textContent = RUNS.map(function (r) {
+      return r.label + " " + r.successes + "/" + r.episodes + " (" + pct(r.successes, r.episodes) + ")" + (r.errors ? ", " + r.errors + " errored" : "");
+    }).join(" \u00b7 ");
+    stat.title = "successes / episodes per run; an errored episode counts as a failure";
+  } else {
+    stat.textContent = N + (N === 1 ? " episode \u00b7 " : " episodes \u00b7 ") + okCount + " succeeded (" + pct(okCount, N) + ")" +
+      (errCount ? " \u00b7 " + errCount + " errored (" + pct(errCount, N) + "), counted as failures" : "");
+  }
   var banner = document.getElementById("banner");
   if (META.skipped.length || META.notes.length) {
     banner.hidden = false;
     var d = el("details");
     var parts = [];
-    if (META.skipped.length) parts.push(META.skipped.length + (META.skipped.length === 1 ? " line" : " lines") + " of the file skipped (not an episode record)");
+    if (META.skipped.length) parts.push(META.skipped.length + (META.skipped.length === 1 ? " line" : " lines") + (MULTI ? " of the files" : " of the file") + " skipped (not an episode record)");
     META.notes.forEach(function (n) { parts.push(n); });
     add(d, el("summary", null, "\u26a0 " + parts.join("; ") + (META.skipped.length ? " \u2014 details" : "")));
     if (META.skipped.length) {
       var ul = el("ul");
-      META.skipped.slice(0, 200).forEach(function (s) { add(ul, el("li", null, "line " + s[0] + ": " + s[1])); });
+      META.skipped.slice(0, 200).forEach(function (s) {
+        add(ul, el("li", null, (s.length > 2 && RUNS[s[2]] ? RUNS[s[2]].label + ", " : "") + "line " + s[0] + ": " + s[1]));
+      });
       if (META.skipped.length > 200) add(ul, el("li", null, "... and " + (META.skipped.length - 200) + " more"));
       add(d, ul);
     }
@@ -235,7 +281,8 @@ JS = r"""
 
   // ----- filters -----
   var fEnv = document.getElementById("f-env"), fPolicy = document.getElementById("f-policy"), fSuccess = document.getElementById("f-success"),
-      fReason = document.getElementById("f-reason"), fTask = document.getElementById("f-task");
+      fReason = document.getElementById("f-reason"), fTask = document.getElementById("f-task"), fRun = document.getElementById("f-run");
+  var SELECTS = [fEnv, fPolicy, fSuccess, fReason, fRun];
   function fillSelect(sel, col, label) {
     var counts = new Map();
     INDEX.forEach(function (r) { var v = r[col]; counts.set(v, (counts.get(v) || 0) + 1); });
@@ -247,6 +294,10 @@ JS = r"""
     });
   }
   fillSelect(fEnv, C.env, "envs"); fillSelect(fPolicy, C.policy, "policies"); fillSelect(fReason, C.reason, "reasons");
+  add(fRun, el("option", null, "all runs (" + RUNS.length + ")"));
+  fRun.lastChild.value = "\u0000all";
+  RUNS.forEach(function (r, k) { var o = el("option", null, r.label + "  \u00b7 " + r.episodes); o.value = String(k); add(fRun, o); });
+  document.getElementById("f-run-wrap").hidden = !MULTI;
   [["\u0000all", "all"], ["ok", "succeeded"], ["bad", "failed"], ["err", "errored (error set)"]].forEach(function (p) {
     var o = el("option", null, p[1]); o.value = p[0]; add(fSuccess, o);
   });
@@ -258,11 +309,12 @@ JS = r"""
 
   var view = [];
   function applyFilters() {
-    var env = fEnv.value, pol = fPolicy.value, suc = fSuccess.value, rea = fReason.value;
+    var env = fEnv.value, pol = fPolicy.value, suc = fSuccess.value, rea = fReason.value, run = fRun.value;
     var terms = fTask.value.toLowerCase().split(/\s+/).filter(Boolean);
     view = [];
     for (var i = 0; i < N; i++) {
       var r = INDEX[i];
+      if (run !== "\u0000all" && String(r[C.run] || 0) !== run) continue;
       if (env !== "\u0000all" && r[C.env] !== env) continue;
       if (pol !== "\u0000all" && r[C.policy] !== pol) continue;
       if (rea !== "\u0000all" && r[C.reason] !== rea) continue;
@@ -279,11 +331,11 @@ JS = r"""
     listEl.scrollTop = 0;
     renderRows();
   }
-  [fEnv, fPolicy, fSuccess, fReason].forEach(function (s) { s.addEventListener("change", applyFilters); });
+  SELECTS.forEach(function (s) { s.addEventListener("change", applyFilters); });
   var typing = null;
   fTask.addEventListener("input", function () { clearTimeout(typing); typing = setTimeout(applyFilters, N > 20000 ? 200 : 60); });
   document.getElementById("clear").addEventListener("click", function () {
-    [fEnv, fPolicy, fSuccess, fReason].forEach(function (s) { s.value = "\u0000all"; }); fTask.value = ""; applyFilters();
+    SELECTS.forEach(function (s) { s.value = "\u0000all"; }); fTask.value = ""; applyFilters();
   });
 
   // ----- the virtual list -----
@@ -301,7 +353,10 @@ JS = r"""
     if (r[C.trial] !== null) bits.push("trial " + r[C.trial]);
     if (r[C.reason]) bits.push(r[C.reason]);
     if (r[C.steps] !== null) bits.push(r[C.steps] + " steps");
-    add(row, el("span", "dot " + status(r)), l1, el("div", "l2", "#" + i + " \u00b7 " + bits.join(" \u00b7 ")));
+    var l2 = el("div", "l2");
+    if (MULTI) add(l2, runTag(runOf(i)));
+    l2.appendChild(document.createTextNode(epName(i) + " \u00b7 " + bits.join(" \u00b7 ")));
+    add(row, el("span", "dot " + status(r)), l1, l2);
     row.title = r[C.task];
     return row;
   }
@@ -741,6 +796,7 @@ JS = r"""
     var head = el("div", "ep-head");
     add(head, el("h1", "ep-title", rec.task_id === undefined ? "(no task id)" : String(rec.task_id)));
     var b = el("div", "badges");
+    if (MULTI) add(b, runTag(runOf(i), "badge"));
     add(b, rec.error ? badge("errored", "warn") : rec.success === true ? badge("\u2713 success", "ok") : rec.success === false ? badge("\u2717 failure", "bad") : badge("no result"));
     if (rec.env_id) add(b, badge(shortEnv(rec.env_id)));
     if (rec.policy) add(b, badge("policy " + rec.policy));
@@ -748,8 +804,9 @@ JS = r"""
     if (rec.termination_reason) add(b, badge(String(rec.termination_reason)));
     if (rec.steps !== undefined) add(b, badge(fmt(rec.steps) + " steps"));
     if (typeof rec.tool_errors === "number") add(b, badge(rec.tool_errors + " tool errors", rec.tool_errors ? "warn" : ""));
-    add(b, badge("#" + i));
+    add(b, badge(epName(i)));
     add(head, b);
+    if (MULTI) add(head, sameTaskNav(i));
     if (rec.error) add(head, el("div", "ep-error", String(rec.error)));
     add(wrap, head);
     var body = el("div", "ep-body"), chat = el("div", "chat"), panel = el("div", "score");
@@ -766,32 +823,86 @@ JS = r"""
     document.body.dataset.openMs = String(Math.round(performance.now() - t1));
     return wrap;
   }
+  // the same task in each other run: the same trial, else the task's first (lowest) trial
+  var BY_TASK = null;
+  function sameTask(i) {
+    if (!BY_TASK) {
+      BY_TASK = new Map();
+      for (var j = 0; j < N; j++) {
+        var t = INDEX[j][C.task], l = BY_TASK.get(t);
+        if (!l) { l = []; BY_TASK.set(t, l); }
+        l.push(j);
+      }
+    }
+    var r = INDEX[i], list = BY_TASK.get(r[C.task]) || [], best = RUNS.map(function () { return null; });
+    list.forEach(function (j) {
+      var m = runOf(j), b = best[m];
+      if (b === null) { best[m] = j; return; }
+      var bt = INDEX[b][C.trial], jt = INDEX[j][C.trial];
+      if (bt === r[C.trial]) return;
+      if (jt === r[C.trial] || (jt !== null && (bt === null || jt < bt))) best[m] = j;
+    });
+    return best;
+  }
+  function sameTaskNav(i) {
+    var nav = el("div", "same"), best = sameTask(i), k = runOf(i), trial = INDEX[i][C.trial];
+    best.forEach(function (j, m) {
+      if (m === k) return;
+      if (j === null) { add(nav, el("span", "none", "task not in " + RUNS[m].label)); return; }
+      var a = el("a", "same-task");
+      a.href = epHash(j);
+      a.dataset.run = String(m);
+      a.dataset.index = String(j);
+      var t = INDEX[j][C.trial];
+      add(a, el("span", "dot " + status(INDEX[j])), el("span", null, "same task in " + RUNS[m].label + (t !== trial && t !== null ? " (trial " + t + ")" : "")));
+      add(nav, a);
+    });
+    return nav;
+  }
   function openEpisode(i, fromUser) {
     if (!(i >= 0 && i < N)) return;
     current = i;
     main.replaceChildren(renderEpisode(i));
     main.scrollTop = 0;
     document.body.dataset.episode = String(i);
-    if (fromUser && history.replaceState) history.replaceState(null, "", "#episode=" + i);
+    if (MULTI) document.body.dataset.run = String(runOf(i));
+    if (fromUser && history.replaceState) history.replaceState(null, "", epHash(i));
     renderRows();
     scrollToRow(i);
   }
   function placeholder() {
     var box = el("div", "placeholder");
     add(box, el("h2", null, "Select an episode"));
-    add(box, el("div", null, "Pick one in the list (filter by env, policy, outcome, reason or task id). Keys: j / k or the arrows move, / searches. " +
-      "Link to one with #episode=N."));
+    add(box, el("div", null, "Pick one in the list (filter by " + (MULTI ? "run, " : "") + "env, policy, outcome, reason or task id). " +
+      "Keys: j / k or the arrows move, / searches. Link to one with " + (MULTI ? "#run=K&episode=N (both 0-based)." : "#episode=N.")));
+    if (MULTI) {
+      var rt = el("table", "overview runs"), rh = el("tr");
+      ["run", "label", "from", "model / policy", "env", "tasks", "episodes", "succeeded", "rate", "errored (failures)"].forEach(function (h) { add(rh, el("th", null, h)); });
+      add(rt, rh);
+      RUNS.forEach(function (r, k) {
+        var tr = el("tr"), pick = el("a", null, r.label), who = [r.model, r.policy].filter(Boolean).join(" \u00b7 ");
+        pick.addEventListener("click", function () { fRun.value = String(k); applyFilters(); });
+        var lab = el("td"); add(lab, pick);
+        add(tr, el("td", null, String(k)), lab, el("td", null, r.source), el("td", null, who || "-"),
+            el("td", null, (r.env_ids || []).map(shortEnv).join(", ")), el("td", "n", r.tasks), el("td", "n", r.episodes),
+            el("td", "n", r.successes), el("td", "n", (r.episodes ? 100 * r.successes / r.episodes : 0).toFixed(1) + "%"),
+            el("td", "n", r.errors ? r.errors + " (" + (100 * r.errors / r.episodes).toFixed(1) + "%)" : "0"));
+        add(rt, tr);
+      });
+      add(box, rt);
+    }
     var groups = new Map();
     INDEX.forEach(function (r) {
-      var key = r[C.env] + "\u0000" + r[C.policy];
-      if (!groups.has(key)) groups.set(key, [r[C.env], r[C.policy], 0, 0, new Set(), 0]);
-      var g = groups.get(key); g[2] += 1; if (r[C.success] === true) g[3] += 1; g[4].add(r[C.task]); if (r[C.err]) g[5] += 1;
+      var key = (MULTI ? r[C.run] + "\u0000" : "") + r[C.env] + "\u0000" + r[C.policy];
+      if (!groups.has(key)) groups.set(key, [r[C.env], r[C.policy], 0, 0, new Set(), 0, r[C.run] || 0]);
+      var g = groups.get(key); g[2] += 1; if (isOk(r)) g[3] += 1; g[4].add(r[C.task]); if (r[C.err]) g[5] += 1;
     });
     var t = el("table", "overview"), hr = el("tr");
-    ["env", "policy", "tasks", "episodes", "succeeded", "rate", "errored (failures)"].forEach(function (h) { add(hr, el("th", null, h)); });
+    (MULTI ? ["run"] : []).concat(["env", "policy", "tasks", "episodes", "succeeded", "rate", "errored (failures)"]).forEach(function (h) { add(hr, el("th", null, h)); });
     add(t, hr);
     groups.forEach(function (g) {
       var tr = el("tr");
+      if (MULTI) add(tr, el("td", null, RUNS[g[6]].label));
       add(tr, el("td", null, g[0]), el("td", null, g[1]), el("td", "n", g[4].size), el("td", "n", g[2]), el("td", "n", g[3]),
           el("td", "n", (100 * g[3] / g[2]).toFixed(1) + "%"),
           el("td", "n", g[5] ? g[5] + " (" + (100 * g[5] / g[2]).toFixed(1) + "%)" : "0"));
@@ -802,16 +913,28 @@ JS = r"""
   }
   function fromHash() {
     var h = location.hash.replace(/^#/, ""), p = new URLSearchParams(h);
-    if (p.has("episode")) { var i = parseInt(p.get("episode"), 10); if (i >= 0 && i < N) { openEpisode(i, false); return true; } }
+    // several runs: run=K (number or label) names the run of episode=N (its file order) or task=ID
+    var k = MULTI && p.has("run") ? runIndex(p.get("run")) : null;
+    if (MULTI && p.has("run") && k === null) return false;
+    var lo = MULTI ? RUNS[k === null ? 0 : k].first : 0, size = MULTI ? RUNS[k === null ? 0 : k].episodes : N;
+    if (p.has("episode")) { var i = parseInt(p.get("episode"), 10); if (i >= 0 && i < size) { follow(lo + i); return true; } }
     if (p.has("task")) {
       var task = p.get("task"), trial = p.has("trial") ? parseInt(p.get("trial"), 10) : null;
-      for (var j = 0; j < N; j++) if (INDEX[j][C.task] === task && (trial === null || INDEX[j][C.trial] === trial)) { openEpisode(j, false); return true; }
+      for (var j = 0; j < N; j++) {
+        if (k !== null && runOf(j) !== k) continue;
+        if (INDEX[j][C.task] === task && (trial === null || INDEX[j][C.trial] === trial)) { follow(j); return true; }
+      }
     }
     return false;
+  }
+  function follow(i) {  // open an episode named by the hash; a run filter set to another run follows it
+    if (MULTI && fRun.value !== "\u0000all" && fRun.value !== String(runOf(i))) { fRun.value = String(runOf(i)); applyFilters(); }
+    openEpisode(i, false);
   }
   window.addEventListener("hashchange", fromHash);
   function filtersFromHash() {  // #env=..&policy=..&outcome=ok|bad|err&reason=..&q=.. preset the filters
     var p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    if (MULTI && p.has("run") && runIndex(p.get("run")) !== null) fRun.value = String(runIndex(p.get("run")));
     [[fEnv, "env"], [fPolicy, "policy"], [fSuccess, "outcome"], [fReason, "reason"]].forEach(function (f) {
       if (!p.has(f[1])) return;
       var v = p.get(f[1]);
@@ -844,6 +967,7 @@ TEMPLATE = """<!DOCTYPE html>
 <div id="app">
 <aside id="side">
 <div class="filters">
+<label class="wide" id="f-run-wrap" hidden>run<select id="f-run"></select></label>
 <label>env<select id="f-env"></select></label>
 <label>policy<select id="f-policy"></select></label>
 <label>outcome<select id="f-success"></select></label>
