@@ -22,6 +22,9 @@ Where each kind lives (its spec model, its grammar and its check, together)
                  place offers (its tags: "offers dine-in")
     duration.py  ``DurationSpec``, ``HoursSpec``: how long an ordered product lasts (its name or
                  tags: "60 minutes", "Unlimited Time"), how late a place stays open (its tags)
+    best.py      ``BestSpec``: a superlative ("the closest", "top-rated", "the cheapest", "the
+                 best-selling", "the longest"): at least as good as the gold record, whose value
+                 the loader fills in (``bound``)
     quantity.py  ``CountSpec``: a party size, or how many items an order holds
     price.py     ``PriceSpec``: an order's total, or the unit price of what it holds (budgets)
     note.py      ``NoteSpec``: what the order's note says (coverage, contradictions)
@@ -58,6 +61,7 @@ The policy numbers (each defined in its kind's module, which explains it)
 """
 
 from .address import ADDRESS_MIN_CHARS, ADDRESS_TOLERANCE_M, AddressSpec, address_within, norm_address
+from .best import BestSpec, best_can_fail, best_value
 from .compile import compile_item, compiled_count, nl_coverage
 from .duration import DurationSpec, HoursSpec
 from .note import NOTE_COVERAGE, NoteSpec, contradicts, note_carries, spice_levels
@@ -92,10 +96,10 @@ __all__ = [
     "ADDRESS_MIN_CHARS", "ADDRESS_TOLERANCE_M", "AROUND_TOLERANCE_MIN", "ASAP_SLACK_MIN", "BOUND_TOLERANCE_MIN",
     "EXACT_TOLERANCE_MIN", "MAX_ITEM_CHARS", "NOTE_COVERAGE", "PAST_DATE_DAYS", "PRICE_AROUND_RATIO", "RATING_MAX",
     "SPEC_KINDS", "TARGET_MARGIN_MIN", "TOLERANCE_MIN", "TOPICS", "UNDATED_GRACE_MIN",
-    "AddressSpec", "AllOf", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
+    "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
     "NoteSpec", "Part", "PlaceInfo", "PriceSpec", "ProcessSpec", "ProductInfo", "RatingSpec", "RecordFacts",
     "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow",
-    "address_within", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",
+    "address_within", "best_can_fail", "best_value", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",
     "item_context", "item_topic", "nl_coverage", "norm_address", "normalise", "note_carries", "parse_spec",
     "phrase_in", "spec_holds", "spec_parts", "spec_target", "spec_topic", "spice_levels", "subject_of",
     "subject_text",

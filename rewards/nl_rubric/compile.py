@@ -23,7 +23,8 @@ How an item is read
        subject (which record: ``about``, for the loader) and the predicate
        (``clauses._split_modal``); a condition, or several records at once ("same", "each", "all
        orders", "per person", "分别", "人均"), leaves it to the judge;
-    4. the kind, by the first reader that fits: a rating, a distance (``place``), a product's
+    4. the kind, by the first reader that fits: a superlative ("the closest", "the cheapest":
+       ``best``), a rating, a distance (``place``), a product's
        length or a place's closing time (``duration``; "X can be used for 5 hours", with no modal, is
        read on the whole clause), a party size, a
        quantity (``quantity``), a price (``price``), a store (``place``), else a feature
@@ -45,6 +46,7 @@ from datetime import datetime
 from typing import Any
 
 from .address import _address_item
+from .best import _best_item
 from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal
 from .duration import _duration_item, _hours_item, _usable_item
 from .note import _note_item
@@ -232,17 +234,22 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
+    several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both|other than|except|"
                  r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",
-                 f"{subject} {pred}"):
+                 several):
         raise _Unclear  # about several records at once, or per head
-    for parser in (_rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
+    for parser in (_best_item, _rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
                    _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
             return [_with_about(p, about) for p in (spec if isinstance(spec, list) else [spec])]
     raise _Unclear
+
+
+# a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records
+_SAME_ITEMS = re.compile(r"(?<=\d )(?:[a-z]+ of )?the same\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)相同")
 
 
 def _with_about(spec: Any, about: str) -> Any:

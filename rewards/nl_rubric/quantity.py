@@ -22,7 +22,9 @@ The grammar (each reads the subject and the predicate around the modal)
     "each" leave it to the judge; "a single person package" is a serving size). "The quantity of <place>
     products" counts the order's goods. A total said with more: "(总数应为)3件，包含2个A和1个B" (each
     product's count too; they must add up), "...2个，都来自<store>", "a total of 2 items, all from
-    <store>" (the store too: ``place._store_item``).
+    <store>" (the store too: ``place._store_item``). "N identical X / N servings of the same X / N个相同的X"
+    (``same``) asks that one line holds all N (one product, one choice); X may be a class the catalogue
+    does not spell ("3 identical bread items": one word, then every line of the order counts).
 
 Examples
     "The number of guests for the dinner reservation should be 6"
@@ -35,7 +37,7 @@ Examples
 The spec: ``CountSpec`` (what, op, value; the product ``phrase`` for items). How it is checked
 (``count_holds``): ``people``: the record's customer count; ``items``: the sum of the quantities of
 the record's lines (those that have the phrase in their name, tags or chosen options, when given;
-no such line fails).
+no such line fails; with ``same``, exactly one such line).
 """
 
 from __future__ import annotations
@@ -58,12 +60,15 @@ class CountSpec(_Spec):
     op: Literal["==", ">=", "<="] = "=="
     value: int
     phrase: str = ""
+    same: bool = False  # "3 identical bread items": one line (one product, one choice) holds them all
 
 
 def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
     if spec.what == "people":
         return record.customer_count is not None and _compare(record.customer_count, spec.op, spec.value)
     lines = [x for x in record.lines if not spec.phrase or _line_has(x, [spec.phrase])]
+    if spec.same and len(lines) != 1:
+        return False
     return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
 
 
@@ -212,6 +217,8 @@ _EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purc
 _EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
                           rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
 _ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
+_SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样)的?|同一种|同款)\s*")
+_CLASS_WORD = re.compile(r"(?:the )?[a-z]+(?: (?:items?|products?|goods|dish(?:es)?))?|[\u4e00-\u9fff]{1,3}")
 _SEVERAL = re.compile(r"\b(?:different|various|distinct|kinds?|types?|each|respectively|both|at least|at most)\b|不同|各|每|分别|种")
 
 
@@ -222,8 +229,13 @@ def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec
     if m is None:
         return None
     x, n = m.group("x").strip(" ,，"), m.group("n")
+    same = _SAME.match(x)
+    if same:  # "3 identical bread items", "2 servings of the same beverage item", "3个相同的面包商品"
+        x = x[same.end():]
+        if zh and x and not _found(re.sub(r"(?:的)?(?:商品|菜品|产品)$", "", x), ctx, "product"):
+            x = re.sub(r"(?:的)?(?:商品|菜品|产品)$", "", x)
     if zh:
-        x = re.sub(r"(?:的)?(?:商品|菜品|产品|饮品)$", "", x)
+        x = re.sub(r"(?:的)?(?:商品|菜品|产品|饮品)$", "", x) if not same else re.sub(r"(?:的)?(?:商品|菜品|产品)$", "", x)
     elif then is None:
         x = re.sub(r"\s+(?:for|to|from|at|in)\s+.+$", "", x)  # "2 lattes for the team"
     if n in ("single", "a single") or re.match(r"(?:person|people|persons|pax|serving|portion|size|adult|child)", x) \
@@ -234,11 +246,15 @@ def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec
     try:
         phrase = _product_phrase(x, ctx)
     except _Unclear:  # not a product the catalogue sells ("one set meal and one drink"): another reader's
-        return None
+        if not (same and _CLASS_WORD.fullmatch(x.strip())):
+            return None
+        phrase = ""  # "3 identical bread items": a class of the order's goods, which the catalogue does not spell
+    if same and not phrase and not neg:
+        return CountSpec(what="items", value=int(_num(n)), same=True)  # "2 identical items": the order's goods
     if not phrase or _found(phrase, ctx, "option"):
         # "include 2 items": the order's goods in general (read above, or the judge's); "一杯去冰的饮品": an
         # option, the product reader's
         return None
     if neg:
         raise _Unclear
-    return CountSpec(what="items", value=int(_num(n)), phrase=phrase)
+    return CountSpec(what="items", value=int(_num(n)), phrase=phrase, same=bool(same))

@@ -21,6 +21,8 @@ each kind's own check, in the order below).
     status        StatusSpec     status      the record's status
     duration      DurationSpec   duration    the record's lines (their length)
     hours         HoursSpec      duration    the record's place (its closing time)
+    best          BestSpec       best        the record's place (rating, distance) or its lines (price,
+                                             sales rank, length), against the gold's value (``bound``)
     all_of        AllOf          spec        every part
 """
 
@@ -31,6 +33,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
+from .best import PLACE_ATTRIBUTES, BestSpec, best_holds, describe_best
 from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
 from .note import NoteSpec, note_holds
 from .place import DistanceSpec, RatingSpec, StoreSpec, distance_holds, rating_holds, store_holds
@@ -44,7 +47,7 @@ from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec,
     Field(discriminator="kind"),
 ]
 
@@ -59,7 +62,7 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "duration", "hours", "all_of")
+                               "price", "note", "status", "duration", "hours", "best", "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -86,7 +89,8 @@ def spec_target(spec: Any) -> str | None:
             targets.add("delivery")
         elif isinstance(p, ProcessSpec):
             continue
-        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place"):
+        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
+                or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES):
             targets.add("place")
         elif isinstance(p, CountSpec) and p.what == "people":
             targets.add("visit")
@@ -139,7 +143,7 @@ def describe_spec(spec: Any) -> str:
         return f"the place within {near} of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
     if isinstance(spec, CountSpec):
         what = "party size" if spec.what == "people" else f"quantity{' of ' + repr(spec.phrase) if spec.phrase else ''}"
-        return f"{what} {spec.op} {spec.value}"
+        return f"{what} {spec.op} {spec.value}" + (", all of one product (one line)" if spec.same else "")
     if isinstance(spec, PriceSpec):
         lo = "" if spec.low is None else f"{'>' if spec.low_strict else '>='} {spec.low:g}"
         hi = "" if spec.high is None else f"{'<' if spec.high_strict else '<='} {spec.high:g}"
@@ -148,6 +152,8 @@ def describe_spec(spec: Any) -> str:
         return f"the note carries {spec.text!r}" + (f" (order {spec.record_id})" if spec.record_id else "")
     if isinstance(spec, (DurationSpec, HoursSpec)):
         return _describe(spec)
+    if isinstance(spec, BestSpec):
+        return describe_best(spec)
     if isinstance(spec, StatusSpec):
         return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
     return str(spec)
@@ -178,6 +184,8 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return duration_holds(spec, record)
     if isinstance(spec, FeatureSpec) and spec.scope == "product":
         return product_feature_holds(spec, record)
+    if isinstance(spec, BestSpec):
+        return best_holds(spec, record, place)
     if place is None:
         return False
     if isinstance(spec, StoreSpec):

@@ -50,6 +50,7 @@ from datetime import time as clock
 from typing import Any
 
 from .address import AddressSpec
+from .best import BestSpec
 from .clauses import _THEN, _clauses, _head_class, _split_modal
 from .duration import DurationSpec, HoursSpec
 from .note import NoteSpec
@@ -163,6 +164,7 @@ _SPEC_TOPICS: tuple[tuple[type, str], ...] = (
     (CountSpec, "quantity"), (PriceSpec, "price"), (NoteSpec, "note"), (StatusSpec, "status"), (ProcessSpec, "process"),
     (DurationSpec, "time"), (HoursSpec, "time"),
 )
+_BEST_TOPICS = {"rating": "rating", "distance": "distance", "price": "price", "sales": "product", "duration": "time"}
 
 
 def spec_topic(spec: Any) -> str:
@@ -173,6 +175,8 @@ def spec_topic(spec: Any) -> str:
         whole_days = (spec.relation == "between" and spec.earliest is not None and spec.latest is not None
                       and spec.earliest.time() == clock(0, 0) and spec.latest.time() == clock(23, 59, 59))
         return "date" if whole_days else "time"
+    if isinstance(spec, BestSpec):
+        return _BEST_TOPICS[spec.attribute]
     if isinstance(spec, FeatureSpec):
         return "option" if spec.option_only else "product" if spec.scope == "product" else "store"
     return next((topic for cls, topic in _SPEC_TOPICS if isinstance(spec, cls)), "other")

@@ -10,6 +10,10 @@ constrains and becomes a rubric item of its own:
    about; any record for a status). An item naming a record by id ("cancel order X") is about that
    record, whatever the state. A process item (a look-up the history must hold) is about no record.
    An item tied to nothing in every state is noted and left to the judge;
+   A superlative ("the closest", "the cheapest": ``BestSpec``) is tied without its own test, then
+   takes the tied gold records' value of its attribute as its ``bound`` (they must agree, and some
+   other candidate of the task must be worse, else the check could not fail: the judge's); a
+   distance from "the user" is measured from where the gold order is delivered;
 2. each tied gold record must meet the item: the rubric wins where the gold can follow it (a gold
    address, note or party size that differs is replaced by the rubric's, which the golden route
    then uses); where it cannot (the gold's store has a lower rating than the item asks, its product
@@ -47,6 +51,8 @@ from servicegym.envs.tasks.vitabench.rubric_refs import (
 )
 from servicegym.rewards.nl_rubric import (
     AddressSpec,
+    AllOf,
+    BestSpec,
     CountSpec,
     DistanceSpec,
     FeatureSpec,
@@ -59,6 +65,8 @@ from servicegym.rewards.nl_rubric import (
     StatusSpec,
     StoreSpec,
     TimeWindow,
+    best_can_fail,
+    best_value,
     compile_item,
     describe_spec,
     spec_holds,
@@ -183,7 +191,40 @@ def _aspects(spec: Any, g: Gold) -> set[str]:
 
 def _about_place(spec: Any) -> bool:
     return any(isinstance(p, (StoreSpec, RatingSpec, DistanceSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place")
-               for p in spec_parts(spec))
+               or isinstance(p, BestSpec) and p.attribute in ("rating", "distance") for p in spec_parts(spec))
+
+
+def _unbounded(spec: Any) -> bool:
+    """Whether a superlative part of the item still waits for the gold's value."""
+    return any(isinstance(p, BestSpec) and p.bound is None for p in spec_parts(spec))
+
+
+def _bounded(spec: Any, ties: list[tuple[int, int, Gold]], world: Any, context: ItemContext) -> tuple[Any | None, str]:
+    """The item with each superlative's ``bound`` filled from the gold records it is tied to (they
+    must agree on the value), or (None, why) where the gold does not tell it, the records disagree,
+    or no candidate of the world is worse than the gold (a check that could not fail)."""
+    parts: list[Any] = []
+    for p in spec_parts(spec):
+        if not isinstance(p, BestSpec) or p.bound is not None:
+            parts.append(p)
+            continue
+        if p.attribute == "distance" and p.longitude is None:  # from the user: where the gold order is delivered
+            points = {(f.longitude, f.latitude) for f in (gold_facts(g, world) for _s, _i, g in ties)}
+            if len(points) != 1 or None in next(iter(points)):
+                return None, "compiles, but the gold records it is tied to do not tell one point where the user is"
+            lon, lat = points.pop()
+            p = p.model_copy(update={"longitude": lon, "latitude": lat})
+        values = set()
+        for _s, _i, g in ties:
+            facts = gold_facts(g, world)
+            values.add(best_value(p, facts, place_info(world, facts.place_id)))
+        if len(values) != 1 or None in values:
+            return None, "compiles, but the gold records it is tied to do not tell one value to compare with"
+        filled = p.model_copy(update={"bound": values.pop()})
+        if not all(best_can_fail(filled, context, gold_facts(g, world).place_id) for _s, _i, g in ties):
+            return None, "compiles, but no other candidate of the task is worse than the gold (the check could not fail)"
+        parts.append(filled)
+    return (parts[0] if len(parts) == 1 else AllOf(parts=parts, about=spec.about)), ""
 
 
 def _direct_id(spec: Any) -> str:
@@ -263,7 +304,7 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                          for g in candidates(state, pool_target)]
 
                 def agrees(g: Gold, spec: Any = spec) -> bool | None:
-                    return _holds(spec, g, world)
+                    return None if _unbounded(spec) else _holds(spec, g, world)
 
                 for g in resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True):
                     i = next(j for j, x in enumerate(pool) if gold_id(x) == gold_id(g) and table_of(x) == table_of(g))
@@ -272,6 +313,12 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                 notes.add(f"rubric item {k} ({describe_spec(spec)}) compiles, but no expected state tells which record "
                           "it is about; it is left to the LLM judge")
                 continue
+        if _unbounded(spec):  # a superlative: at least as good as the gold records it is tied to
+            bounded, why = _bounded(spec, ties, world, context)
+            if bounded is None:
+                notes.add(f"rubric item {k} ({describe_spec(spec)}) {why}; it is left to the LLM judge")
+                continue
+            spec = item.spec = bounded
         # the rubric wins where the golden route can follow it; otherwise gold and rubric contradict
         repairs: dict[tuple[int, int], dict[str, Any]] = {}
         clash = ""

@@ -68,12 +68,17 @@ def test_duration_items_compile(text: str, kind: str, check: Any) -> None:
     "The spa's closing time should be 10 PM",                       # exactly then: the tags seldom tell
     "The spa's opening hours should be 10 AM",                      # when it opens
     "The spa should not be open until 11 PM",
-    "The massage package should be the one with the longest duration",  # a superlative
     "营业时间应为晚上10点",                                          # opening or closing?
 ])
 def test_duration_items_left_to_the_judge(text: str) -> None:
     spec = C(text)
     assert spec is None or spec.kind == "time_window", (text, spec)
+
+
+def test_the_longest_is_a_superlative_not_a_length() -> None:
+    """"the one with the longest duration" names no length: ``best.py`` reads it against the gold's."""
+    spec = C("The massage package should be the one with the longest duration")
+    assert spec is not None and spec.kind == "best" and (spec.attribute, spec.bound) == ("duration", None)
 
 
 def _order(*products: tuple[str, str, tuple[str, ...]]) -> nl_rubric.RecordFacts:

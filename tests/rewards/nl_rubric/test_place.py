@@ -50,12 +50,21 @@ def test_place_items_compile(world: str, text: str, kind: str, check: Any) -> No
 
 
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
-    ("base", "The restaurant should be the closest one to Noodle House"),  # a superlative over all stores
     ("base", "The restaurant should be within 3km of the user's home"),  # a place the task does not locate
     ("base", "商家评分应该很高"),
     ("base", "The rating should be 7 or above"),  # not a rating
-    ("more", "The hotpot restaurant should be top-rated"),  # a judgement, no number
+    ("more", "The hotpot restaurant should be a top-rated merchant"),  # a judgement, no number, no tag
 ]
+
+
+@pytest.mark.parametrize(("world", "text", "attribute"), [
+    ("base", "The restaurant should be the closest one to Noodle House", "distance"),
+    ("more", "The hotpot restaurant should be top-rated", "rating"),
+])
+def test_superlatives_are_read_against_the_gold(world: str, text: str, attribute: str) -> None:
+    """A superlative over the places is ``best.py``'s: at least as good as the gold (its bound)."""
+    spec = compile_in(world, text)
+    assert spec is not None and spec.kind == "best" and (spec.attribute, spec.bound) == (attribute, None)
 
 
 @pytest.mark.parametrize(("world", "text"), LEFT_TO_THE_JUDGE)

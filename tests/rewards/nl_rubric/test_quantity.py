@@ -31,6 +31,14 @@ COMPILES: list[tuple[str, str, str, Any]] = [
     # the goods of the order named by their place, or by an order of a product
     ("more", "The quantity of hotpot restaurant products ordered should be 1", "count", lambda s: (s.value, s.phrase) == (1, "")),
     ("base", "The quantity of the Beef Noodles order should be 2 portions", "count", lambda s: (s.value, s.phrase) == (2, "beef noodles")),
+    # N identical items: one line (one product, one choice) holds them all
+    ("base", "The noodle order should include 2 identical Beef Noodles", "count",
+     lambda s: (s.value, s.phrase, s.same) == (2, "beef noodles", True)),
+    ("base", "The tea order should include 3 servings of the same tea item", "count", lambda s: (s.value, s.same) == (3, True)),
+    ("base", "The dessert order should include 2 identical pudding items", "count",  # a class the catalogue does not spell
+     lambda s: (s.value, s.phrase, s.same) == (2, "", True)),
+    ("zh", "面条订单中应包含2份相同的葱油拌面", "count", lambda s: (s.value, s.phrase, s.same) == (2, "葱油拌面", True)),
+    ("zh", "甜品订单应包含3个相同的甜品商品", "count", lambda s: (s.value, s.phrase, s.same) == (3, "", True)),
 ]
 
 
@@ -43,12 +51,28 @@ LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "The number of people for the reservation should be several"),
     ("base", "The tea order should include two different teas"),  # several products at once
     ("base", "The noodle order should include 2 bowls of each noodle"),
+    ("base", "The noodle order should not include 2 identical Beef Noodles"),  # a negated count
+    ("base", "The two orders should be from the same store"),  # several records, no count
+    ("base", "The order should include 2 identical Spicy Beef Soup Noodle Bowls"),  # a product the catalogue lacks
+    ("zh", "两个订单应来自相同的商家"),
 ]
 
 
 @pytest.mark.parametrize(("world", "text"), LEFT_TO_THE_JUDGE)
 def test_quantity_items_left_to_the_judge(world: str, text: str) -> None:
     left_to_the_judge(world, text)
+
+
+def test_identical_items_are_one_line() -> None:
+    spec = K("The noodle order should include 2 identical Beef Noodles")
+    beef = nl_rubric.LineFacts("P1", "Beef Noodles", ("Hot", "Beef"), "Mild", 2, 28.0)
+    spicy = nl_rubric.LineFacts("P1", "Beef Noodles", ("Hot", "Beef"), "Extra Spicy", 1, 28.0)
+    mild = nl_rubric.LineFacts("P1", "Beef Noodles", ("Hot", "Beef"), "Mild", 1, 28.0)
+    order = nl_rubric.RecordFacts(table="orders", record_id="O", place_id="S1", lines=(beef,))
+    assert nl_rubric.spec_holds(spec, order, CTX.place("S1"))
+    split = nl_rubric.RecordFacts(table="orders", record_id="O", place_id="S1", lines=(mild, spicy))
+    assert not nl_rubric.spec_holds(spec, split, CTX.place("S1"))  # two, but not identical
+    assert "one line" in nl_rubric.describe_spec(spec)
 
 
 def test_item_count_checks() -> None:
