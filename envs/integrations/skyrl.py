@@ -100,6 +100,42 @@ def _pick(extras: dict[str, Any], key: str) -> Any:
     return inner.get(key) if isinstance(inner, Mapping) else None
 
 
+# what a trainer's env_config naturally calls our arguments
+CONFIG_ALIASES = {"max_turns": "max_steps", "max_env_steps": "max_steps", "max_tool_errors": "max_errors"}
+
+
+def _env_params(env_id: str) -> set[str]:
+    """The keyword arguments ``gym.make(env_id, ...)`` takes: every ``__init__`` of the env class's MRO."""
+    import inspect
+
+    cls = gym.spec(env_id).entry_point
+    if isinstance(cls, str):
+        module, _, name = cls.partition(":")
+        cls = getattr(__import__(module, fromlist=[name]), name)
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass in (gym.Env, object):
+            continue
+        names |= {p.name for p in inspect.signature(init).parameters.values()
+                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"}
+    return names
+
+
+def _check_env_config(env_id: str, config: dict[str, Any]) -> None:
+    """Map a trainer's natural names (``CONFIG_ALIASES``: ``max_turns`` is our ``max_steps``) in
+    place; any other key the env does not take is a one-line ``ValueError`` naming what it takes."""
+    for alias, name in CONFIG_ALIASES.items():
+        if alias in config:
+            value = config.pop(alias)
+            config.setdefault(name, int(value))
+    unknown = sorted(set(config) - _env_params(env_id))
+    if unknown:
+        raise ValueError(f"env_config {', '.join(map(repr, unknown))} is not an argument of {env_id}; it takes "
+                         f"{', '.join(sorted(_env_params(env_id)))}, the aliases {', '.join(CONFIG_ALIASES)}, "
+                         f"and {', '.join(_OPTIONS)}")
+
+
 class ServiceGymTextEnv(BaseTextEnv):
     """One servicegym episode as a SkyRL-Gym text env; see the module docstring."""
 
@@ -114,6 +150,7 @@ class ServiceGymTextEnv(BaseTextEnv):
         if self.observations not in ("messages", "text"):
             raise ValueError(f"env_config observations must be 'messages' or 'text', got {self.observations!r}")
         self.step_rewards = bool(config.pop("step_rewards", False))
+        _check_env_config(self.env_id, config)
         task_id, seed = _pick(extras, "task_id"), _pick(extras, "seed")
         self.task_id = None if task_id is None else str(task_id)
         self.seed = None if seed is None else int(seed)

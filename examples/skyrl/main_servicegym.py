@@ -7,14 +7,19 @@ runs the trainer, so the ids must be registered there: importing
 ``servicegym-workspace``. Everything else is skyrl-train's ``main_base`` (its hydra config and
 overrides); see ``run_grpo_delivery.sh``.
 
-Needs: pip install -e ".[skyrl]" and skyrl-train with its GPU stack (vLLM).
+Needs Python 3.12+ (skyrl-train's requirement), pip install -e ".[skyrl]", and skyrl-train with its GPU
+stack (vLLM); without them it exits at once with one sentence saying so.
 """
 
-import hydra
-import ray
-from omegaconf import DictConfig
-from skyrl_train.entrypoints.main_base import BasePPOExp, config_dir, validate_cfg
-from skyrl_train.utils import initialize_ray
+from servicegym.envs.integrations.preflight import require_skyrl_train
+
+require_skyrl_train()  # before importing skyrl-train: one sentence instead of a ModuleNotFoundError
+
+import hydra  # noqa: E402
+import ray  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
+from skyrl_train.entrypoints.main_base import BasePPOExp, config_dir, validate_cfg  # noqa: E402
+from skyrl_train.utils import initialize_ray  # noqa: E402
 
 
 @ray.remote(num_cpus=1)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # GRPO on servicegym/Delivery-v0 with SkyRL (skyrl-train; one node, 4 GPUs, colocated vLLM).
-# Needs: pip install -e ".[skyrl]" and skyrl-train with vLLM (pip install "skyrl-train[vllm]").
+# Needs Python 3.12+ (skyrl-train's requirement), pip install -e ".[skyrl]" and skyrl-train with vLLM
+# (pip install "skyrl-train[vllm]"); the first line checks both and stops with one sentence if not.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+python -c "from servicegym.envs.integrations.preflight import require_skyrl_train; require_skyrl_train()"
 
 DATA=${DATA:-$HOME/data/servicegym}
 MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}

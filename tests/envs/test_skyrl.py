@@ -151,3 +151,32 @@ def test_rows_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--env", "servicegym/Payments-v0", "--split", "train", "--out", str(out)])
     assert exit_.value.code == 2 and "--n" in capsys.readouterr().err
+
+
+def test_env_config_takes_a_trainers_names_and_refuses_others_in_one_line():
+    env = ServiceGymTextEnv({"max_turns": 7, "scoring": "strict"}, {})
+    assert env.max_turns == 7 and env.env.unwrapped.scoring == "strict"
+    with pytest.raises(ValueError, match=r"^env_config 'temperature' is not an argument of servicegym/Delivery-v0; "
+                                         r"it takes .*max_steps.*the aliases max_turns"):
+        ServiceGymTextEnv({"temperature": 0.7}, {})
+
+
+def test_the_trainer_example_says_in_one_sentence_what_this_interpreter_lacks():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from servicegym.envs.integrations.preflight import skyrl_train_problem
+
+    root = Path(__file__).resolve().parents[2]
+    problem = skyrl_train_problem()
+    if problem is None:
+        pytest.skip("skyrl-train can run here: nothing to refuse")
+    for cmd in ([sys.executable, str(root / "examples/skyrl/main_servicegym.py")],
+                ["bash", str(root / "examples/skyrl/run_grpo_delivery.sh")]):
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script's `python`: ours
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "PATH": path})
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == f"servicegym: {problem}" and "Traceback" not in proc.stderr
+        assert "Python 3.12" in proc.stderr
