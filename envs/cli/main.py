@@ -770,6 +770,39 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- tiny-model ------------------------------------------------------------------------------
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    """A random tiny Qwen2 chat model and its tokenizer in DIR (``servicegym.envs.integrations.
+    tiny_model.write_tiny_model``): offline, deterministic for ``--seed``, for running the TRL path on
+    a CPU. Without the ``trl`` extra: one line naming it, exit 2."""
+    from servicegym.envs.integrations.tiny_model import INSTALL_HINT, write_tiny_model
+
+    for env_id in args.env or []:
+        _check_env(env_id)
+    _positive("--tasks", args.tasks)
+    _positive("--vocab-size", args.vocab_size, 300)
+    _positive("--hidden-size", args.hidden_size, 2)
+    _positive("--layers", args.layers)
+    if args.hidden_size % 2:
+        raise CliError(f"--hidden-size must be even (two attention heads), got {args.hidden_size}")
+    out = Path(args.dir)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out} is a file; tiny-model writes a directory")
+    t0 = time.perf_counter()
+    try:
+        path = write_tiny_model(out, env_ids=args.env, tasks=args.tasks, vocab_size=args.vocab_size,
+                                hidden_size=args.hidden_size, layers=args.layers, seed=args.seed)
+    except ImportError as err:
+        raise CliError(f"tiny-model needs the trl extra ({_one_line(err).split(';')[0]}): {INSTALL_HINT}") from None
+    except OSError as err:
+        raise CliError(f"cannot write {out}: {_one_line(err.strerror or err)}") from None
+    size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    print(f"wrote a random tiny Qwen2 chat model ({size / 1e6:.1f} MB; it learns nothing) to {path} "
+          f"({time.perf_counter() - t0:.1f} s); GRPOTrainer(model={str(path)!r}) or "
+          f"python scripts/train_trl.py --model {path}")
+    return 0
+
+
 # ----- serve -----------------------------------------------------------------------------------
 SERVER_HINT = "pip install 'servicegym[server]' (openenv-core)"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -1039,6 +1072,18 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--user-tool", action="store_true", help="rows for envs made with user_tool=True (respond tool)")
     ds.add_argument("--out", required=True, help="the JSONL file to write")
     ds.set_defaults(fn=cmd_dataset)
+
+    tm = sub.add_parser("tiny-model", help="write a random tiny Qwen2 chat model and its tokenizer (a few MB, offline) "
+                                           "for running the TRL path on a CPU (servicegym[trl]); it learns nothing")
+    tm.add_argument("dir", help="the directory to write (save_pretrained: config, weights, tokenizer, chat template)")
+    tm.add_argument("--env", action="append", default=None,
+                    help="env id whose text the tokenizer is trained on (repeatable; default every env)")
+    tm.add_argument("--tasks", type=int, default=2, help="golden conversations per env and split in the tokenizer's text")
+    tm.add_argument("--vocab-size", type=int, default=8000, help="at most this many BPE tokens")
+    tm.add_argument("--hidden-size", type=int, default=32)
+    tm.add_argument("--layers", type=int, default=2)
+    tm.add_argument("--seed", type=int, default=0, help="the weights' seed (the same arguments write the same files)")
+    tm.set_defaults(fn=cmd_tiny_model)
 
     tr = sub.add_parser("train", help="train a stable-baselines3 agent on a discrete-action adapter (servicegym[rl])")
     tr.add_argument("--env", default="servicegym/Delivery-v0")

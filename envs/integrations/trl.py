@@ -369,6 +369,14 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> EnvironmentFactory:
     return EnvironmentFactory(env_id, **env_kwargs)
 
 
+def trl_tools(env: TRLEnvironment) -> dict[str, Any]:
+    """The tool dict TRL builds for a rollout on ``env`` (``GRPOTrainer``: every public function of
+    the class but ``reset`` and ``get_reward``, by name, in ``inspect.getmembers`` order), as bound
+    methods: what ``apply_chat_template(tools=...)`` renders and the tool loop calls."""
+    return {name: getattr(env, name) for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")}
+
+
 # ----- reward components ----------------------------------------------------------------------
 
 class ScoreComponent:

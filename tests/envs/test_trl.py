@@ -1,8 +1,12 @@
 """The TRL adapter (envs/integrations/trl.py): tool methods whose schemas (as transformers extracts
 them) are the env's, one env per instance, pickling, reset/get_reward, golden and broken routes
 driven the way TRL drives them (tool calls parsed from Qwen-format text by TRL's parser), and
-GRPOTrainer on CPU with a tiny random Qwen2 model and a tokenizer built here (no network, no weights):
-one run as is, one with scripted completions (golden and broken) through the real tool loop."""
+GRPOTrainer on CPU with the tiny random Qwen2 model of envs/integrations/tiny_model.py (written here,
+no network, no weights): one run as is, one with scripted completions (golden and broken) through the
+real tool loop. Then the tiny model itself (deterministic, loads as a Qwen2 checkpoint, the CLI and
+its missing-extra error), the learning-curve policy (envs/integrations/trl_curve.py) playing a
+golden route through the episode machinery, and scripts/train_trl.py with --eval-every and
+--resume-from-checkpoint leaving a curve that `servicegym report` reads."""
 
 from __future__ import annotations
 
@@ -25,9 +29,8 @@ from packaging.version import Version  # noqa: E402
 if Version(transformers.__version__) < Version("5.2"):
     pytest.skip("TRL's environment_factory needs transformers>=5.2", allow_module_level=True)
 
-import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
-from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+from transformers import AutoTokenizer  # noqa: E402
 from transformers.utils import get_json_schema  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from trl.chat_template_utils import add_response_schema, parse_response, qwen2_5_chat_template  # noqa: E402
@@ -35,6 +38,7 @@ from trl.chat_template_utils import add_response_schema, parse_response, qwen2_5
 import servicegym  # noqa: E402
 from servicegym.envs.environments.base import USER_TOOL  # noqa: E402
 from servicegym.envs.environments.parsing import parse_action  # noqa: E402
+from servicegym.envs.integrations.tiny_model import tiny_model, write_tiny_model  # noqa: E402
 from servicegym.envs.integrations.trl import (  # noqa: E402
     ENDED,
     EnvironmentFactory,
@@ -46,19 +50,11 @@ from servicegym.envs.integrations.trl import (  # noqa: E402
     score_reward_funcs,
     trl_prompt,
     trl_rows,
+    trl_tools,
 )
 
 ENV_IDS = sorted(servicegym.ENV_IDS)
 DELIVERY = "servicegym/Delivery-v0"
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-ADDED = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>"]
-
-
-def trl_tools(env: TRLEnvironment) -> dict:
-    """The tool dict TRL builds for a rollout (GRPOTrainer._generate_and_score_completions)."""
-    return {getattr(env, n).__name__: getattr(env, n)
-            for n, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
-            if n not in ("reset", "get_reward") and not n.startswith("_")}
 
 
 def route(actions: list[str]) -> list[str]:
@@ -91,39 +87,17 @@ def without_final_write(actions: list[str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    """A byte-level BPE tokenizer trained here on the Delivery prompt, tools and golden transcript
-    (so prompts stay short), with Qwen2.5's chat template as TRL ships it (TRL recognises it and sets
-    the tool-call parser: add_response_schema)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    row, actions = golden_actions(DELIVERY)
-    env = environment_factory(DELIVERY, split="test")()
-    corpus = [json.dumps(get_json_schema(t), ensure_ascii=False) for t in trl_tools(env).values()]
-    corpus += [m["content"] for m in row["prompt"]] + route(actions)
-    env.reset(**row)
-    tools = trl_tools(env)
-    for turn in route(actions):
-        for call in parse_action(turn.removesuffix("<|im_end|>")).tool_calls:
-            corpus.append(tools[call.name](**call.arguments))
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(corpus * 3, trainer=trainers.BpeTrainer(
-        vocab_size=4000, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  chat_template=qwen2_5_chat_template)
-    tok.add_tokens(ADDED)
-    return tok
+def tiny_dir(tmp_path_factory):
+    """The tiny model as ``servicegym tiny-model DIR`` writes it (every env's text, the defaults)."""
+    return write_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
-def tiny_model(tok) -> Qwen2ForCausalLM:
-    torch.manual_seed(0)
-    config = Qwen2Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32768,
-                         tie_word_embeddings=True, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    return Qwen2ForCausalLM(config)
+@pytest.fixture(scope="module")
+def tokenizer(tiny_dir):
+    """The tiny model's tokenizer as GRPOTrainer loads it (AutoTokenizer: a Qwen2Tokenizer), with
+    Qwen2.5's chat template as TRL ships it (TRL recognises it and sets the tool-call parser:
+    add_response_schema)."""
+    return AutoTokenizer.from_pretrained(tiny_dir)
 
 
 def grpo_config(tmp_path, n_funcs: int, **kw) -> GRPOConfig:
@@ -307,3 +281,137 @@ def test_grpo_trainer_scores_scripted_golden_and_broken_rollouts(tokenizer, tmp_
     assert turns == [len(s) + 1 for s in scripts]  # every scripted turn ran, then a reply without a tool call
     assert len(masks) == 2 and all(0 in m and 1 in m for m in masks)  # tool results masked out of the loss
     assert log["loss"] != 0.0 or log["grad_norm"] != 0.0
+
+
+# ----- the tiny model ---------------------------------------------------------------------------
+
+def test_tiny_model_is_deterministic_and_loads_as_a_qwen2_chat_model(tiny_dir, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from servicegym.envs.cli.main import main
+
+    names = {p.name for p in tiny_dir.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= names
+    assert sum(p.stat().st_size for p in tiny_dir.iterdir()) < 5e6  # a few MB at most
+    assert main(["tiny-model", str(tmp_path / "again")]) == 0  # the CLI, same defaults: the same bytes
+    for p in tiny_dir.iterdir():
+        assert (tmp_path / "again" / p.name).read_bytes() == p.read_bytes(), p.name
+    other = write_tiny_model(tmp_path / "seed1", env_ids=[DELIVERY], tasks=1, seed=1)
+    assert (other / "model.safetensors").read_bytes() != (tiny_dir / "model.safetensors").read_bytes()
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)  # what GRPOTrainer(model=DIR) loads
+    assert type(tok).__name__ == "Qwen2Tokenizer" and tok.chat_template == qwen2_5_chat_template
+    assert tok.eos_token == "<|im_end|>" and tok.pad_token == "<|endoftext|>"
+    add_response_schema(tok)  # TRL recognises the template
+    ids = tok('<tool_call>\n{"name": "respond", "arguments": {"message": "Hi"}}\n</tool_call><|im_end|>',
+              add_special_tokens=False)["input_ids"]
+    assert parse_response(tok, ids)["tool_calls"][0]["function"] == {"name": "respond", "arguments": {"message": "Hi"}}
+    env = environment_factory(DELIVERY)()
+    row = trl_rows(DELIVERY, "train", 8)[-1]  # a row beyond the ones the tokenizer saw
+    prompt = tok.apply_chat_template(row["prompt"], tools=list(trl_tools(env).values()), add_generation_prompt=True,
+                                     tokenize=True, return_dict=False)
+    assert prompt[0] == tok.convert_tokens_to_ids("<|im_start|>") and len(prompt) < 4000  # Qwen2's pre-tokenizer
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir)
+    assert type(model).__name__ == "Qwen2ForCausalLM" and model.config.vocab_size == len(tok)
+
+
+def test_tiny_model_without_the_extra_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from servicegym.envs.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tokenizers" else real(name, *a))
+    assert main(["tiny-model", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install -e '.[trl]'" in err and "tokenizers" in err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()
+
+
+# ----- learning curves ----------------------------------------------------------------------------
+
+def test_chat_model_policy_plays_a_golden_route_as_trl_does(tokenizer, tmp_path):
+    """The policy's completions replaced by the golden route as Qwen tool-call text: parsed by TRL's
+    parser, run through collect's episode machinery on a user_tool env, tool results appended as
+    TRL appends them; the episode succeeds, and a reply without a tool call ends it."""
+    from servicegym.envs.integrations.trl_curve import ChatModelPolicy, tool_messages
+    from servicegym.envs.running.rollouts import collect, read_records
+
+    tok = add_response_schema(tokenizer)
+    row, actions = golden_actions(DELIVERY)
+    for script, want in ((route(actions), True), (["I cannot help with that.<|im_end|>"], False)):
+        policy = ChatModelPolicy(tiny_model(tok), tok, DELIVERY, env_kwargs={"split": "test"})
+        policy._generate = lambda n, turns=iter(script): tok(next(turns), add_special_tokens=False)["input_ids"]
+        out = tmp_path / f"{want}.jsonl"
+        summary = collect(DELIVERY, policy, out=out, task_ids=[row["task_id"]], split="test",
+                          env_kwargs={"split": "test", "user_tool": True}, progress=False)
+        (rec,) = read_records(out)
+        assert summary.successes == int(want) and rec["success"] is want and rec["error"] is None
+        assert rec["termination_reason"] == ("user_stop" if want else "agent_stop")
+        assert policy.ids[: len(policy.prompt_ids)] == policy.prompt_ids and policy.completions == len(script)
+    assert "I cannot help with that." in rec["messages"][-1]["content"]  # the reply reached the transcript, then STOP
+    assert tool_messages('<tool_result name="a" call_id="c1">x</tool_result>\n<tool_error name="b" call_id="c2">bad'
+                         '</tool_error>\n<session>next</session>', ["a", "b"]) == [
+        {"role": "tool", "name": "a", "content": "x"}, {"role": "tool", "name": "b", "content": "Error: bad\n<session>next</session>"}]
+
+
+def _train_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "train_trl.py"
+    spec = importlib.util.spec_from_file_location("train_trl", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_script_writes_a_learning_curve_and_resumes(tiny_dir, tmp_path, capsys):
+    """scripts/train_trl.py on the tiny model: 2 GRPO steps with --eval-every 2 on 2 dev tasks,
+    then resumed from its checkpoint to 4 steps: the curve has steps 0, 2 and 4, the episodes are
+    rollout records with their step, eval/ metrics are in the trainer's log, and `servicegym
+    report` reads the curve (one row per step)."""
+    from servicegym.envs.cli.main import main as cli
+    from servicegym.envs.running.rollouts import read_records
+
+    train = _train_script().main
+    out = tmp_path / "run"
+    base = ["--model", str(tiny_dir), "--tasks", "4", "--batch-size", "2", "--num-generations", "2",
+            "--max-completion-length", "32", "--eval-every", "2", "--eval-tasks", "2", "--save-steps", "2",
+            "--out", str(out)]
+    assert train([*base, "--max-steps", "2", "--resume-from-checkpoint"]) == 2  # nothing to resume from yet
+    assert train([*base, "--max-steps", "2"]) == 0
+    assert (out / "checkpoint-2").is_dir()
+    assert train([*base, "--max-steps", "4", "--resume-from-checkpoint"]) == 0
+    curve = json.loads((out / "curve" / "curve.json").read_text())
+    assert curve["split"] == "dev" and len(curve["task_ids"]) == 2 and sorted(map(int, curve["steps"])) == [0, 2, 4]
+    assert all(p["episodes"] == 2 and p["errors"] == 0 and "rubric_fraction" in p for p in curve["steps"].values())
+    records = read_records(out / "curve" / "rollouts.jsonl")
+    assert sorted(r["step"] for r in records) == [0, 0, 2, 2, 4, 4]
+    assert {r["task_id"] for r in records} == set(curve["task_ids"]) and records[0]["policy"] == "model@step-0"
+    assert isinstance(records[0]["tools"], list) and records[0]["tools"]  # from the sidecar rollouts.tools.jsonl
+    state = json.loads((out / "checkpoint-4" / "trainer_state.json").read_text())
+    logged = {h["step"] for h in state["log_history"] if "eval/success_rate" in h and "eval/rubric_fraction" in h}
+    assert logged == {0, 2, 4}
+    capsys.readouterr()
+    assert cli(["report", str(out / "curve"), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert all(f"model@step-{n}" in report for n in (0, 2, 4))
+
+
+def test_a_resumed_curve_keeps_its_points_up_to_the_checkpoint_and_a_fresh_one_starts_afresh(tmp_path):
+    from servicegym.envs.integrations.trl_curve import LearningCurveCallback
+
+    cb = LearningCurveCallback(DELIVERY, every=2, tasks=2, out=tmp_path)
+    assert len(cb.task_ids) == 2 and all("/dev/" in t for t in cb.task_ids)
+    assert cb.task_ids == LearningCurveCallback(DELIVERY, tasks=2, out=tmp_path).task_ids  # a fixed sample
+    records = "".join(json.dumps({"task_id": t, "success": False, "step": s}) + "\n" for s in (0, 2, 4) for t in cb.task_ids)
+    curve = {"env_id": DELIVERY, "task_ids": cb.task_ids, "steps": {str(s): {"success_rate": 0.0} for s in (0, 2, 4)}}
+    for step, kept in ((2, [0, 2]), (0, [])):
+        (tmp_path / "rollouts.jsonl").write_text(records)
+        (tmp_path / "curve.json").write_text(json.dumps(curve))
+        cb._load(step)  # what on_train_begin does at the step training starts from
+        assert sorted(cb.points) == kept
+        assert sorted(json.loads(x)["step"] for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()) == \
+               sorted(kept * 2)
+        assert sorted(map(int, json.loads((tmp_path / "curve.json").read_text())["steps"])) == kept
