@@ -4,6 +4,10 @@ so a check works where the trainer and its extras are missing.
 
 ``skyrl_train_problem`` / ``require_skyrl_train``: skyrl-train needs Python 3.12+ and the
 ``skyrl_train`` package (``examples/skyrl`` calls ``require_skyrl_train`` first).
+
+``nemo_gym_problem`` / ``require_nemo_gym``: NeMo-Gym's resources server needs Python 3.12+ and
+the ``nemo_gym`` package (``python -m servicegym.envs.integrations.nemo_gym serve`` calls
+``require_nemo_gym`` first).
 """
 
 from __future__ import annotations
@@ -32,6 +36,36 @@ def require_skyrl_train() -> None:
     import sys
 
     problem = skyrl_train_problem()
+    if problem is not None:
+        print(f"servicegym: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+NEMO_GYM_NEEDS = ("NeMo-Gym's resources server needs Python 3.12 or newer with nemo-gym installed (in a Python 3.12 "
+                  "environment: pip install 'nemo-gym>=0.4' and servicegym); this is Python {python}{missing}. The "
+                  "env side (servicegym.envs.integrations.nemo_gym's sessions, tool routing, verify and rows) works "
+                  "on Python 3.10 and newer.")
+
+
+def nemo_gym_problem() -> str | None:
+    """Why NeMo-Gym's resources server cannot run in this interpreter (one sentence), or None when
+    it can: it needs Python 3.12+ and the ``nemo_gym`` package."""
+    import importlib.util
+    import platform
+    import sys
+
+    missing = "" if importlib.util.find_spec("nemo_gym") is not None else " and nemo-gym is not installed"
+    if sys.version_info >= (3, 12) and not missing:
+        return None
+    return NEMO_GYM_NEEDS.format(python=platform.python_version(), missing=missing)
+
+
+def require_nemo_gym() -> None:
+    """Exit with status 2 and one sentence (no traceback) when NeMo-Gym cannot run here; what the
+    adapter's ``serve`` calls before anything else."""
+    import sys
+
+    problem = nemo_gym_problem()
     if problem is not None:
         print(f"servicegym: {problem}", file=sys.stderr)
         raise SystemExit(2)

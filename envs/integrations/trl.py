@@ -243,7 +243,7 @@ class TRLEnvironment:
             return ENDED
         action = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False, default=str)
         obs, _, terminated, truncated, info = self._env.step(action)
-        text = _result_text(obs)
+        text = result_text(obs)
         if terminated or truncated:
             self._end(info)
             text = f"{text}\n[The conversation has ended ({self._reason}).]"
@@ -288,7 +288,7 @@ def _last_user_text(prompt: Any) -> str:
     return ""
 
 
-def _result_text(obs: str) -> str:
+def result_text(obs: str) -> str:
     """The text of the call's block (a tool error says so), with what followed it (a new session,
     a notice) kept as tagged text."""
     m = _BLOCK.match(obs)
