@@ -300,13 +300,13 @@ class LLMClient:
         self._key = os.environ.get(self.config.api_key_env) or NO_KEY
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
         self.cache_errors = 0  # cache entries that could not be written (the replies were still used)
-        import httpx2  # deferred, as openai (whose HTTP library it is): the scripted path never pays for it
-        import openai
+        import openai  # deferred, as its HTTP library: the scripted path never pays for them
 
+        httpx2, httpcore2 = _http_libraries(openai)
         self._openai = openai
         self._httpx = httpx2
         self._transport_errors = _transport_errors(openai, httpx2)
-        http = _sync_http_client(openai, httpx2, self.config.timeout_s)
+        http = _sync_http_client(openai, httpx2, httpcore2, self.config.timeout_s)
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
                                      timeout=self.config.timeout_s, max_retries=0, http_client=http)
         self._endpoint = _Endpoint(openai, httpx2, self._client, http)
@@ -994,12 +994,29 @@ def _clamp(timeout: float | None, expired: type[Exception]) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
+def _http_libraries(openai: Any) -> tuple[Any, Any]:
+    """openai's HTTP library and its transport core: ``httpx2`` / ``httpcore2`` from openai 3 on,
+    ``httpx`` / ``httpcore`` before (openai 1.x and 2.x, which e.g. verifiers pins); the two keep
+    one API, so the rest of this module takes them as arguments (named as the current ones)."""
+    try:
+        major = int(str(getattr(openai, "__version__", "3")).split(".")[0])
+    except ValueError:
+        major = 3
+    if major >= 3:
+        import httpcore2
+        import httpx2
+        return httpx2, httpcore2
+    import httpcore
+    import httpx
+    return httpx, httpcore
+
+
 @functools.cache
-def _deadline_backend() -> type:
+def _deadline_backend(httpcore2: Any) -> type:
     """An ``httpcore2.NetworkBackend`` wrapping another, whose streams cut every connect, read and
     write wait to the current ``_DEADLINE``: with per-read timeouts only, a server sending one byte
-    per read timeout keeps a call alive without end (httpx has no total timeout)."""
-    import httpcore2
+    per read timeout keeps a call alive without end (httpx has no total timeout). ``httpcore2``:
+    the transport core openai's HTTP library runs on (``_http_libraries``)."""
 
     class DeadlineStream(httpcore2.NetworkStream):
         def __init__(self, inner: Any) -> None:
@@ -1061,18 +1078,16 @@ def _tools_json(tools: list[Any]) -> str:
     return text
 
 
-def _sync_http_client(openai: Any, httpx2: Any, timeout: float) -> Any:
+def _sync_http_client(openai: Any, httpx2: Any, httpcore2: Any, timeout: float) -> Any:
     """The sync client's HTTP client: openai's defaults, on a transport whose sockets keep the
     deadline of the call in progress. Should a later httpx2 lay out its transport otherwise, the
     plain transport is used: each read then waits at most what was left when the attempt began,
     and the body is checked against the deadline chunk by chunk."""
-    import httpcore2
-
     transport = httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(backend, httpcore2.NetworkBackend):
-        pool._network_backend = _deadline_backend()(backend)
+        pool._network_backend = _deadline_backend(httpcore2)(backend)
     return _closing_client(openai)(transport=transport, timeout=timeout)
 
 

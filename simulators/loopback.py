@@ -1,7 +1,8 @@
 """A chat-completions server on 127.0.0.1, for tests, benchmarks and offline development.
 
 ``LoopbackServer`` speaks enough of the OpenAI protocol for the official client: ``POST
-/v1/chat/completions`` (text replies and tool calls, usage included) and ``GET /v1/models``.
+/v1/chat/completions`` (text replies and tool calls, usage included; a ``"stream": true`` request
+gets the reply as server-sent chunks) and ``GET /v1/models``.
 Its replies come from a script (replies or faults consumed in order) and then a ``handler``
 (``request body -> reply | Fault``); ``latency_s`` is added to every completion. Faults inject
 what real endpoints do: a reply slower than the client's timeout, an HTTP error status with an
@@ -185,6 +186,25 @@ def _json_bytes(payload: Any) -> bytes:
         return json.dumps(payload).encode("ascii")
 
 
+def _sse_bytes(completion: dict[str, Any], body: dict[str, Any]) -> bytes:
+    """A chat.completion as the server-sent events of a streamed one (``"stream": true``): one
+    ``chat.completion.chunk`` per choice carrying its whole message as the delta (tool calls with
+    their ``index``), a usage chunk when ``stream_options.include_usage``, then ``[DONE]``."""
+    base = {k: completion.get(k) for k in ("id", "created", "model")}
+    events = []
+    for choice in completion["choices"]:
+        delta = dict(choice.get("message") or {})
+        if delta.get("tool_calls"):
+            delta["tool_calls"] = [{**c, "index": i} for i, c in enumerate(delta["tool_calls"])]
+        events.append({**base, "object": "chat.completion.chunk", "choices": [
+            {"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason"),
+             "logprobs": None}]})
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": completion.get("usage")})
+    return b"".join(b"data: " + _json_bytes(e) + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
 def _default_handler(body: dict[str, Any]) -> Reply:
     return text_reply("OK")
 
@@ -321,7 +341,8 @@ class LoopbackServer:
                     if wire is not None:
                         payload = wire.data
                     data = payload if isinstance(payload, bytes) else _json_bytes(payload)
-                    head = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(data)).encode())]
+                    kind = headers.pop("Content-Type", "application/json")
+                    head = [(b"Content-Type", kind.encode()), (b"Content-Length", str(len(data)).encode())]
                     head += [(k.encode(), v.encode()) for k, v in headers.items()]
                     start = conn.send(h11.Response(status_code=code, headers=head))
                     rest = conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage())
@@ -468,7 +489,10 @@ class LoopbackServer:
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)  # cancelled by close()
-            return await self._render(self._next(body), body)
+            code, payload, headers = await self._render(self._next(body), body)
+            if body.get("stream") is True and code == 200 and isinstance(payload, dict) and payload.get("choices"):
+                return code, _sse_bytes(payload, body), {**headers, "Content-Type": "text/event-stream"}
+            return code, payload, headers
         except Exception as err:  # a broken handler is a 500, visible to the client, not a dead server
             return 500, {"error": {"message": f"loopback handler failed: {type(err).__name__}: {err}",
                                    "type": "server_error"}}, {}
