@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import openenv.core.env_server.http_server  # noqa: F401
     except ImportError:
-        print("bench_server: skipped: openenv-core is not installed (pip install 'servicegym[server]')")
+        print("bench_server: skipped: openenv is not installed (pip install 'servicegym[server]')")
         return 0
     import gymnasium as gym
 

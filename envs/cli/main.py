@@ -804,7 +804,7 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
 
 
 # ----- serve -----------------------------------------------------------------------------------
-SERVER_HINT = "pip install 'servicegym[server]' (openenv-core)"
+SERVER_HINT = "pip install 'servicegym[server]' (openenv)"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SERVE_PORT = 8100  # serve's default; 8000 is where model endpoints (vLLM, loopback-model) usually listen
 
@@ -874,7 +874,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise CliError(f"--token-env {args.token_env}: that environment variable is not set or is empty")
     env_kwargs = _env_kwargs(args)
     if importlib.util.find_spec("openenv") is None:
-        raise CliError(f"serve needs the server extra (openenv-core is not installed): {SERVER_HINT}")
+        raise CliError(f"serve needs the server extra (openenv is not installed): {SERVER_HINT}")
     # openenv imports Gradio for its optional web UI (unused here; openenv skips it when Gradio is
     # missing): this process serves only, so it starts without it (about 40% of the start-up time)
     sys.modules.setdefault("gradio", None)  # type: ignore[arg-type]

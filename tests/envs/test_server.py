@@ -21,7 +21,7 @@ import gymnasium as gym
 import pytest
 
 pytest.importorskip("openenv.core.env_server.http_server",
-                    reason="openenv-core not installed (the server extra: pip install 'servicegym[server]')")
+                    reason="openenv not installed (the server extra: pip install 'servicegym[server]')")
 
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 from openenv.core.mcp_client import MCPToolClient  # noqa: E402
@@ -37,8 +37,10 @@ from servicegym.envs.integrations.openenv.client import (  # noqa: E402
     as_tool_calls,
     remote_rollouts,
 )
+from servicegym.envs.integrations.openenv.compat import OPENENV_VERSION, server_kwargs  # noqa: E402
 from servicegym.envs.integrations.openenv.server import (  # noqa: E402
     ServiceGymAction,
+    ServiceGymEnvironment,
     action_text,
     serve_in_thread,
 )
@@ -47,6 +49,9 @@ from servicegym.envs.running.policies import OraclePolicy, run_episode  # noqa: 
 from servicegym.envs.running.rollouts import comparable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+# openenv 0.10 (the package ``openenv``) serves the Task API, a WebSocket attached to an HTTP MCP
+# session (/ws?session_id=) and the server's state schema; openenv-core 0.3 does not
+OPENENV_010 = bool(server_kwargs(env_name="x"))
 ENV_IDS = sorted(servicegym.ENV_IDS)
 DELIVERY = "servicegym/Delivery-v0"
 
@@ -85,7 +90,10 @@ def in_process(env_id: str, task_id: str, seed: int, actions: list[str]):
 
 
 def http_json(url: str, token: str | None = None, data: bytes | None = None):
-    req = urllib.request.Request(url, data=data, headers={"Authorization": f"Bearer {token}"} if token else {})
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())
@@ -241,6 +249,84 @@ def test_the_openenv_clients_work_as_they_are():
     assert result["is_error"] is False and result["data"] and result["reward"] == 0.0 and result["done"] is False
     assert bad["data"]["error"]["code"] == -32601
     assert report["passed"], report["criteria"]
+
+
+def test_tasks_are_listed_by_split_and_index_and_reset_plays_one():
+    """openenv 0.10's Task API (``TaskProvider``): the env lists its splits and tasks, and
+    ``reset(split=, index=)`` plays the task at that index. Over HTTP (``/{env_name}/...``, behind
+    the token) where the openenv release serves those routes; ``/schema`` has the server's state."""
+    env = ServiceGymEnvironment(DELIVERY)
+    ids = gym.make(DELIVERY).unwrapped.task_ids("test")
+    assert [s["name"] for s in env.list_splits()] == ["train", "dev", "test"]
+    assert env.num_tasks("test") == len(ids) and env.get_task("test", 3)["task_id"] == ids[3]
+    assert [t["task_id"] for t in env.get_task_range("test", 2, 5)] == ids[2:5] == [
+        t["task_id"] for t in env.list_tasks("test")[2:5]]
+    with pytest.raises(IndexError):
+        env.get_task("test", len(ids))
+    with pytest.raises(ValueError, match="unknown split"):
+        env.num_tasks("validation")
+    env.close()
+    secret = "task-api-token"
+    with serve_in_thread(DELIVERY, token=secret) as srv:
+        async def play():
+            async with ServiceGymClient(srv.url, token=secret) as client:
+                first = await client.reset(seed=0, split="test", index=3)
+                errors = []
+                for bad in ({"split": "test", "index": len(ids)}, {"index": 1, "task_id": ids[0]}, {"index": "1"}):
+                    with pytest.raises(RuntimeError) as err:
+                        await client.reset(**bad)
+                    errors.append(str(err.value))
+                return first.observation["info"]["task_id"], errors
+
+        task_id, errors = asyncio.run(play())
+        assert task_id == ids[3]
+        assert "out of range" in errors[0] and "without task_id" in errors[1] and "integer" in errors[2]
+        post = lambda path, body, token=secret: http_json(srv.url + path, token, json.dumps(body).encode())  # noqa: E731
+        if OPENENV_010:
+            assert http_json(srv.url + "/list_environments", secret) == (200, ["Delivery-v0"])
+            status, splits = http_json(srv.url + "/Delivery-v0/splits", secret)
+            assert status == 200 and {"name": "dev", "type": "validation"} in splits
+            assert post("/Delivery-v0/num_tasks", {"split": "test"}) == (200, {"num_tasks": len(ids)})
+            status, task = post("/Delivery-v0/task", {"split": "test", "index": 3})
+            assert status == 200 and task["task"]["task_id"] == ids[3]
+            status, some = post("/Delivery-v0/task_range", {"split": "dev", "start": 0, "stop": 2})
+            assert [t["index"] for t in some["tasks"]] == [0, 1]
+            assert post("/Delivery-v0/task", {"split": "test", "index": len(ids)})[0] == 400
+            status, body = post("/Delivery-v0/num_tasks", {"split": "validation"})
+            assert status == 400 and "unknown split" in body["detail"]
+            assert post("/Delivery-v0/num_tasks", {"split": "test"}, token=None)[0] == 401
+            status, schema = http_json(srv.url + "/schema", secret)
+            assert "messages" in schema["state"]["properties"] and "total_reward" in schema["state"]["properties"]
+        else:
+            assert http_json(srv.url + "/list_environments", secret)[0] == 404
+
+
+@pytest.mark.skipif(not OPENENV_010, reason=f"openenv {OPENENV_VERSION} has no /ws?session_id= (openenv 0.10 has)")
+def test_a_websocket_attached_to_an_http_mcp_session_shares_its_env():
+    """openenv 0.10's ``MCPToolClient`` (production mode, its default) makes an HTTP MCP session,
+    attaches its WebSocket to it (``/ws?session_id=``), resets over the WebSocket and calls tools
+    over ``POST /mcp``: one session, one env, not reaped while attached, closed with the client."""
+    task_id = first_task(DELIVERY)
+    with serve_in_thread(DELIVERY, idle_timeout_s=1.0) as srv:
+        async def attached():
+            async with MCPToolClient(base_url=srv.url) as mcp:
+                assert mcp.use_production_mode
+                await mcp.reset(seed=0, task_id=task_id)
+                ws = mcp._ws
+                reply = await mcp.call_tool(USER_TOOL, message="How many people is this for?")
+                counts = srv.sessions()
+                for _ in range(6):  # 1.8 s of tool calls over HTTP, none over the WebSocket: not idle
+                    await asyncio.sleep(0.3)
+                    await mcp.call_tool(USER_TOOL, message="Thanks, one moment please.")
+                state = await mcp.state()
+                assert mcp._ws is ws  # the same WebSocket: the server did not close it as idle
+                return reply, counts, state, srv.sessions()
+
+        reply, counts, state, later = asyncio.run(attached())
+        assert isinstance(reply, str) and reply
+        assert counts["active"] == 1 and counts["opened"] == 1
+        assert state.step_count == 7 and later["active"] == 1 and later["opened"] == 1 and later["closed"] == 0
+        assert wait_for(lambda: srv.sessions()["active"] == 0)
 
 
 # ----- limits ------------------------------------------------------------------------------------

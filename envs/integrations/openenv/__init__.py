@@ -1,4 +1,5 @@
-"""servicegym envs over OpenEnv (``openenv-core``; the ``server`` extra: ``pip install 'servicegym[server]'``).
+"""servicegym envs over OpenEnv (``openenv`` 0.10, the ``server`` extra: ``pip install 'servicegym[server]'``;
+or ``openenv-core`` 0.3, ``server-legacy``: ``compat`` holds what differs).
 
 - ``server``: ``servicegym serve --env ID``: an OpenEnv server (openenv's own app and WebSocket
   session protocol), one env per session, the env's tools listed and called MCP-style, the

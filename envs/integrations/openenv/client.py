@@ -45,6 +45,7 @@ from websockets.exceptions import ConnectionClosed
 
 from servicegym.envs.environments.base import USER_TOOL
 from servicegym.envs.environments.parsing import parse_action
+from servicegym.envs.integrations.openenv.compat import CLIENT_CONNECT_ASYNC, CLIENT_HEADERS, step_result
 from servicegym.envs.running.episodes import EpisodeWorker, Job, PolicyMaker, episode_seed
 
 __all__ = ["DEFAULT_TOKEN_ENV", "RemoteEnv", "ServiceGymClient", "ServiceGymSession", "ServiceGymSessionFactory",
@@ -72,23 +73,32 @@ class ServiceGymClient(EnvClient[Any, dict[str, Any], dict[str, Any]]):
     def __init__(self, base_url: str, *, token: str | None = None, token_env: str | None = DEFAULT_TOKEN_ENV,
                  connect_timeout_s: float = 10.0, message_timeout_s: float = 120.0,
                  max_message_size_mb: float = 64.0) -> None:
-        super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s,
-                         max_message_size_mb=max_message_size_mb, mode="simulation")
-        self.base_url = base_url
         self._token = _token(token, token_env)
-
-    async def connect(self) -> ServiceGymClient:
-        if self._ws is not None:
-            return self
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
-        host = urlsplit(self._ws_url).hostname or ""
-        try:
-            self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
-                                        additional_headers=headers, compression=None,
-                                        proxy=None if host in _LOOPBACK else True)
-        except Exception as err:  # the message names the URL, never the token
-            raise ConnectionError(f"cannot connect to {self._ws_url}: {err}") from err
-        return self
+        # openenv 0.10 sends the headers from its own connect; on openenv-core 0.3 ``connect`` below does
+        extra: dict[str, Any] = {"headers": headers} if CLIENT_HEADERS else {}
+        super().__init__(base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s,
+                         max_message_size_mb=max_message_size_mb, mode="simulation", **extra)
+        self._server_url = base_url
+
+    @property
+    def base_url(self) -> str:
+        """The server's URL as given (read only, as openenv 0.10's ``EnvClient.base_url``)."""
+        return self._server_url
+
+    if not CLIENT_CONNECT_ASYNC:  # openenv-core 0.3: its connect sends no headers
+        async def connect(self) -> ServiceGymClient:
+            if self._ws is not None:
+                return self
+            headers = {"Authorization": f"Bearer {self._token}"} if self._token else None
+            host = urlsplit(self._ws_url).hostname or ""
+            try:
+                self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout,
+                                            max_size=self._max_message_size, additional_headers=headers,
+                                            compression=None, proxy=None if host in _LOOPBACK else True)
+            except Exception as err:  # the message names the URL, never the token
+                raise ConnectionError(f"cannot connect to {self._ws_url}: {err}") from err
+            return self
 
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -120,8 +130,7 @@ class ServiceGymClient(EnvClient[Any, dict[str, Any], dict[str, Any]]):
         raise TypeError(f"an action is a str, a dict or an openenv Action, got {type(action).__name__}")
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[dict[str, Any]]:
-        return StepResult(observation=payload.get("observation", {}), reward=payload.get("reward"),
-                          done=bool(payload.get("done", False)))
+        return step_result(payload)
 
     def _parse_state(self, payload: dict[str, Any]) -> dict[str, Any]:
         return payload

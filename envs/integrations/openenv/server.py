@@ -1,6 +1,6 @@
 """An OpenEnv server for one servicegym env id: ``servicegym serve --env ID``.
 
-Built on ``openenv-core``'s own server (``openenv.core.env_server.HTTPEnvServer``, the app its
+Built on openenv's own server (``openenv.core.env_server.HTTPEnvServer``, the app its
 ``EnvClient`` / ``GenericEnvClient`` / ``MCPToolClient`` talk to), in its *production* route set:
 ``/ws`` (a persistent WebSocket session: reset, step, state, close, and MCP JSON-RPC), ``/mcp``
 (MCP JSON-RPC, over HTTP POST and WebSocket), ``/health``, ``/metadata``, ``/schema``; plus
@@ -12,6 +12,7 @@ the simulated user is also the tool ``respond(message)``). Its messages are open
 (``openenv.core.env_server.types``):
 
 - ``{"type": "reset", "data": {"seed": 3, "task_id": "delivery/test/1/d2"}}``: also ``split``,
+  ``index`` (the task at that index of ``split``, as openenv's Task API lists them),
   ``difficulty``, ``episode_id``; any other key is refused. The observation's ``text`` is the
   user's opening, ``messages`` the chat so far (system, user), ``info`` the reset info
   (``task_id``, ``domain``, ``system_prompt``, ``tools`` as OpenAI function schemas, ``env_id``).
@@ -40,6 +41,12 @@ the simulated user is also the tool ``respond(message)``). Its messages are open
   ``tools/list`` needs no session; a ``tools/call`` needs a running episode, which only a reset
   in a WebSocket session starts.)
 
+On openenv 0.10 (``compat``), also openenv's Task API (``GET /list_environments``, ``GET
+/{name}/splits``, ``POST /{name}/tasks | num_tasks | task | task_range``, ``name`` the env id
+without its namespace: ``route_name``), and ``/ws?session_id=ID`` attaches a WebSocket to an HTTP
+MCP session (0.10's ``MCPToolClient``: reset over the WebSocket, tools over ``POST /mcp``).
+Both releases, openenv 0.10 and openenv-core 0.3, are supported; what differs is in ``compat``.
+
 Safe by default: ``serve`` binds 127.0.0.1; with a token (read by the caller from an environment
 variable, never from argv, never logged) every route but ``/health`` needs ``Authorization:
 Bearer <token>`` (a WebSocket without it is refused at the handshake with 401); a message over
@@ -66,6 +73,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qs
 
 import gymnasium as gym
 from openenv.core.env_server.exceptions import SessionCapacityError
@@ -85,12 +93,14 @@ from pydantic_core import PydanticCustomError
 
 import servicegym
 from servicegym.envs.environments.registration import ENV_IDS
+from servicegym.envs.integrations.openenv.compat import attached_sessions, server_kwargs
 from servicegym.envs.tasks.sources import SPLITS
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "RESET_KEYS",
     "RunningServer", "ServiceGymAction", "ServiceGymEnvironment", "ServiceGymObservation", "ServiceGymServer",
-    "ServiceGymState", "ToolCallSpec", "action_text", "build_app", "bind_socket", "serve", "serve_in_thread",
+    "ServiceGymState", "TaskLookupError", "ToolCallSpec", "action_text", "build_app", "bind_socket", "route_name",
+    "serve", "serve_in_thread",
 ]
 
 log = logging.getLogger("servicegym.server")
@@ -101,7 +111,9 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 # an action holds at most 1,048,576 characters (the env's limit); as JSON with \uXXXX escapes a
 # message of that many non-ASCII characters is about 6 MiB
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-RESET_KEYS = ("seed", "task_id", "split", "difficulty", "episode_id")
+RESET_KEYS = ("seed", "task_id", "split", "index", "difficulty", "episode_id")
+# the Task API's split descriptors (openenv 0.10: GET /{env_name}/splits)
+SPLIT_TYPES = {"train": "train", "dev": "validation", "test": "test"}
 OPEN_PATHS = frozenset({"/health"})  # the routes that need no token (a load balancer's probe)
 
 # set while a WebSocket connection is being served: the sessions it opens are closed by the
@@ -240,6 +252,16 @@ def _tool_results(obs: str, assistant: dict[str, Any] | None, turn: list[dict[st
     return out
 
 
+def route_name(env_id: str) -> str:
+    """The env's name in openenv's Task API routes (``/{env_name}/tasks``): the id without its
+    namespace (``servicegym/Delivery-v0`` -> ``Delivery-v0``)."""
+    return env_id.rsplit("/", 1)[-1]
+
+
+class TaskLookupError(ValueError):
+    """A Task API request for a split or range the env does not have (answered 400)."""
+
+
 # ----- the env ---------------------------------------------------------------------------------
 @dataclass
 class _McpTool:
@@ -307,6 +329,7 @@ class ServiceGymEnvironment(Environment):
 
     def _reset_args(self, seed: Any, episode_id: Any, task_id: Any, split: Any, difficulty: Any,
                     extra: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
+        index = extra.pop("index", None)
         if extra:
             raise ValueError(f"unknown reset option{'s' if len(extra) > 1 else ''} {sorted(extra)}; "
                              f"use {', '.join(RESET_KEYS)}")
@@ -327,6 +350,16 @@ class ServiceGymEnvironment(Environment):
             if isinstance(difficulty, bool) or not isinstance(difficulty, int) or difficulty < 0:
                 raise ValueError(f"difficulty must be a non-negative integer, got {difficulty!r}")
             options["difficulty"] = difficulty
+        if index is not None:  # the Task API's way to pick a task: split and index (get_task)
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise ValueError(f"index must be an integer, got {index!r}")
+            if "task_id" in options or "difficulty" in options:
+                raise ValueError("index picks a task of split: send it without task_id and difficulty")
+            split = options.pop("split", self.gym_env.unwrapped.split)
+            ids = self._ids(split)
+            if not 0 <= index < len(ids):
+                raise ValueError(f"index {index} is out of range: split {split!r} has {len(ids)} tasks")
+            options["task_id"] = ids[index]
         return seed, options
 
     def _reset_failed(self, err: Exception, options: dict[str, Any]) -> ValueError:
@@ -451,6 +484,37 @@ class ServiceGymEnvironment(Environment):
             messages=list(u.messages) if started else [],
         )
 
+    # ----- openenv's Task API (openenv 0.10's TaskProvider: GET /{env_name}/splits, POST
+    # /{env_name}/tasks, num_tasks, task, task_range; reset(split=, index=) plays one) -----
+    def _ids(self, split: Any) -> list[str]:
+        if split not in SPLITS:
+            raise TaskLookupError(f"unknown split {split!r}; the splits are {', '.join(SPLITS)}")
+        return self.gym_env.unwrapped.task_ids(split)
+
+    @staticmethod
+    def _task_spec(split: str, index: int, task_id: str) -> dict[str, Any]:
+        return {"id": task_id, "task_id": task_id, "index": index, "split": split}
+
+    def list_splits(self) -> list[dict[str, str]]:
+        return [{"name": s, "type": SPLIT_TYPES[s]} for s in SPLITS]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [self._task_spec(split, i, t) for i, t in enumerate(self._ids(split))]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self._ids(split))
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        ids = self._ids(split)
+        if not 0 <= index < len(ids):
+            raise IndexError(index)  # openenv answers 400 "Invalid task index"
+        return self._task_spec(split, index, ids[index])
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        ids = self._ids(split)
+        lo, hi, _ = slice(start, stop).indices(len(ids))
+        return [self._task_spec(split, i, ids[i]) for i in range(lo, hi)]
+
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
             name=self.env_id,
@@ -481,7 +545,8 @@ class ServiceGymServer(HTTPEnvServer):
         factory = functools.partial(ServiceGymEnvironment, env_id, env_kwargs)
         super().__init__(factory, ServiceGymAction, ServiceGymObservation,
                          concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
-                                                              session_timeout=idle_timeout_s))
+                                                              session_timeout=idle_timeout_s),
+                         **server_kwargs(env_name=route_name(env_id), state_cls=ServiceGymState))
         self.opened = 0
         self.closed = 0
         self.closed_at_shutdown = 0  # by close_all (the connections' own ends close theirs first)
@@ -513,8 +578,10 @@ class ServiceGymServer(HTTPEnvServer):
             try:
                 await asyncio.sleep(interval)
                 now = time.monotonic()
+                # not those a WebSocket serves: its own connection, or attached by /ws?session_id= (0.10)
+                attached = attached_sessions(self)
                 stale = [sid for sid, env in list(self._sessions.items())
-                         if env is not None and not getattr(env, "attached", False)
+                         if env is not None and not getattr(env, "attached", False) and sid not in attached
                          and now - getattr(env, "last_active", now) > timeout]
                 for sid in stale:
                     await self._destroy_session(sid)
@@ -544,11 +611,23 @@ class _Guard:
     """ASGI middleware in front of openenv's app: the bearer token, the message size limit, the
     session idle limit, and error replies for frames openenv's handler cannot read."""
 
-    def __init__(self, app: Any, *, token: str | None, max_message_bytes: int, idle_timeout_s: float | None) -> None:
+    def __init__(self, app: Any, *, token: str | None, max_message_bytes: int, idle_timeout_s: float | None,
+                 server: ServiceGymServer | None = None) -> None:
         self.app = app
         self._expected = token.encode() if token else None
         self.max_bytes = max_message_bytes
         self.idle_s = idle_timeout_s
+        self.server = server
+
+    def _idle_left(self, scope: dict[str, Any]) -> float:
+        """For a WebSocket attached to an HTTP MCP session (``/ws?session_id=``, openenv 0.10's
+        ``MCPToolClient``: its tool calls go over ``POST /mcp``), the seconds until that session
+        is idle too; 0 for any other WebSocket."""
+        if self.server is None or not self.idle_s:
+            return 0.0
+        session_id = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
+        last = getattr(self.server._sessions.get(session_id), "last_active", None) if session_id else None
+        return 0.0 if last is None else self.idle_s - (time.monotonic() - last)
 
     def _authorized(self, scope: dict[str, Any]) -> bool:
         if self._expected is None or scope.get("path") in OPEN_PATHS:
@@ -620,6 +699,8 @@ class _Guard:
 
     async def _websocket(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         accepted = closed = idle = False
+        pending: asyncio.Future[dict[str, Any]] | None = None  # a receive that outlived an idle check
+        via_session = b"session_id=" in (scope.get("query_string") or b"")  # attached to an HTTP MCP session
 
         async def guarded_send(msg: dict[str, Any]) -> None:
             nonlocal accepted, closed
@@ -634,13 +715,36 @@ class _Guard:
                 return
             await send(msg)
 
+        async def idle_receive() -> dict[str, Any] | None:
+            """The next message, or None once the session has been idle for ``idle_s``."""
+            nonlocal pending
+            if not via_session:
+                try:
+                    return await asyncio.wait_for(receive(), self.idle_s)
+                except asyncio.TimeoutError:
+                    return None
+            if pending is None:
+                pending = asyncio.ensure_future(receive())
+            wait = self.idle_s
+            while True:
+                try:
+                    msg = await asyncio.wait_for(asyncio.shield(pending), wait)
+                except asyncio.TimeoutError:
+                    wait = self._idle_left(scope)  # an attached session busy over HTTP is not idle
+                    if wait > 0:
+                        continue
+                    pending.cancel()
+                    pending = None
+                    return None
+                pending = None
+                return msg
+
         async def guarded_receive() -> dict[str, Any]:
             nonlocal idle
             while True:
                 if accepted and self.idle_s:
-                    try:
-                        msg = await asyncio.wait_for(receive(), self.idle_s)
-                    except asyncio.TimeoutError:
+                    msg = await idle_receive()
+                    if msg is None:
                         idle = True
                         with contextlib.suppress(Exception):
                             await send({"type": "websocket.send", "text": _error_frame(
@@ -673,6 +777,8 @@ class _Guard:
             await self.app(scope, guarded_receive, guarded_send)
         finally:
             _IN_WEBSOCKET.reset(marker)
+            if pending is not None:
+                pending.cancel()
             if idle and not closed:
                 with contextlib.suppress(Exception):
                     await send({"type": "websocket.close", "code": 1001})
@@ -707,6 +813,12 @@ def build_app(env_id: str, *, max_sessions: int = DEFAULT_MAX_SESSIONS, token: s
     server = ServiceGymServer(env_id, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s, env_kwargs=env_kwargs)
     server.register_routes(app, mode=ServerMode.PRODUCTION)
 
+    @app.exception_handler(TaskLookupError)
+    async def task_lookup_error(request: Any, err: TaskLookupError) -> Any:
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"detail": str(err)}, status_code=400)
+
     @app.get("/sessions", tags=["Health"], summary="Open sessions of this server")
     async def sessions() -> dict[str, Any]:
         return server.sessions()
@@ -717,7 +829,8 @@ def build_app(env_id: str, *, max_sessions: int = DEFAULT_MAX_SESSIONS, token: s
             log.warning("shutdown: closed %d open session%s", n, "s" if n != 1 else "")
 
     app.router.on_shutdown.append(close_sessions)
-    guarded = _Guard(app, token=token, max_message_bytes=max_message_bytes, idle_timeout_s=idle_timeout_s)
+    guarded = _Guard(app, token=token, max_message_bytes=max_message_bytes, idle_timeout_s=idle_timeout_s,
+                     server=server)
     return guarded, server
 
 
