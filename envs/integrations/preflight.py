@@ -5,6 +5,9 @@ so a check works where the trainer and its extras are missing.
 ``skyrl_train_problem`` / ``require_skyrl_train``: skyrl-train needs Python 3.12+ and the
 ``skyrl_train`` package (``examples/skyrl`` calls ``require_skyrl_train`` first).
 
+``verl_trainer_problem`` / ``require_verl_trainer``: verl's trainer needs a CUDA GPU and vLLM or
+SGLang (``examples/verl/run_grpo_delivery.sh`` calls ``require_verl_trainer`` first).
+
 ``nemo_gym_problem`` / ``require_nemo_gym``: NeMo-Gym's resources server needs Python 3.12+ and
 the ``nemo_gym`` package (``python -m servicegym.envs.integrations.nemo_gym serve`` calls
 ``require_nemo_gym`` first).
@@ -66,6 +69,42 @@ def require_nemo_gym() -> None:
     import sys
 
     problem = nemo_gym_problem()
+    if problem is not None:
+        print(f"servicegym: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+VERL_TRAINER_NEEDS = ("verl's trainer needs a CUDA GPU and verl's rollout stack (pip install 'verl[vllm]' or verl's "
+                      "Docker image); this machine has {missing}. The agent loop itself "
+                      "(servicegym.envs.integrations.verl) and its rows work on CPU.")
+
+
+def verl_trainer_problem() -> str | None:
+    """Why verl's GRPO trainer cannot run here (one sentence), or None when it can: it needs a CUDA
+    GPU (torch sees one) and vLLM or SGLang for its rollouts."""
+    import importlib
+    import importlib.util
+
+    missing = []
+    gpu = False
+    if importlib.util.find_spec("torch") is not None:
+        try:
+            gpu = bool(importlib.import_module("torch").cuda.is_available())
+        except Exception:  # noqa: BLE001  a broken CUDA install is no GPU to verl either
+            gpu = False
+    if not gpu:
+        missing.append("no CUDA GPU")
+    if importlib.util.find_spec("vllm") is None and importlib.util.find_spec("sglang") is None:
+        missing.append("neither vLLM nor SGLang")
+    return VERL_TRAINER_NEEDS.format(missing=" and ".join(missing)) if missing else None
+
+
+def require_verl_trainer() -> None:
+    """Exit with status 2 and one sentence (no traceback) when verl's trainer cannot run here; what
+    ``examples/verl/run_grpo_delivery.sh`` calls before anything else."""
+    import sys
+
+    problem = verl_trainer_problem()
     if problem is not None:
         print(f"servicegym: {problem}", file=sys.stderr)
         raise SystemExit(2)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # GRPO on servicegym/Delivery-v0 with verl's agent loop (one node, 8 GPUs, vLLM rollout).
 # Needs: pip install -e ".[verl]" and verl's GPU stack (pip install "verl[vllm]" or its Docker image).
+# The first line checks for both and stops with one sentence if either is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+python -c "from servicegym.envs.integrations.preflight import require_verl_trainer; require_verl_trainer()"
 ROOT=$(pwd)  # absolute paths: Ray workers on other nodes may start elsewhere
 
 DATA=${DATA:-$HOME/data/servicegym}

@@ -414,3 +414,22 @@ def test_verl_rows_read_by_verls_dataset(tokenizer, tmp_path):
     loop = SimpleNamespace(env_kwargs={})
     env = ServiceGymAgentLoop.make_env(loop, item)
     assert env.unwrapped.user_tool
+
+
+def test_the_trainer_example_says_in_one_sentence_what_this_machine_lacks():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from servicegym.envs.integrations.preflight import verl_trainer_problem
+
+    problem = verl_trainer_problem()
+    if problem is None:
+        pytest.skip("verl's trainer can run here: nothing to refuse")
+    root = Path(__file__).resolve().parents[2]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the script's `python`: ours
+    proc = subprocess.run(["bash", str(root / "examples/verl/run_grpo_delivery.sh")], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PATH": path, "DATA": str(root / "nonexistent-data")})
+    assert proc.returncode == 2 and proc.stderr.strip() == f"servicegym: {problem}" and "Traceback" not in proc.stderr
+    assert not (root / "nonexistent-data").exists()  # it stopped before writing anything
