@@ -521,7 +521,7 @@ def test_reset_options_on_generated_tasks():
 
 
 def test_constructor_rejects_bad_arguments():
-    for kwargs, match in [({"user": "llm-typo"}, "user="), ({"judge": "gpt"}, "judge="), ({"split": "dev"}, "split"),
+    for kwargs, match in [({"user": "llm-typo"}, "user="), ({"judge": "gpt"}, "judge="), ({"split": "validation"}, "split"),
                           ({"max_steps": 0}, "positive")]:
         with pytest.raises(ValueError, match=match):
             make_env(**kwargs)

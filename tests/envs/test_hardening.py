@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import servicegym
 from servicegym.envs.cli.main import main
 from servicegym.envs.environments.parsing import MAX_ACTION_CHARS, MAX_TOOL_CALLS, parse_action
-from servicegym.envs.running.rollouts import collect, read_records
+from servicegym.envs.running.rollouts import CollectFailed, collect, read_records
 from servicegym.world_state.text import scrub
 from servicegym.world_state.tools import MAX_ERROR_CHARS, MAX_QUERY_CHARS
 
@@ -215,7 +215,9 @@ class FlakyPolicy:
 def test_failed_episodes_are_recorded_then_retried_on_resume(tmp_path):
     out = tmp_path / "f.jsonl"
     FlakyPolicy.FAIL = True
-    first = collect(DELIVERY, FlakyPolicy, out=out, trials=2, limit=2, progress=False)
+    with pytest.raises(CollectFailed) as every_one_failed:  # a run where nothing worked says so
+        collect(DELIVERY, FlakyPolicy, out=out, trials=2, limit=2, progress=False)
+    first = every_one_failed.value.summary
     assert first.failed == first.errors == 4 and first.successes == 0
     assert {r["termination_reason"] for r in read_records(out)} == {"policy_error"}
     FlakyPolicy.FAIL = False
