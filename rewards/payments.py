@@ -94,6 +94,8 @@ def check_payments(world: PaymentsWorld, history: History, goal: dict[str, Any])
 
     for e in history.entries:
         if e.kind == "event":
+            if e.role == "env" and e.name == "gold_documents":  # gold_documents=True: given, so read, at step 0
+                reads.update(e.arguments.get("doc_ids") or ())
             if e.role == "customer" and e.name == "approval_granted":
                 apr = approvals.get(e.arguments.get("approval_id"))
                 if apr is not None:

@@ -52,7 +52,9 @@ from servicegym.envs.cli.report import (
     counted,
     finish_k_plot,
     load_rollouts,
+    options_text,
     pass_hat_band,
+    policy_label,
     summarize_records,
 )
 from servicegym.rewards import metrics as _metrics
@@ -105,11 +107,13 @@ def _version() -> str:
 
 def run_metadata(*, env_id: str, policy: str, trials: int, seed: int, split: str, scoring: str | None = None,
                  tasks_file: str | None = None, task_ids: list[str] | None = None, tasks: int | None = None,
-                 limit: int = 0, llm: dict[str, Any] | None = None) -> dict[str, Any]:
+                 limit: int = 0, llm: dict[str, Any] | None = None, env_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """What ``evaluate`` records in ``run.json``. ``llm`` is ``--policy llm``'s endpoint config:
     only its model and its base URL's host are kept (no credentials, query or API key). ``split``
     reads ``file`` for a task file and ``custom`` for ``--task-ids``; ``scoring`` None is the
-    envs' default, ``rubric``."""
+    envs' default, ``rubric``. ``env_options``: the env's experiment options that differ from
+    their defaults (Payments' ``call_cap``, ``disclosure``, ``gold_documents``), kept only when
+    there are any; the run's label shows them."""
     m = re.search(r"-(v\d+)$", env_id)
     meta: dict[str, Any] = {
         "model": (llm or {}).get("model") or None,
@@ -128,6 +132,8 @@ def run_metadata(*, env_id: str, policy: str, trials: int, seed: int, split: str
         "git_commit": _git_commit(),
         "servicegym_version": _version(),
     }
+    if env_options:
+        meta["env_options"] = dict(env_options)
     return meta
 
 
@@ -158,7 +164,7 @@ class Run:
 
     @property
     def policies(self) -> list[str]:
-        return sorted({str(r.get("policy", "")) for r in self.records})
+        return sorted({policy_label(r) for r in self.records})
 
     @property
     def task_ids(self) -> set[str]:
@@ -211,7 +217,11 @@ def load_run(inp: str | Path, bootstrap: int = BOOTSTRAP_SAMPLES) -> Run:
 
 def _base_label(run: Run) -> str:
     if run.meta:
-        return str(run.meta.get("model") or run.meta.get("policy") or "/".join(run.policies))
+        # a run made with env options (Payments' call_cap, disclosure, gold_documents) says so in its label
+        opts = options_text(run.meta.get("env_options")) or "; ".join(
+            sorted({options_text(r.get("env_options")) for r in run.records} - {""}))
+        base = str(run.meta.get("model") or run.meta.get("policy") or "/".join(run.policies))
+        return f"{base} [{opts}]" if opts and opts not in base else base
     return f"{'/'.join(run.policies) or 'run'} ({run.where()})"
 
 

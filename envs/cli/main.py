@@ -64,7 +64,25 @@ def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     scoring = getattr(args, "scoring", None)
     if scoring is not None:
         kwargs["scoring"] = scoring
+    # BizBench's experiments, Payments-v0 only: --call-cap, --disclosure, --gold-documents
+    experiment = {k: v for k, v in (("call_cap", getattr(args, "call_cap", None)), ("disclosure", getattr(args, "disclosure", None)),
+                                    ("gold_documents", getattr(args, "gold_documents", False) or None)) if v is not None}
+    if experiment:
+        if getattr(args, "env", "") != "servicegym/Payments-v0":
+            flags = ", ".join("--" + k.replace("_", "-") for k in experiment)
+            raise CliError(f"{flags} apply to --env servicegym/Payments-v0 only")
+        if "call_cap" in experiment and not 0 < experiment["call_cap"] < float("inf"):
+            raise CliError(f"--call-cap must be a positive multiple of the golden trace's tool calls, got {experiment['call_cap']:g}")
+        kwargs.update(experiment)
     return kwargs
+
+
+def _env_options(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The experiment options of ``env_kwargs`` that differ from their defaults (for run.json)."""
+    out = {k: env_kwargs[k] for k in ("call_cap", "disclosure", "gold_documents") if k in env_kwargs}
+    if out.get("disclosure") == "minimal":
+        del out["disclosure"]
+    return out
 
 
 SCORING_HELP = ("how a VitaBench task file is scored: rubric (default: what the rubric states, plus no write the user "
@@ -422,7 +440,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     write_run_meta(out, run_metadata(env_id=args.env, policy=policy, trials=args.trials, seed=args.seed, split=args.split,
                                      scoring=args.scoring, tasks_file=args.tasks, task_ids=_task_ids(args), tasks=len(ids),
-                                     limit=args.limit, llm=_policy_spec(args)[1].get("llm")))
+                                     limit=args.limit, llm=_policy_spec(args)[1].get("llm"),
+                                     env_options=_env_options(_env_kwargs(args))))
     print(f"{args.env} policy={policy} {_source(args)} tasks={len(ids)} trials={args.trials} {_summary_line(summary)} "
           f"({time.perf_counter() - t0:.2f} s)")
     try:
@@ -973,6 +992,12 @@ def _collect_options(p: argparse.ArgumentParser, split: str) -> None:
     p.add_argument("--max-prompt-tokens", type=int, default=None,
                    help="--policy llm: leave the oldest turns out of a request that would exceed this many tokens")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--call-cap", type=float, default=None,
+                   help="Payments-v0: end each episode when its tool calls reach this multiple of the golden trace's (e.g. 1.2)")
+    p.add_argument("--disclosure", default=None, choices=["minimal", "full"],
+                   help="Payments-v0: full = the merchant states every private fact in its opening (default minimal)")
+    p.add_argument("--gold-documents", action="store_true",
+                   help="Payments-v0: the documents that govern the task come with the first observation")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -116,6 +116,23 @@ def load_rollouts(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+def options_text(options: Any) -> str:
+    """An env's experiment options as a run's label shows them: ``call_cap=1.2, gold_documents``
+    (``""`` for none)."""
+    if not isinstance(options, dict) or not options:
+        return ""
+    return ", ".join(k if v is True else f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(options.items()))
+
+
+def policy_label(rec: dict[str, Any]) -> str:
+    """The record's policy, with the env's experiment options it ran under (its ``env_options``:
+    Payments' ``call_cap``, ``disclosure``, ``gold_documents``) in brackets: ``oracle
+    [call_cap=1.2]``. Records of one policy under different options are never pooled."""
+    policy = str(rec.get("policy", ""))
+    opts = options_text(rec.get("env_options"))
+    return f"{policy} [{opts}]" if opts else policy
+
+
 def domain_of(rec: dict[str, Any]) -> str:
     """The record's domain: its ``domain`` field, else the domain of its env class, else the env id."""
     if rec.get("domain"):
@@ -180,7 +197,7 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
     return DomainSummary(
         domain=domain,
         env_ids=sorted({str(r.get("env_id", "")) for r in recs if r.get("env_id")}),
-        policies=sorted({str(r.get("policy", "")) for r in recs if r.get("policy")}),
+        policies=sorted({policy_label(r) for r in recs if r.get("policy")}),
         tasks=len(counts),
         trials=k_max,
         episodes=len(recs),
@@ -198,10 +215,11 @@ def summarize_domain(domain: str, recs: list[dict[str, Any]], bootstrap: int = B
 
 def summarize_records(records: Iterable[dict[str, Any]], bootstrap: int = BOOTSTRAP_SAMPLES) -> list[DomainSummary]:
     """One summary per domain and policy, in order of first appearance: episodes of different
-    policies are never pooled (two policies' one trial each would read as one policy's k = 2)."""
+    policies are never pooled (two policies' one trial each would read as one policy's k = 2), nor
+    of one policy under different env options (``policy_label``)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in records:
-        groups.setdefault((domain_of(r), str(r.get("policy", ""))), []).append(r)
+        groups.setdefault((domain_of(r), policy_label(r)), []).append(r)
     if not groups:
         raise ReportError("no episodes to report")
     return [summarize_domain(d, recs, bootstrap) for (d, _), recs in groups.items()]

@@ -86,6 +86,10 @@ class ToolUseEnv(gym.Env[str, str]):
     # those of ``score_keys`` that are counts (how many rubric items or sessions), not rewards:
     # trainer adapters log them as counts (``n_<key>``), never as a reward column
     count_keys: ClassVar[tuple[str, ...]] = ()
+    # the most tool calls an episode may make (a domain's ``call_cap`` sets it at reset; None: no cap).
+    # The step whose calls reach it ends the episode, truncated with reason ``"call_cap"``; calls of
+    # that action beyond it are not run. The user tool (``respond``) is a message, not a call.
+    _call_limit: int | None = None
 
     def __init__(
         self,
@@ -191,6 +195,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._steps = 0
         self._tool_errors = 0
         self._call_counter = 0
+        self._agent_calls = 0  # tool calls run this episode (what a call cap counts)
         self._call_ids: set[str] = set()
         self._done = True
         self._system_prompt = ""
@@ -271,6 +276,7 @@ class ToolUseEnv(gym.Env[str, str]):
         self._steps = 0
         self._tool_errors = 0
         self._call_counter = 0
+        self._agent_calls = 0
         self._call_ids = set()
         self._done = False
         self._rubric_details = {}
@@ -462,6 +468,12 @@ class ToolUseEnv(gym.Env[str, str]):
                     blocks.append(_block("tool_error" if user_error else "tool_result", content, name=USER_TOOL, call_id=cid))
                     self._log.append(("tool", cid, content))
                     continue
+                if self._call_limit is not None and self._agent_calls >= self._call_limit:
+                    content = f"not run: the call cap ({self._call_limit} tool calls) was reached"
+                    blocks.append(_block("tool_error", content, name=call.name, call_id=cid))
+                    self._log.append(("tool", cid, content))
+                    continue
+                self._agent_calls += 1
                 result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, cid)
                 if not result.ok:
                     self._tool_errors += 1
@@ -501,11 +513,15 @@ class ToolUseEnv(gym.Env[str, str]):
         if user_error:
             truncated, reason = True, "user_error"
         elif not terminated:
-            if self._tool_errors >= self.max_errors:
+            if self._call_limit is not None and self._agent_calls >= self._call_limit:
+                truncated, reason = True, "call_cap"
+            elif self._tool_errors >= self.max_errors:
                 truncated, reason = True, "max_errors"
             elif self._steps >= self.max_steps:
                 truncated, reason = True, "max_steps"
         info: dict[str, Any] = {"step": self._steps, "tool_errors": self._tool_errors}
+        if self._call_limit is not None:
+            info["tool_calls"], info["call_limit"] = self._agent_calls, self._call_limit
         if self._llm_user:
             info["llm_usage"] = {"user": dict(self._user.usage)}
         reward = 0.0
@@ -562,6 +578,13 @@ class ToolUseEnv(gym.Env[str, str]):
                 out.append({"role": kind, "content": rec[1]})
         self._materialized = len(log)
         return out
+
+    @property
+    def env_options(self) -> dict[str, Any]:
+        """The experiment options of this env that differ from their defaults (Payments:
+        ``call_cap``, ``disclosure``, ``gold_documents``), as plain JSON; ``{}`` when none do. A
+        rollout record carries them as ``env_options`` and reports label its runs by them."""
+        return {}
 
     def episode_details(self) -> dict[str, Any]:
         """What the episode's outcome holds beyond ``info["score"]``'s floats, as plain JSON: a

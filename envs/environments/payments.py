@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from servicegym.envs.environments.base import ToolUseEnv
@@ -16,8 +17,11 @@ from servicegym.simulators.payments_customer import CustomerProfile, PaymentsCus
 from servicegym.simulators.scripted_user import STOP
 from servicegym.world_state.payments import RESIDENT_TOOLS, PaymentsWorld, build_payments_world
 from servicegym.world_state.payments.capabilities import CATALOGUE
+from servicegym.world_state.payments.world import document_summary
+from servicegym.world_state.tools import dumps
 
-__all__ = ["PaymentsEnv", "SUITE_PATH"]
+__all__ = ["DISCLOSURES", "GOLD_DOCUMENTS_MAX_CHARS", "PaymentsEnv", "SUITE_PATH", "disclosed_opening", "gold_document_ids",
+           "golden_calls"]
 
 SUITE_PATH = suite_path("payments")
 
@@ -34,6 +38,40 @@ PROMPT = (
     "Call a tool by replying with {form}; several such blocks may go in one reply. Any other reply is sent to the "
     "merchant. Reply ###STOP### when you are finished."
 )
+
+
+DISCLOSURES = ("minimal", "full")
+# the gold documents' block in the first observation is cut at this many characters (a note says so)
+GOLD_DOCUMENTS_MAX_CHARS = 16_000
+
+
+def golden_calls(task: Task) -> int:
+    """The tool calls of ``task``'s golden trace (what ``call_cap`` multiplies); a lone
+    ``ask_customer``/``finish`` is a message, as the env reads it."""
+    return sum(len(parse_action(_conversation_call(a) if isinstance(a, str) else a).tool_calls) for a in task.golden_actions)
+
+
+def gold_document_ids(task: Task) -> list[str]:
+    """The documents that govern ``task``: those its golden route reads (``read_document``), in
+    the order it first reads them (procedures, then the merchant's scoped policies, including a
+    version that takes effect during the episode)."""
+    out: list[str] = []
+    for a in task.golden_actions:
+        for call in parse_action(a).tool_calls:
+            doc = call.arguments.get("doc_id") if call.name == "read_document" and isinstance(call.arguments, dict) else None
+            if isinstance(doc, str) and doc not in out:
+                out.append(doc)
+    return out
+
+
+def disclosed_opening(task: Task) -> str:
+    """The merchant's opening under ``disclosure="full"``: the usual request followed by every
+    private fact (each hidden fact's answer and the documents it can upload)."""
+    facts = [f.answer for f in task.user.facts]
+    docs = (task.world.get("customer") or {}).get("documents") or []
+    if docs:
+        facts.append("Documents I can upload if you need them: " + ", ".join(d.replace("_", " ") for d in docs) + ".")
+    return " ".join([task.user.opening, *facts])
 
 
 def _conversation_call(action: str) -> str:
@@ -98,12 +136,16 @@ class PaymentsEnv(ToolUseEnv):
 
     ## Episode End
     Terminated when the agent or the merchant says ``###STOP###``; truncated after
-    ``max_steps`` (200) actions or ``max_errors`` (20) failed calls.
+    ``max_steps`` (200) actions or ``max_errors`` (20) failed calls, and with ``call_cap`` when the
+    agent's tool calls reach the cap (``termination_reason`` ``"call_cap"``).
 
     ## Information
-    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools``. Final step: ``success`` and
-    ``score``: ``goal``, ``process``, ``protection``, ``strict``, ``rubric/<check>`` per check and
-    ``violations`` (each ``{"check", "step", "detail"}``, the step where it happened).
+    ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools``; with experiment options also
+    ``env_options`` (those that differ from their defaults), and with ``call_cap`` ``golden_calls``
+    and ``call_limit``. Every step with ``call_cap``: ``tool_calls`` (run so far) and ``call_limit``.
+    Final step: ``success`` and ``score``: ``goal``, ``process``, ``protection``, ``strict``,
+    ``rubric/<check>`` per check and ``violations`` (each ``{"check", "step", "detail"}``, the step
+    where it happened).
 
     ## Arguments
     ```python
@@ -118,6 +160,32 @@ class PaymentsEnv(ToolUseEnv):
     ``user`` (``scripted``, or ``llm``: the merchant played by a model that acts through
     customer-side tools, one write or wait a turn; endpoint ``llm={"base_url": ..., "model": ...}``
     or ``SERVICEGYM_BASE_URL``/``SERVICEGYM_MODEL``).
+
+    BizBench's experiments (each checked at ``make``, a bad value a one-line ``ValueError``; each
+    recorded in ``info["env_options"]``, ``env.unwrapped.env_options`` and a rollout record's
+    ``env_options``, so reports label and keep apart runs made with different ones;
+    ``scripts/bizbench_grid.py`` runs them all):
+
+    * ``call_cap`` (None, or a positive multiple such as 1.2 or 2.0): the episode ends, truncated
+      with ``termination_reason="call_cap"``, at the step where the agent's tool calls reach
+      ``ceil(call_cap x golden_calls(task))`` (the golden trace's tool calls; a message, a lone
+      ``ask_customer``/``finish`` and ``respond`` are not calls, a failed call is); calls of that
+      action beyond the cap are not run. Scored as any other ended episode. The oracle fits
+      ``call_cap=1.0`` exactly and fails below it.
+    * ``disclosure`` (``"minimal"``, the default: facts only on request; ``"full"``): the merchant
+      states every private fact in its opening (``disclosed_opening``: the bank account payouts go
+      to, the documents it can upload); the LLM merchant's persona prompt opens with the same words
+      and holds nothing back.
+    * ``gold_documents`` (False; True): the documents that govern the task (those its golden route
+      reads, ``gold_document_ids``: the procedures and the merchant's scoped policies, a version
+      that takes effect later included) follow the opening in the first observation, in a
+      ``<documents>`` block of whole documents up to ``GOLD_DOCUMENTS_MAX_CHARS`` (16,000)
+      characters; the history records them as read at step 0, so discovery can be skipped.
+
+    ```python
+    env = gym.make("servicegym/Payments-v0", split="test", call_cap=1.2)
+    env = gym.make("servicegym/Payments-v0", split="test", disclosure="full", gold_documents=True)
+    ```
 
     Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
     ``respond(message)``, whose result is the reply, for trainer loops that end at a reply
@@ -137,6 +205,9 @@ class PaymentsEnv(ToolUseEnv):
       an argument, 1,000-character search queries), lone surrogates replaced by U+FFFD, the
       user reads the first 8,000 characters of a message, ``score_keys`` always present as
       floats; generated tasks, suites and their scores unchanged.
+    * v0: BizBench's experiments as options, ``call_cap``, ``disclosure="full"`` and
+      ``gold_documents=True`` (off by default: the default env, its tasks, suites and scores are
+      unchanged).
     """
 
     domain = "payments"
@@ -144,11 +215,50 @@ class PaymentsEnv(ToolUseEnv):
     score_keys = ("goal", "process", "protection", "strict")
     default_difficulty = 2
 
-    def __init__(self, *args: Any, max_steps: int = 200, max_errors: int = 20, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, max_steps: int = 200, max_errors: int = 20, call_cap: float | None = None,
+                 disclosure: str = "minimal", gold_documents: bool = False, **kwargs: Any) -> None:
         if kwargs.get("judge", "code") == "llm":
             # payments is scored by G/P/F over the history; there are no rubric items for a judge to read
             raise ValueError("judge='llm' does not apply to Payments-v0 (scored by the G/P/F checker); use judge='code'")
+        # BizBench's experiments (see the docstring): checked here, so a bad value fails at make()
+        if call_cap is not None and (isinstance(call_cap, bool) or not isinstance(call_cap, (int, float))
+                                     or not math.isfinite(call_cap) or call_cap <= 0):
+            raise ValueError(f"call_cap must be None or a positive number (a multiple of the golden trace's tool calls, "
+                             f"e.g. 1.2), got {call_cap!r}")
+        if disclosure not in DISCLOSURES:
+            raise ValueError(f"disclosure must be 'minimal' (facts on request) or 'full' (every fact in the opening), got {disclosure!r}")
+        if not isinstance(gold_documents, bool):
+            raise ValueError(f"gold_documents must be True or False, got {gold_documents!r}")
+        self.call_cap = None if call_cap is None else float(call_cap)
+        self.disclosure = disclosure
+        self.gold_documents = gold_documents
+        self._disclosed: dict[int, tuple[Task, Task]] = {}  # id(task) -> (task, its full-disclosure copy)
         super().__init__(*args, max_steps=max_steps, max_errors=max_errors, **kwargs)
+
+    @property
+    def env_options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.call_cap is not None:
+            out["call_cap"] = self.call_cap
+        if self.disclosure != "minimal":
+            out["disclosure"] = self.disclosure
+        if self.gold_documents:
+            out["gold_documents"] = True
+        return out
+
+    def _choose_task(self, options: dict[str, Any]) -> Task:
+        task = super()._choose_task(options)
+        if self.disclosure == "minimal":
+            return task
+        # disclosure="full": the same task whose merchant opens with every private fact (one copy per task
+        # object, sharing its built world)
+        hit = self._disclosed.get(id(task))
+        if hit is None or hit[0] is not task:
+            if len(self._disclosed) >= 1024:
+                self._disclosed.clear()
+            user = task.user.model_copy(update={"opening": disclosed_opening(task)})
+            hit = self._disclosed[id(task)] = (task, task.model_copy(update={"user": user}))
+        return hit[1]
 
     def default_source(self, difficulty: int | None) -> TaskSource:
         return GeneratedSource(self.domain, generate_payments_task, SUITE_PATH,
@@ -168,7 +278,46 @@ class PaymentsEnv(ToolUseEnv):
             self._user = PaymentsCustomer(self.task.user, CustomerProfile(**self.task.world["customer"]))
         self._user.bind(self.world, self.history, 0)
         info["capabilities"] = len(CATALOGUE)
+        self._call_limit = None
+        if self.call_cap is not None:
+            golden = golden_calls(self.task)
+            if not golden:
+                raise ValueError(f"call_cap needs the task's golden trace: task {self.task.task_id} has no golden tool calls")
+            self._call_limit = math.ceil(round(self.call_cap * golden, 9))
+            info["golden_calls"], info["call_limit"] = golden, self._call_limit
+        if self.gold_documents:
+            obs = self._with_gold_documents(obs)
+        if self.env_options:
+            info["env_options"] = self.env_options
         return obs, info
+
+    def _with_gold_documents(self, opening: str) -> str:
+        """``gold_documents=True``: the first observation is the opening followed by the documents the
+        golden route reads, in full (cut at ``GOLD_DOCUMENTS_MAX_CHARS``); the history records them as
+        read at step 0 (event ``gold_documents``), so the checker counts them as read."""
+        docs = self.world.table("documents")
+        ids, lines, left = [], [], []
+        size = 0
+        for d in gold_document_ids(self.task):
+            doc = docs.get(d)
+            if doc is None:
+                continue
+            line = dumps({**document_summary(doc), "body": doc.body})
+            if size + len(line) + 1 > GOLD_DOCUMENTS_MAX_CHARS:  # whole documents only
+                left.append(d)
+                continue
+            size += len(line) + 1
+            ids.append(d)
+            lines.append(line)
+        if left:
+            lines.append(f"[{len(left)} more over the {GOLD_DOCUMENTS_MAX_CHARS}-character limit: {', '.join(left)}; read them with read_document]")
+        text = "\n".join(lines)
+        self.history.append(step=0, time=self.world.clock.text(), kind="event", role="env", name="gold_documents",
+                            arguments={"doc_ids": ids}, content=f"{len(ids)} documents given in the first observation")
+        obs = f"{opening}\n<documents>\nThe documents that govern this request (read them; no search needed):\n{text}\n</documents>"
+        self._log[1] = ("user", obs)
+        self._transcript[1] = ("[user] ", obs)
+        return obs
 
     def _before_step(self, action: Any) -> Any:
         if isinstance(action, str) and ("ask_customer" in action or "finish" in action):
@@ -181,7 +330,9 @@ class PaymentsEnv(ToolUseEnv):
     def make_llm_user(self, task: Task, seed: int) -> Any:
         from servicegym.simulators.llm_user import LLMPaymentsCustomer
 
-        return LLMPaymentsCustomer(task.user, CustomerProfile(**task.world["customer"]), self.llm_client(), seed=seed)
+        # disclosure="full": the opening it said holds every fact, so none is left to hold back
+        script = task.user if self.disclosure == "minimal" else task.user.model_copy(update={"facts": []})
+        return LLMPaymentsCustomer(script, CustomerProfile(**task.world["customer"]), self.llm_client(), seed=seed)
 
     def score(self, task: Task, view: EpisodeView) -> tuple[bool, dict[str, Any]]:
         return check_payments(view.world, view.history, task.world["goal"])

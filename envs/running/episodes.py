@@ -40,7 +40,10 @@ arguments: ``run_config``), so one file never mixes runs made with other setting
 (or the env) raised, in which case the episode is recorded as it stood, unsuccessful, with
 ``termination_reason`` ``"policy_error"`` (or ``"env_error"``, e.g. a reset that failed). ``details``
 is the env's ``episode_details()`` at the end (Workspace: each session's intents with their final
-states; ``{}`` elsewhere or when the episode did not end). ``elapsed_s`` is the only field that differs between two runs."""
+states; ``{}`` elsewhere or when the episode did not end). ``elapsed_s`` is the only field that differs between two runs.
+A record of an env made with experiment options (Payments' ``call_cap``, ``disclosure``, ``gold_documents``) also has
+``env_options``, those that differ from their defaults (``env.unwrapped.env_options``); ``servicegym report`` and
+``compare`` label its policy with them (``oracle [call_cap=1.2]``), so such runs are never pooled with others."""
 TIMING_FIELDS = ("elapsed_s",)
 FAILED_REASONS = ("policy_error", "env_error", "user_error")
 """Termination reasons of an episode that *failed*: it ended for a reason other than the agent's
@@ -218,6 +221,10 @@ class EpisodeWorker:
         self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
         self._config = run_config(env_kwargs, maker.kwargs)
         base = self.env.unwrapped
+        # the env's experiment options that differ from their defaults (Payments' call_cap, disclosure,
+        # gold_documents): a record carries them as ``env_options`` (only when there are any), and reports
+        # label and group runs by them
+        self._options = dict(getattr(base, "env_options", None) or {})
         # an env whose user or judge calls a model blocks in step: the async backend steps it in a thread
         self._blocking_env = getattr(base, "user", "") == "llm" or getattr(base, "judge", "") == "llm"
 
@@ -307,6 +314,7 @@ class EpisodeWorker:
             "seed": job.seed,
             "policy": self.maker.name,
             "config": self._config,
+            **({"env_options": self._options} if self._options else {}),
             "messages": list(env.unwrapped.messages) if started else [],
             "tools": tools,
             "rewards": rewards,

@@ -305,7 +305,8 @@ def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> A
     apart). ``strict=False`` (``servicegym loopback-model``) drops those, and answers a
     conversation it cannot place (an unknown or ambiguous opening, a request without a user
     message) with a text reply that says so and ends the episode (``UNKNOWN_TASK_REPLY``, naming
-    ``known``: what it replays), never with an HTTP error."""
+    ``known``: what it replays), never with an HTTP error. An opening that extends a task's (what
+    Payments' ``disclosure="full"`` and ``gold_documents=True`` make of it) is that task's."""
     from servicegym.envs.environments.parsing import parse_action
     from servicegym.simulators.loopback import text_reply, tool_call_reply
 
@@ -324,6 +325,11 @@ def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> A
         msgs = body.get("messages") if isinstance(body, dict) else None
         opening = next((m.get("content") for m in msgs or () if isinstance(m, dict) and m.get("role") == "user"), None)
         golden = by_opening.get(opening) if isinstance(opening, str) else None
+        if golden is None and isinstance(opening, str):
+            # an env option that adds to the opening (Payments' disclosure="full", gold_documents=True): the
+            # task whose opening this one extends (the longest such; an ambiguous one is no match)
+            hits = [o for o in (*by_opening, *ambiguous) if o and opening.startswith(o)]
+            golden = by_opening.get(max(hits, key=len)) if hits else None
         if golden is None:
             if strict:
                 raise KeyError("no task opens with this conversation's first user message")
