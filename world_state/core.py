@@ -103,7 +103,7 @@ class Table(Generic[E]):
 
     def update(self, key: str, **changes: Any) -> E:
         old = self.require(key)
-        row = old.model_copy(update=changes)
+        row = _copy_with(old, changes)
         if self.shared:
             self._own()
         if self.journal is not None:
@@ -119,6 +119,24 @@ class Table(Generic[E]):
             # re-inserting would move the key to the end: keep the whole order instead (rare)
             self.journal.append((self, None, dict(self.rows)))
         del self.rows[key]
+
+
+_set_attr = object.__setattr__
+
+
+def _copy_with(row: E, changes: dict[str, Any]) -> E:
+    """``row.model_copy(update=changes)`` without its generic steps (the same attributes: a
+    shallow copy of the fields with ``changes`` applied, the set fields grown by them)."""
+    if row.__pydantic_extra__ is not None or row.__pydantic_private__ is not None:
+        return row.model_copy(update=changes)
+    new = row.__class__.__new__(row.__class__)
+    fields = row.__dict__.copy()
+    fields.update(changes)
+    _set_attr(new, "__dict__", fields)
+    _set_attr(new, "__pydantic_extra__", None)
+    _set_attr(new, "__pydantic_fields_set__", row.__pydantic_fields_set__ | changes.keys())
+    _set_attr(new, "__pydantic_private__", None)
+    return new
 
 
 class IdCounter:
@@ -181,7 +199,9 @@ def parse_time(text: str) -> datetime:
     return datetime.strptime(text.strip(), TIME_FORMAT)
 
 
+@lru_cache(maxsize=4096)
 def parse_date(text: str) -> datetime:
+    """Cached like ``parse_time``."""
     return datetime.strptime(text.strip(), DATE_FORMAT)
 
 

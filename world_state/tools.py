@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
+import operator
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -171,6 +174,7 @@ class ToolSpec:
     schema: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.plan = _plan(self.args_model)
         props = self.parameters.get("properties", {})
         required = set(self.parameters.get("required", []))
         parts = [f"{k}{'' if k in required else '?'}: {_type_label(v)}" for k, v in props.items()]
@@ -185,6 +189,115 @@ class ToolSpec:
             "type": "function",
             "function": {"name": self.name, "description": text, "parameters": self.parameters},
         }
+
+
+_REQUIRED = object()
+_PLAIN = {str: (str,), int: (int,), float: (float,), bool: (bool,)}
+_IMMUTABLE_DEFAULTS = (str, int, float, bool, type(None))
+_BOUNDS = {"min_length": operator.ge, "max_length": operator.le, "ge": operator.ge, "gt": operator.gt,
+           "le": operator.le, "lt": operator.lt}
+
+
+def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callable[[Any], bool] | None] | None:
+    """The exact types a plain value of ``ann`` has and a check of its constraints (None: none),
+    or None when ``ann`` is more than a plain ``str``/``int``/``float``/``bool``, a ``Literal`` of
+    strings or one of them or None, with length and number bounds."""
+    nullable = False
+    if typing.get_origin(ann) in (typing.Union, types.UnionType):
+        parts = typing.get_args(ann)
+        if len(parts) != 2 or type(None) not in parts:
+            return None
+        nullable, ann = True, next(a for a in parts if a is not type(None))
+    metas = list(metadata)
+    if typing.get_origin(ann) is Annotated:
+        ann, *extra = typing.get_args(ann)
+        for m in extra:
+            if isinstance(m, FieldInfo):
+                if m.alias or m.default_factory is not None:
+                    return None
+                metas.extend(m.metadata)
+            else:
+                metas.append(m)
+    checks: list[Callable[[Any], bool]] = []
+    if typing.get_origin(ann) is Literal:
+        allowed = typing.get_args(ann)
+        if not all(type(v) is str for v in allowed):
+            return None
+        allowed_set = frozenset(allowed)
+        kinds: tuple[type, ...] = (str,)
+        checks.append(allowed_set.__contains__)
+    elif ann in _PLAIN:
+        kinds = _PLAIN[ann]
+    else:
+        return None
+    for m in metas:
+        known = [(k, getattr(m, k)) for k in _BOUNDS if getattr(m, k, None) is not None]
+        if len(known) != 1 or type(m).__name__ not in ("MinLen", "MaxLen", "Ge", "Gt", "Le", "Lt"):
+            return None
+        (key, bound), cmp = known[0], _BOUNDS[known[0][0]]
+        if key.endswith("_length"):
+            if kinds != (str,):
+                return None
+            checks.append(lambda v, cmp=cmp, bound=bound: cmp(len(v), bound))
+        else:
+            if kinds not in ((int,), (float,)) or type(bound) not in (int, float):
+                return None
+            checks.append(lambda v, cmp=cmp, bound=bound: cmp(v, bound))
+    if nullable:
+        kinds = (*kinds, type(None))
+    if not checks:
+        return kinds, None
+    if len(checks) == 1:
+        check = checks[0]
+    else:
+        check = lambda v, checks=tuple(checks): all(c(v) for c in checks)  # noqa: E731
+    return kinds, (check if not nullable else (lambda v, check=check: v is None or check(v)))
+
+
+def _plan(model: type[BaseModel]) -> tuple[tuple[str, tuple[type, ...], Any, Any], ...] | None:
+    """``(field, exact types, default, check)`` of each argument when every field is plain (see
+    ``_field_plan``), for ``_fast_args``; None when any field is more than that (pydantic validates
+    those calls)."""
+    if model.model_config.get("extra") != "forbid" or model.model_config.get("strict"):
+        return None
+    plan = []
+    for name, f in model.model_fields.items():
+        if f.alias or f.default_factory is not None:
+            return None
+        fp = _field_plan(f.annotation, f.metadata)
+        if fp is None:
+            return None
+        if f.is_required():
+            default = _REQUIRED
+        elif type(f.default) in _IMMUTABLE_DEFAULTS:
+            default = f.default
+        else:
+            return None
+        plan.append((name, fp[0], default, fp[1]))
+    return tuple(plan)
+
+
+def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``args_model.model_validate(arguments).__dict__`` gives, when every argument already
+    has its field's exact type and meets its bounds (nothing to coerce, no unknown or missing
+    argument, floats finite); None otherwise, and pydantic decides (with its own messages)."""
+    out = {}
+    given = 0
+    get = arguments.get
+    for name, kinds, default, check in plan:
+        v = get(name, _REQUIRED)
+        if v is _REQUIRED:
+            if default is _REQUIRED:
+                return None
+            out[name] = default
+            continue
+        if type(v) not in kinds or (type(v) is float and not math.isfinite(v)):
+            return None
+        if check is not None and not check(v):
+            return None
+        out[name] = v
+        given += 1
+    return out if given == len(arguments) else None
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -399,11 +512,14 @@ class Toolkit:
                        f"send smaller arguments. Usage: {spec.usage}")
                 return self._record(history, step, call_id, spec.name, {"_oversized": str(key)[:100]}, "rejected",
                                     msg, world)
-        try:
-            args = spec.args_model.model_validate(arguments).__dict__
-        except ValidationError as err:
-            msg = f"invalid arguments for {spec.name}: {_validation_message(err)}. Usage: {spec.usage}"
-            return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
+        plan = spec.plan
+        args = _fast_args(plan, arguments) if plan is not None else None
+        if args is None:
+            try:
+                args = spec.args_model.model_validate(arguments).__dict__
+            except ValidationError as err:
+                msg = f"invalid arguments for {spec.name}: {_validation_message(err)}. Usage: {spec.usage}"
+                return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
         for p in spec.pre:
             problem = p.check(world, history, args)
             if problem:

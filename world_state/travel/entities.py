@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 from servicegym.world_state.core import DATE_FORMAT, Entity, World
@@ -171,7 +172,9 @@ TRAVEL_SCHEMA: dict[str, type[Entity]] = {
 TRAVEL_PLACE_TABLES: tuple[str, ...] = ("hotels", "attractions", "flights", "trains")
 
 
+@lru_cache(maxsize=4096)
 def parse_day(text: str) -> datetime:
+    """Cached (datetimes are immutable): a travel write reads the same few dates several times."""
     return datetime.strptime(text.strip(), DATE_FORMAT)
 
 
@@ -183,6 +186,7 @@ def add_days(text: str, days: int) -> str:
     return day_text(parse_day(text) + timedelta(days=days))
 
 
+@lru_cache(maxsize=4096)
 def minutes_of(hhmm: str) -> int:
     """Minutes after midnight of ``HH:MM`` (seconds, if present, are ignored)."""
     h, m = hhmm.strip().split(":")[:2]

@@ -20,12 +20,11 @@ holding ``TRAVEL_SCHEMA`` (a cross-scenario world) can run them.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any, Literal, Optional
 
 from rapidfuzz import fuzz, utils
 
-from servicegym.world_state.core import DATE_FORMAT, History, World
+from servicegym.world_state.core import History, World
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
     SEARCH_CAPS,
@@ -37,7 +36,18 @@ from servicegym.world_state.life.tools import (
     unless_vitabench,
     vitabench_release,
 )
-from servicegym.world_state.tools import Postcondition, exists, field_in, requires_prior_call, rule, tool
+from servicegym.world_state.tools import (
+    Postcondition,
+    RawJson,
+    dumps,
+    exists,
+    field_in,
+    json_array,
+    json_object_with,
+    requires_prior_call,
+    rule,
+    tool,
+)
 from servicegym.world_state.travel.entities import (
     KINDS,
     Kind,
@@ -93,6 +103,32 @@ def product_view(kind: Kind, p: Any) -> dict[str, Any]:
         "price": p.price,
         "quantity": p.quantity,
     }
+
+
+def _row_json(world: World, table: str, row: Any, render: Any) -> str:
+    """``dumps(render(row))``, kept per world lineage while the row is unchanged (rows are
+    immutable: a changed row is a new object, which misses)."""
+    cache = world.extra.get("_row_json")
+    if cache is None:
+        cache = world.extra["_row_json"] = {}
+    key = (table, row.key)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is row:
+        return hit[1]
+    text = dumps(render(row))
+    cache[key] = (row, text)
+    return text
+
+
+def place_json(world: World, kind: Kind, place_id: str) -> RawJson:
+    """The JSON text of ``place_view(..., with_products=True)``, assembled from each row's cached
+    JSON (the info reads run often, and encoding a place's dozens of products each time costs
+    more than the rest of the step)."""
+    place = world.table(kind.places).require(place_id)
+    text = _row_json(world, kind.places, place, lambda r: r.model_dump(mode="json"))
+    render = lambda p: product_view(kind, p)  # noqa: E731
+    products = [_row_json(world, kind.products, p, render) for p in products_of(world, kind, place_id)]
+    return json_object_with(text, products=json_array(products))
 
 
 def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> dict[str, Any]:
@@ -192,7 +228,7 @@ def _date_problem(text: str, what: str) -> str | None:
     try:
         if not _ISO_DAY.fullmatch(text.strip()):
             raise ValueError(text)
-        datetime.strptime(text.strip(), DATE_FORMAT)
+        parse_day(text)
     except ValueError:
         return f"{what} must be a date of the form YYYY-MM-DD, got {text!r}"
     return None
@@ -605,7 +641,7 @@ def get_ota_hotel_info(world: LifeWorld, hotel_id: str) -> dict[str, Any]:
     Args:
         hotel_id: The hotel's id.
     """
-    return place_view(world, HOTEL, hotel_id, with_products=True)
+    return place_json(world, HOTEL, hotel_id)
 
 
 @tool(kind="read", pre=[exists("attractions", "attraction_id", "attraction", _SEARCH["attraction"])])
@@ -615,7 +651,7 @@ def get_ota_attraction_info(world: LifeWorld, attraction_id: str) -> dict[str, A
     Args:
         attraction_id: The attraction's id.
     """
-    return place_view(world, ATTRACTION, attraction_id, with_products=True)
+    return place_json(world, ATTRACTION, attraction_id)
 
 
 @tool(kind="read", pre=[exists("flights", "flight_id", "flight", _SEARCH["flight"])])
@@ -625,7 +661,7 @@ def get_ota_flight_info(world: LifeWorld, flight_id: str) -> dict[str, Any]:
     Args:
         flight_id: The flight's id.
     """
-    return place_view(world, FLIGHT, flight_id, with_products=True)
+    return place_json(world, FLIGHT, flight_id)
 
 
 @tool(kind="read", pre=[exists("trains", "train_id", "train", _SEARCH["train"])])
@@ -635,7 +671,7 @@ def get_ota_train_info(world: LifeWorld, train_id: str) -> dict[str, Any]:
     Args:
         train_id: The train's id.
     """
-    return place_view(world, TRAIN, train_id, with_products=True)
+    return place_json(world, TRAIN, train_id)
 
 
 # ----- search -------------------------------------------------------------------------------------
