@@ -137,6 +137,7 @@ from servicegym.rewards.nl_rubric import (
     spec_holds,
     spec_parts,
 )
+from servicegym.rewards.nl_rubric.world import TRAVEL_TABLES, travel_place
 from servicegym.rewards.rubric import EpisodeView, check
 from servicegym.world_state.core import World, haversine_m, parse_time
 from servicegym.world_state.life.entities import Order, OrderLine
@@ -933,17 +934,30 @@ def place_info(world: World, place_id: str) -> PlaceInfo | None:
                                  tags=tuple(row.tags or ()), category=str(getattr(row, "category", "") or ""),
                                  score=float(row.score or 0.0), longitude=getattr(loc, "longitude", None),
                                  latitude=getattr(loc, "latitude", None), address=str(getattr(loc, "address", "") or ""))
+    for table, kind, _owner, name_field, _products, _type in TRAVEL_TABLES:
+        if table in world.tables:
+            row = world.table(table).get(place_id)
+            if row is not None:
+                return travel_place(kind, name_field, row)
     return None
 
 
 def catalogue_product(world: World, place_id: str, product_id: str) -> Any:
-    """The catalogue row of a product sold at a place (delivery ``products``, in-store ``shop_products``)."""
+    """The catalogue row of a product sold at a place (delivery ``products``, in-store
+    ``shop_products``, a travel place's dated rooms, tickets or seats)."""
     if "products" in world.tables:
         row = world.table("products").get(product_id)
         if row is not None:
             return row
     if "shop_products" in world.tables:
-        return world.table("shop_products").get(f"{place_id}/{product_id}")
+        row = world.table("shop_products").get(f"{place_id}/{product_id}")
+        if row is not None:
+            return row
+    for _table, _kind, owner, _name, products, _type in TRAVEL_TABLES:
+        if products in world.tables:
+            row = world.table(products).get(product_id)
+            if row is not None and getattr(row, owner) == place_id:
+                return row
     return None
 
 
@@ -958,7 +972,7 @@ def record_facts(world: World, table: str, row: Any) -> RecordFacts:
         lines.append(LineFacts(product_id=x.product_id, name=x.name or getattr(cat, "name", ""),
                                tags=tuple(x.tags or getattr(cat, "tags", ()) or ()), attributes=x.attributes or "",
                                quantity=x.quantity, price=float(x.price),
-                               options=tuple(getattr(cat, "attributes", ()) or ())))
+                               options=tuple(getattr(cat, "attributes", ()) or ()), date=str(getattr(x, "date", "") or "")))
     loc = row.location
     return RecordFacts(table="orders", record_id=row.order_id, place_id=row.store_id, status=row.status,
                        lines=tuple(lines), note=row.note or "", address=loc.address if loc else "",

@@ -31,6 +31,9 @@ Where each kind lives (its spec model, its grammar and its check, together)
     status.py    ``StatusSpec``: a record cancelled, or paid
     process.py   ``ProcessSpec``: a look-up the episode's history must hold (query the history,
                  the weather, a holiday, a distance, the catalogue)
+    trip.py      ``TripSpec``: a travel order's dates (travel date, check-in, check-out, nights), a
+                 flight's or train's departure or arrival clock, a hotel's stars; per-night prices
+                 and a travel place's tag by its kind noun ("a direct flight"), read before times
 The shared modules
     text.py      normalisation, CJK detection, number words, word stems, phrase matching (``phrase_in``)
     clauses.py   sentence shapes: clauses, conclusions ("so", "所以"), conditions, modals and
@@ -90,6 +93,7 @@ from .time import (
     subject_text,
 )
 from .topic import TOPICS, item_topic, spec_topic
+from .trip import TripSpec
 from .world import ItemContext, LineFacts, PlaceInfo, ProductInfo, RecordFacts, item_context
 
 __all__ = [
@@ -98,7 +102,7 @@ __all__ = [
     "SPEC_KINDS", "TARGET_MARGIN_MIN", "TOLERANCE_MIN", "TOPICS", "UNDATED_GRACE_MIN",
     "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
     "NoteSpec", "Part", "PlaceInfo", "PriceSpec", "ProcessSpec", "ProductInfo", "RatingSpec", "RecordFacts",
-    "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow",
+    "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow", "TripSpec",
     "address_within", "best_can_fail", "best_value", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",
     "item_context", "item_topic", "nl_coverage", "norm_address", "normalise", "note_carries", "parse_spec",
     "phrase_in", "spec_holds", "spec_parts", "spec_target", "spec_topic", "spice_levels", "subject_of",

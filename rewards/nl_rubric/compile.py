@@ -8,7 +8,9 @@ parse stays linear in the text, up to the look-ups in the task's catalogue.
 How an item is read
     0. a spec compiled elsewhere for exactly this text (``ItemContext.compiled``, a sidecar file)
        is returned as it is, time windows included; otherwise the text is read:
-    1. a time window (``time.compile_time_item``) is one; an address item ("the delivery address
+    1. in a task with travel places, a trip item (``trip``: a travel order's dates, departure or
+       arrival clock, nights, stars, per-night price, a place's tag by its kind noun) is one; else
+       a time window (``time.compile_time_item``) is one; an address item ("the delivery address
        should be X", "配送地址应为X") is read whole (``address``), since addresses hold commas;
     2. premise and conclusion (``clauses._THEN``): the text after the last "so / therefore / ; /
        所以 / 因此" is the requirement; every clause before it is reasoning (skipped: "the result is
@@ -59,6 +61,7 @@ from .spec import AllOf, parse_spec, spec_parts, spec_target
 from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
+from .trip import _trip_item
 from .world import ItemContext, _Spec
 
 
@@ -131,10 +134,16 @@ def _joined(parts: list[Any]) -> Any | None:
 def _compile_item(text: str, ctx: ItemContext) -> Any | None:
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_ITEM_CHARS:
         return None
+    t = _knorm(text)
+    try:
+        trip = _trip_item(t, ctx)  # a travel order's dates and clocks, before the time windows read them
+    except _Unclear:
+        return None
+    if trip is not None:
+        return _joined(trip if isinstance(trip, list) else [trip])
     window = compile_time_item(text, ctx.now)
     if window is not None:
         return window
-    t = _knorm(text)
     try:
         address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
         if address is not None:

@@ -23,6 +23,8 @@ each kind's own check, in the order below).
     hours         HoursSpec      duration    the record's place (its closing time)
     best          BestSpec       best        the record's place (rating, distance) or its lines (price,
                                              sales rank, length), against the gold's value (``bound``)
+    trip          TripSpec       trip        a travel record's line dates (date, check-in/out, nights) or
+                                             its place (departure/arrival clock, hotel stars)
     all_of        AllOf          spec        every part
 """
 
@@ -43,11 +45,12 @@ from .product import FeatureSpec, place_feature_holds, product_feature_holds
 from .quantity import CountSpec, count_holds
 from .status import StatusSpec, status_holds
 from .time import TimeWindow
+from .trip import PLACE_TRIP, TripSpec, describe_trip, trip_holds
 from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec,
     Field(discriminator="kind"),
 ]
 
@@ -62,7 +65,7 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "duration", "hours", "best", "all_of")
+                               "price", "note", "status", "duration", "hours", "best", "trip", "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -90,7 +93,8 @@ def spec_target(spec: Any) -> str | None:
         elif isinstance(p, ProcessSpec):
             continue
         elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
-                or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES):
+                or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES) \
+                or (isinstance(p, TripSpec) and p.what in PLACE_TRIP):
             targets.add("place")
         elif isinstance(p, CountSpec) and p.what == "people":
             targets.add("visit")
@@ -154,6 +158,8 @@ def describe_spec(spec: Any) -> str:
         return _describe(spec)
     if isinstance(spec, BestSpec):
         return describe_best(spec)
+    if isinstance(spec, TripSpec):
+        return describe_trip(spec)
     if isinstance(spec, StatusSpec):
         return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
     return str(spec)
@@ -186,6 +192,8 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return product_feature_holds(spec, record)
     if isinstance(spec, BestSpec):
         return best_holds(spec, record, place)
+    if isinstance(spec, TripSpec):
+        return trip_holds(spec, record, place)
     if place is None:
         return False
     if isinstance(spec, StoreSpec):

@@ -63,6 +63,7 @@ from .spec import AllOf
 from .status import StatusSpec
 from .text import MAX_ITEM_CHARS, _knorm, _Unclear, normalise
 from .time import TimeWindow, _tokens, subject_of
+from .trip import TripSpec
 
 TOPICS: tuple[str, ...] = ("time", "date", "address", "store", "product", "option", "quantity", "price", "rating",
                            "distance", "status", "note", "process", "other")
@@ -164,6 +165,8 @@ _SPEC_TOPICS: tuple[tuple[type, str], ...] = (
     (CountSpec, "quantity"), (PriceSpec, "price"), (NoteSpec, "note"), (StatusSpec, "status"), (ProcessSpec, "process"),
     (DurationSpec, "time"), (HoursSpec, "time"),
 )
+_TRIP_TOPICS = {"date": "date", "check_in": "date", "check_out": "date", "nights": "quantity", "depart": "time",
+                "arrive": "time", "stars": "rating"}
 _BEST_TOPICS = {"rating": "rating", "distance": "distance", "price": "price", "sales": "product", "duration": "time"}
 
 
@@ -177,6 +180,8 @@ def spec_topic(spec: Any) -> str:
         return "date" if whole_days else "time"
     if isinstance(spec, BestSpec):
         return _BEST_TOPICS[spec.attribute]
+    if isinstance(spec, TripSpec):
+        return _TRIP_TOPICS[spec.what]
     if isinstance(spec, FeatureSpec):
         return "option" if spec.option_only else "product" if spec.scope == "product" else "store"
     return next((topic for cls, topic in _SPEC_TOPICS if isinstance(spec, cls)), "other")

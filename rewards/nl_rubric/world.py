@@ -48,6 +48,13 @@ class PlaceInfo:
     longitude: float | None = None
     latitude: float | None = None
     address: str = ""
+    # travel places: the kind ("hotel", "attraction", "flight", "train"), a hotel's stars, a flight's
+    # or train's departure and arrival clock ("HH:MM") and cities
+    kind: str = ""
+    stars: int = 0
+    departs: str = ""
+    arrives: str = ""
+    cities: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -88,9 +95,33 @@ def _options_of(row: Any) -> tuple[str, ...]:
     return tuple(str(a) for a in (getattr(row, "attributes", None) or []))
 
 
+# travel places: (table, kind, key field, name field, product table, the product's type field)
+TRAVEL_TABLES: tuple[tuple[str, str, str, str, str, str], ...] = (
+    ("hotels", "hotel", "hotel_id", "hotel_name", "hotel_rooms", "room_type"),
+    ("attractions", "attraction", "attraction_id", "attraction_name", "attraction_tickets", "ticket_type"),
+    ("flights", "flight", "flight_id", "flight_number", "flight_seats", "seat_type"),
+    ("trains", "train", "train_id", "train_number", "train_seats", "seat_type"),
+)
+
+
+def travel_place(kind: str, name_field: str, row: Any) -> PlaceInfo:
+    """A hotel, attraction, flight or train row as the reader knows it (a flight or train has no
+    one point: its airports or stations are two)."""
+    loc = getattr(row, "location", None)
+    return PlaceInfo(
+        place_id=row.key, name=str(getattr(row, name_field, "") or ""), tags=tuple(getattr(row, "tags", ()) or ()),
+        category=str(getattr(row, "description", "") or ""), score=float(getattr(row, "score", 0.0) or 0.0),
+        longitude=getattr(loc, "longitude", None), latitude=getattr(loc, "latitude", None),
+        address=str(getattr(loc, "address", "") or ""), kind=kind, stars=int(getattr(row, "star_rating", 0) or 0),
+        departs=str(getattr(row, "departure_time", "") or ""), arrives=str(getattr(row, "arrival_time", "") or ""),
+        cities=(str(getattr(row, "departure_city", "") or ""), str(getattr(row, "arrival_city", "") or "")))
+
+
 def item_context(world: Any, tools: Any = ()) -> ItemContext:
     """The ``ItemContext`` of a life-service world (delivery stores and products, in-store shops
-    and their products, the address book); ``tools`` are the domain's tool names."""
+    and their products, hotels, attractions, flights and trains and their dated products, the
+    address book); ``tools`` are the domain's tool names. A travel product is known by its room,
+    ticket or seat type (one ``ProductInfo`` per type and place, whatever its dates)."""
     places: list[PlaceInfo] = []
     products: list[ProductInfo] = []
     tables = getattr(world, "tables", {})
@@ -112,6 +143,17 @@ def item_context(world: Any, tools: Any = ()) -> ItemContext:
             products.append(ProductInfo(
                 product_id=row.product_id, place_id=str(seller), name=str(row.name), tags=tuple(row.tags or ()),
                 options=_options_of(row), price=float(row.price or 0.0)))
+    for table, kind, owner, name_field, product_table, type_field in TRAVEL_TABLES:
+        if table not in tables:
+            continue
+        places += [travel_place(kind, name_field, row) for row in world.table(table)]
+        seen: set[tuple[str, str]] = set()
+        for row in world.table(product_table) if product_table in tables else ():
+            key = (str(getattr(row, owner)), str(getattr(row, type_field)))
+            if key not in seen:
+                seen.add(key)
+                products.append(ProductInfo(product_id=row.product_id, place_id=key[0], name=key[1],
+                                            price=float(row.price or 0.0)))
     addresses = tuple((loc.address, loc.longitude, loc.latitude) for loc in world.table("locations")) \
         if "locations" in tables else ()
     ids = tuple(k for t in ("orders", "books", "reservations") if t in tables for k in world.table(t).rows)
@@ -129,6 +171,7 @@ class LineFacts:
     quantity: int = 1
     price: float = 0.0
     options: tuple[str, ...] = ()  # the options the product offers
+    date: str = ""  # a travel line's night, visit or departure date (YYYY-MM-DD)
 
 
 @dataclass(frozen=True)

@@ -130,10 +130,10 @@ def gold_facts(g: Gold, world: Any) -> RecordFacts:
     lines = []
     for x in g.lines:
         cat = catalogue_product(world, g.store_id, x.product_id)
-        lines.append(LineFacts(product_id=x.product_id, name=getattr(cat, "name", ""),
+        lines.append(LineFacts(product_id=x.product_id, name=getattr(cat, "name", "") or (x.product_type or ""),
                                tags=tuple(getattr(cat, "tags", ()) or ()), attributes=x.attributes, quantity=x.quantity,
                                price=float(getattr(cat, "price", 0.0) or 0.0),
-                               options=tuple(getattr(cat, "attributes", ()) or ())))
+                               options=tuple(getattr(cat, "attributes", ()) or ()), date=x.date or ""))
     return RecordFacts(table="orders", record_id=g.order_id, place_id=g.store_id, status=g.status, lines=tuple(lines),
                        note=g.note or "", address=g.address or "", longitude=g.longitude, latitude=g.latitude,
                        total=sum(x.price * x.quantity for x in lines))

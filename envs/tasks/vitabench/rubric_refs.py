@@ -31,6 +31,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from servicegym.rewards.nl_rubric import normalise
+from servicegym.rewards.nl_rubric.world import TRAVEL_TABLES
 from servicegym.rewards.vitabench import TRAVEL_ORDER_TYPES, GoldOrder, GoldState, GoldVisit
 from servicegym.world_state.core import haversine_m, parse_time
 from servicegym.world_state.delivery import delivery_minutes
@@ -93,8 +94,8 @@ def candidates(state: GoldState, target: str) -> list[Gold]:
     """The gold records of ``state`` an item of ``target`` (``spec_target``) may be about."""
     made = ("new", "replaced")
     deliveries: list[Gold] = [g for g in state.orders if g.order_type == "delivery" and g.kind in made]
-    orders: list[Gold] = [g for g in state.orders if g.order_type not in TRAVEL_ORDER_TYPES
-                          and (g.kind in made or (g.kind == "existing" and g.note is not None))]
+    orders: list[Gold] = [g for g in state.orders if (g.kind in made or (g.kind == "existing" and g.note is not None))
+                          and (g.order_type not in TRAVEL_ORDER_TYPES or g.lines)]
     visits: list[Gold] = [g for g in state.visits if g.kind in made or g.time is not None]
     if target == "delivery":
         return deliveries
@@ -135,11 +136,34 @@ def names(g: Gold, world: Any) -> list[str]:
         shop = world.table("shops").get(g.store_id) if "shops" in tables and store is None else None
         if shop is not None:
             out += [shop.shop_name, shop.category, *shop.tags]
+        if g.order_type in TRAVEL_ORDER_TYPES:
+            out += _travel_names(g, world)
     else:
         shop = world.table("shops").get(g.shop_id) if "shops" in tables else None
         if shop is not None:
             out += [shop.shop_name, shop.category, *shop.tags]
     return [normalise(x) for x in out if x]
+
+
+# the words an item calls a travel order by its kind ("the hotel", "航班", "火车票")
+_TRAVEL_WORDS = {
+    "hotel": ("hotel", "room", "stay", "check", "酒店", "宾馆", "住宿", "入住", "房型", "离店"),
+    "attraction": ("attraction", "scenic", "sight", "景点", "景区", "门票"),
+    "flight": ("flight", "airline", "plane", "航班", "机票", "飞机", "航空", "起飞"),
+    "train": ("train", "railway", "火车", "高铁", "动车", "列车", "车次"),
+}
+
+
+def _travel_names(g: GoldOrder, world: Any) -> list[str]:
+    """A travel order's names: its place's name and tags, its room, ticket or seat types, the words
+    of its kind."""
+    out: list[str] = [x.product_type or "" for x in g.lines]
+    for table, kind, _owner, name_field, _products, _type in TRAVEL_TABLES:
+        if kind == g.order_type and table in world.tables:
+            row = world.table(table).get(g.store_id)
+            if row is not None:
+                out += [str(getattr(row, name_field, "") or ""), *(getattr(row, "tags", ()) or ())]
+    return out + list(_TRAVEL_WORDS.get(g.order_type, ()))
 
 
 def _units(name_list: list[str]) -> set[str]:
@@ -171,7 +195,7 @@ def _named(unit: str, head: str, head_words: list[str]) -> bool:
 
 def name_scores(head: str, cands: list[Gold], world: Any) -> list[float]:
     """How distinctly ``head`` (the item's words naming its record) names each candidate."""
-    head = normalise(head)
+    head = re.sub(r"'s\b", "", normalise(head))
     head_words = [w for w in _EN_WORD.findall(head) if w not in _STOP]
     units = [_units(n) | _kinds(n) for n in (names(g, world) for g in cands)]
     share: dict[str, int] = {}
