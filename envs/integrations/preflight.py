@@ -36,12 +36,7 @@ def skyrl_train_problem() -> str | None:
 def require_skyrl_train() -> None:
     """Exit with status 2 and one sentence (no traceback) when skyrl-train cannot run here; what the
     SkyRL example calls before anything else."""
-    import sys
-
-    problem = skyrl_train_problem()
-    if problem is not None:
-        print(f"servicegym: {problem}", file=sys.stderr)
-        raise SystemExit(2)
+    _stop_if(skyrl_train_problem())
 
 
 NEMO_GYM_NEEDS = ("NeMo-Gym's resources server needs Python 3.12 or newer with nemo-gym installed (in a Python 3.12 "
@@ -66,12 +61,7 @@ def nemo_gym_problem() -> str | None:
 def require_nemo_gym() -> None:
     """Exit with status 2 and one sentence (no traceback) when NeMo-Gym cannot run here; what the
     adapter's ``serve`` calls before anything else."""
-    import sys
-
-    problem = nemo_gym_problem()
-    if problem is not None:
-        print(f"servicegym: {problem}", file=sys.stderr)
-        raise SystemExit(2)
+    _stop_if(nemo_gym_problem())
 
 
 VERL_TRAINER_NEEDS = ("verl's trainer needs a CUDA GPU and verl's rollout stack (pip install 'verl[vllm]' or verl's "
@@ -102,9 +92,13 @@ def verl_trainer_problem() -> str | None:
 def require_verl_trainer() -> None:
     """Exit with status 2 and one sentence (no traceback) when verl's trainer cannot run here; what
     ``examples/verl/run_grpo_delivery.sh`` calls before anything else."""
+    _stop_if(verl_trainer_problem())
+
+
+def _stop_if(problem: str | None) -> None:
+    """Exit with status 2 and the one sentence ``problem`` on standard error (no traceback)."""
     import sys
 
-    problem = verl_trainer_problem()
     if problem is not None:
         print(f"servicegym: {problem}", file=sys.stderr)
         raise SystemExit(2)
