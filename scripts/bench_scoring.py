@@ -4,7 +4,7 @@ For every task of each VitaBench task file (``../shared/data/vitabench`` by defa
 route is played through the env, then the env's scoring of the final state (``env.score``: every
 rubric item, both modes' verdicts, the unrequested writes) is timed ``--reps`` times; the table
 gives the median and worst per-task medians, how many tasks take over 1 ms, and the ratio to the
-fixed primitive (``primitive_us`` below, copied verbatim from ``shared/tools/primitive.py``) and to
+fixed primitive (``benchlib.primitive_us``, copied verbatim from ``shared/tools/primitive.py``) and to
 a read step through ``env.step`` measured in the same run (the first read call of the task's
 golden route), and to a peer measured on the same final state: the end-state check of tau2-bench
 and VitaBench's public code, which dumps the final database, JSON-encodes it and hashes it to
@@ -28,41 +28,16 @@ import time
 import warnings
 from pathlib import Path
 
-from pydantic import BaseModel
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gymnasium as gym  # noqa: E402
+from benchlib import primitive_us  # noqa: E402  the fixed primitive (../shared/tools/primitive.py, verbatim)
 from fidelity_report import default_data_dir, task_files  # noqa: E402  the same files, found the same way
 
 import servicegym  # noqa: E402,F401  registers the ids
 from servicegym.rewards.scoring_modes import item_report  # noqa: E402
-
-
-# ----- the fixed primitive: shared/tools/primitive.py, verbatim ----------------------------------
-class _Args(BaseModel):
-    order_id: str
-    quantity: int
-    note: str = ""
-
-
-_CALL = '{"name": "modify_order", "arguments": {"order_id": "o17", "quantity": 3, "note": "less spicy"}}'
-
-
-def primitive_us(n: int = 20_000, repeats: int = 5) -> float:
-    """Median over ``repeats`` batches of the per-call cost, in microseconds."""
-    db = {f"o{i}": {"q": 0} for i in range(1000)}
-    samples = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(n // repeats):
-            call = json.loads(_CALL)
-            args = _Args.model_validate(call["arguments"])
-            db[args.order_id]["q"] = args.quantity
-        samples.append((time.perf_counter() - t) / (n // repeats) * 1e6)
-    return statistics.median(samples)
 
 
 # ----- the benchmark ------------------------------------------------------------------------------

@@ -42,10 +42,39 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from servicegym.world_state.core import History, World
 from servicegym.world_state.tools import Toolkit, dumps
 
-# ----- the primitive ---------------------------------------------------------------------------
+
+# ----- the fixed primitive: ../shared/tools/primitive.py, verbatim --------------------------------
+# The yardstick every benchmark's headline ratios divide by (parse a ~100-byte JSON call, validate
+# three typed arguments with pydantic, update one record in a dict), measured in the same run.
+class _Args(BaseModel):
+    order_id: str
+    quantity: int
+    note: str = ""
+
+
+_CALL = '{"name": "modify_order", "arguments": {"order_id": "o17", "quantity": 3, "note": "less spicy"}}'
+
+
+def primitive_us(n: int = 20_000, repeats: int = 5) -> float:
+    """Median over ``repeats`` batches of the per-call cost, in microseconds."""
+    db = {f"o{i}": {"q": 0} for i in range(1000)}
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n // repeats):
+            call = json.loads(_CALL)
+            args = _Args.model_validate(call["arguments"])
+            db[args.order_id]["q"] = args.quantity
+        samples.append((time.perf_counter() - t) / (n // repeats) * 1e6)
+    return statistics.median(samples)
+
+
+# ----- the primitive of one call (a peer: the same call done bare) --------------------------------
 
 
 def call_json(action: str) -> str:
