@@ -228,21 +228,24 @@ class ServiceGymSession:
         for _ in range(_FINISH_LIMIT):
             if not self.started or self.done:
                 return
-            *_, terminated, truncated, info = self.env.step(STOP)
-            if (terminated or truncated) and "score" in info:
-                self._end(info)
-        if not self.done:
-            raise RuntimeError(f"{self.env_id}: the episode did not end after {_FINISH_LIMIT} {STOP} messages")
+            self._after_stop(self.env.step(STOP))
+        self._check_finished()
 
     async def afinish(self) -> None:
         """``finish`` awaiting ``astep``."""
         for _ in range(_FINISH_LIMIT):
             if not self.started or self.done:
                 return
-            *_, terminated, truncated, info = await self.env.unwrapped.astep(STOP)
-            if (terminated or truncated) and "score" in info:
-                self._end(info)
-        if not self.done:
+            self._after_stop(await self.env.unwrapped.astep(STOP))
+        self._check_finished()
+
+    def _after_stop(self, out: tuple) -> None:
+        *_, terminated, truncated, info = out
+        if (terminated or truncated) and "score" in info:
+            self._end(info)
+
+    def _check_finished(self) -> None:
+        if self.started and not self.done:
             raise RuntimeError(f"{self.env_id}: the episode did not end after {_FINISH_LIMIT} {STOP} messages")
 
     def result(self) -> dict[str, Any]:
