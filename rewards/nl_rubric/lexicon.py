@@ -12,6 +12,8 @@ The lexicon (``CONCEPTS``; Chinese and English, one entry per concept, never per
     Absence values (``ABSENCE``) name a concept's absence as a positive value: "non-spicy / 不辣 /
     not spicy" (no spice), "caffeine-free / low caffeine / 无咖啡因 / 低咖啡因" (no caffeine),
     "sugar-free / less sugar / 无糖 / 少糖" (no high sugar), "light / 清淡 / non-greasy" (not greasy).
+    "不加香菜 / 免香菜 / no cilantro" (no cilantro), "不要葱 / 去葱 / without onions" (no green onion): a
+    garnish left out, which a line says by a chosen option ("免香菜") or in its name or tags.
     Option synonyms (``OPTION_SYNONYMS``): a value whose option another word also says ("hot" is
     also "warm": a warm drink is a hot one, not an iced one).
 
@@ -130,7 +132,15 @@ ABSENCE: dict[str, tuple[str, ...]] = {
     "high sugar": _w("无糖|少糖|低糖|微糖|三分糖|不另外加糖|不额外加糖|不加糖|零糖|sugar-free|sugar free|less sugar|"
                      "low sugar|no sugar|no added sugar|light sugar|reduced sugar|without sugar"),
     "greasy": _w("清淡|不油腻|少油|低油|light|non-greasy|not greasy|less oil|low oil|light flavor|lightly flavored"),
+    "cilantro": _w("不加香菜|不要香菜|免香菜|去香菜|无香菜|不放香菜|no cilantro|without cilantro|cilantro-free|cilantro free|"
+                   "no coriander|without coriander|hold the cilantro"),
+    "green onion": _w("不加葱|不要葱|免葱|去葱|无葱|不放葱|不加葱花|不要葱花|免葱花|去葱花|不加香葱|no onion|no onions|"
+                      "without onion|without onions|no green onion|no green onions|no scallion|no scallions|"
+                      "no spring onion|no spring onions|without scallions|without green onions|onion-free"),
 }
+
+# absence words too vague to be the option that says an absence ("Light Ice" is no light dish)
+VAGUE_ABSENCE = frozenset({"light"})
 
 # the absences a product's silence shows: a dish that names no spice is not spicy, a drink that names no
 # caffeine (nor coffee or tea) has none; a cake that names no sugar level may be sweet, a dish may be greasy

@@ -60,8 +60,17 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        A value naming an absence ("不辣口味", "low caffeine or caffeine-free", "less sugar") has
        ``absent``: a line offering the value chose it; else it has the value, or (spice, caffeine:
        ``lexicon.SILENT_ABSENCE``) spells no term; for sugar or grease the line must say the
-       absence ("Low sugar"). No product of the task spelling the concept: unread (the check would
-       hold whatever is ordered). An option "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``).
+       absence ("Low sugar"). A line whose product offers the absence in other words (an option
+       "免香菜" for "不加香菜的口味偏好", "No Sugar" for "less sugar") must have chosen one of them; where
+       a line does, the other lines need only not show the concept. No product of the task spelling
+       the concept (or its absence): unread (the check would hold whatever is ordered). An option
+       "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``).
+    9. sizes, levels and what only frames a value: "a large portion size" / "大份量规格" is the size
+       word ("large", "大份") as an option where one offers it, else a word of the product's name
+       ("Large ... Rice", "...大份"); "three parts sugar / sweet" is "30% sugar / sweet" (as menus
+       spell 三分糖); "the preference for X", "X的口味偏好", "a sweetness attribute of X", "X health
+       benefits / effects", "X的养生功效", "X filling" are X; a place's "physical location with X" /
+       "有实体店X" is X, and "可堂食" is also "堂食" (a tag "堂食店").
 
 Examples
     "The ramen should be mild or non-spicy"                   product: "mild" / "non-spicy"
@@ -70,7 +79,10 @@ Examples
     "The dinner should be a set meal for four, not four single sets"   the value's own words
                                                               (or "4 person"), and "1 person" negated
     "The dessert shop should offer takeaway packaging"        place tag
+    "The braised rice should specify a large portion size"    product: "large" (a word of its name)
+    "The lemon tea should have a sweetness attribute of three parts sugar"   option: "30% sugar"
     "拿铁订单应选择少冰的饮品"                                   option: "少冰"
+    "凉面订单应选择不要香菜的口味偏好"                             absence of cilantro ("免香菜" chosen)
     "火锅订单的商品应为双人套餐"                                 serving: "双人"
     "应在晴天茶饮（南门店）购买茉莉奶绿"                           store + product
     "午餐订单的商家需要支持可堂食服务"                             place tag: "可堂食"
@@ -90,7 +102,7 @@ import re
 from typing import Any, Literal
 
 from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
-from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, concept_value, example_phrases, mentions
+from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, VAGUE_ABSENCE, concept_value, example_phrases, mentions
 from .note import contradicts
 from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
@@ -145,8 +157,12 @@ def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
         if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
             return False
         said = [w for c in spec.absent for w in ABSENCE.get(c, ())]  # "Low sugar" in a name or tag says it too
-        silent = all(c in SILENT_ABSENCE for c in spec.absent)
+        # a line whose product offers the absence under other words ("免香菜" for "不加香菜") must have chosen it;
+        # where one does, the order says the absence there, and the other lines need only not show the concept
+        opted = [w for w in said if w not in VAGUE_ABSENCE]
+        silent = all(c in SILENT_ABSENCE for c in spec.absent) or any(_offers(x, opted) for x in lines)
         return bool(lines) and all(_chose(x, spec.phrases) if _offers(x, spec.phrases) else
+                                   _chose(x, opted) if _offers(x, opted) else
                                    _line_has(x, spec.phrases) or _line_has(x, said) and not _mentions_line(spec.absent, x)
                                    or silent and not _mentions_line(spec.absent, x) for x in lines)
     if spec.also or spec.lacks:
@@ -180,17 +196,18 @@ def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
 # ----- the grammar ----------------------------------------------------------------------------------
 _FEATURE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
-    r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |"
+    r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
-                              r"sweetness|size|service|activity|activitie|ingredient)s?(?: selected| chosen)?$")
+                              r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|(?:health )?benefit|(?:health )?effect|"
+                              r"preference)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
-                              r"这?[两二三四五六]样|馅|馅料)$")
+                              r"这?[两二三四五六]样|馅|馅料|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
@@ -206,10 +223,16 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"^(?:的)", "", x)
         x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
         x = re.sub(r"^(?:任何|任意)", "", x)
+        x = re.sub(r"^(?:有)?实体(?:店|门店|店面)(?:且|并且|并|、)?(?=..)", "", x)  # "有实体店可堂食的": 可堂食
         x = re.sub(r"(?<=..)(?:这种|这类|这款|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X作为主要食材": X
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
     x = _GENERIC_HEAD_EN.sub("", x)
+    x = re.sub(r"^(?:sweetness|sugar|spic(?:e|iness)|temperature|size|ice)(?: level| attribute| option)? (?:of|as) "
+               r"(?:an? |the )?(?=\S)", "", x)  # "a sweetness attribute of three parts sugar"
+    x = re.sub(r"^(?:the |a |an )?preferences? (?:for|of) (?:an? |the )?(?=\S)", "", x)  # "the preference for no cilantro"
+    x = re.sub(r"^(?:a |an )?(?:physical |brick-and-mortar )(?:locations?|stores?|shops?|storefronts?|premises) "
+               r"(?:with|that (?:has|offers|provides)) (?=\S)", "", x)  # "a physical location with Dine-in Available"
     x = re.sub(r"^(?:(?:free |unlimited )?access to|(?:the )?use of) (?:a |an |the )?(?=\S)", "", x)  # "access to a private room"
     x = re.sub(r"^both (?=\S.* and \S)", "", x)  # "both A and B": each of them
     x = re.sub(r"^(?:version|variant|one|kind|type|option)s? (?:with (?:an? |the )?(?=\S)|(?=without ))", "", x)  # "the version without butter"
@@ -233,6 +256,12 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
             out.append(y)
         if len(out[-1]) > 1 and out[-1].endswith(("味", "饮")):  # "桃子味" -> "桃子", "热饮" -> "热"
             out.append(out[-1][:-1])
+        size = _SIZE_ZH.match(out[-1])  # "大份量" -> "大份"
+        if size:
+            out.append(size.group("s") + "份")
+        service = _SERVICE_ZH.match(out[-1])  # "可堂食" -> "堂食" ("堂食店")
+        if service:
+            out.append(service.group("x"))
     else:
         y = x
         for _ in range(3):  # "hot drink temperature" -> "hot drink" -> "hot"
@@ -246,10 +275,31 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
         gloss = re.match(r"^(?P<x>.{3,}?)\s*\([^()]{2,}\)$", y)  # "you mian (oat noodles)": the name before its gloss
         if gloss:
             out.append(gloss.group("x"))
+        parts = _PARTS_EN.match(out[-1])  # "three parts sugar" (三分糖) -> "30% sugar"
+        if parts:
+            n = int(_NUMBER_WORDS.get(parts.group("n"), parts.group("n")))
+            if 0 < n < 10:
+                out.append(f"{10 * n}% {parts.group('w')}")
+        size = _SIZE_EN.match(out[-1])  # "large portion" -> "large" ("Large Pork Knuckle Rice")
+        if size:
+            out.append(size.group("s"))
         unit = _UNIT_TAIL_EN.search(out[-1])  # tried last: "aerial yoga program" -> "aerial yoga"
         if unit and _content_left(out[-1][:unit.start()]):
             out.append(out[-1][:unit.start()])
     return [v for v in dict.fromkeys(v.strip(" '\"“”‘’") for v in out) if v]
+
+
+# a size said with its unit: the size word alone is what a name or option spells ("Large ...", "...大份")
+_SIZE_EN = re.compile(r"^(?P<s>small|medium|large|extra[- ]large|big|half|full|double)[- ](?:portion|size|serving|bowl|"
+                      r"cup|portion size|serving size)s?$")
+_SIZE_ZH = re.compile(r"^(?P<s>大|中|小|半|超大|特大)(?:份量|分量|份的量)$")
+# a sugar level in tenths ("three parts sugar", "3 parts sweet": 三分糖), as a menu spells it ("30% Sugar")
+_PARTS_EN = re.compile(r"^(?P<n>[1-9]|one|two|three|four|five|six|seven|eight|nine)[- ]parts? (?P<w>sugar|sweet)(?:ness)?$")
+# a service said with "can" ("可堂食"): the service itself, as a tag may spell it ("堂食店")
+_SERVICE_ZH = re.compile(r"^可(?P<x>堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送)$")
+# a value that is a size ("large portion size", "大份量规格"): an option where one offers it, else a word of the name
+_SIZE_VALUE = re.compile(r"^(?:small|medium|large|extra[- ]large|big|half|full|double)[- ](?:portion|size|serving|bowl|cup)"
+                         r"|^(?:大|中|小|半|超大|特大)(?:份|分量|杯|碗|号)")
 
 
 # what a product is sold as, after what it is: "... package / set meal / course / voucher"
@@ -508,8 +558,8 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
         try:
             scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx)
         except _Unclear:
-            if option:
-                raise
+            if option and not _SIZE_VALUE.match(text):
+                raise  # "a large portion size" where no option offers it: a word of the product's name
             scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
         one = some and not negated and scope != "place"
         if scope != "place" and not negated:  # "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``): not an iced drink
@@ -608,6 +658,8 @@ def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext
         if em:
             value, examples = value[:em.start()], value[em.start():]
     value = value.strip(" ,，(（")
+    value = re.sub(r"^(?:the |a |an )?preferences? (?:for|of) ", "", value) if not zh else \
+        re.sub(r"(?:的)?(?:口味)?偏好$", "", value)  # "the preference for no cilantro", "不加香菜的口味偏好"
     wm = _WITHOUT.match(value)
     if wm and not neg:  # "select drinks without dairy products", "选择不含奶制品的饮品"
         neg, value = True, wm.group("x") or wm.group("z")
@@ -640,7 +692,10 @@ def _bare_absence(a: str, zh: bool) -> str:
 
 
 def _found_any(names: list[str], ctx: ItemContext) -> bool:
-    return any(mentions(names, " | ".join((pr.name, *pr.tags, *pr.options))) for pr in ctx.products)
+    """Whether a product of the task spells one of the concepts, or offers or names its absence ("免香菜")."""
+    said = [w for n in names for w in ABSENCE.get(n, ())]
+    return any(mentions(names, " | ".join((pr.name, *pr.tags, *pr.options)))
+               or any(phrase_in(w, f) for w in said for f in (pr.name, *pr.tags, *pr.options)) for pr in ctx.products)
 
 
 # ----- a place said to sell a product: "the gym should offer a swimming class voucher" -------------------
