@@ -17,6 +17,7 @@ tasks load without what was left out.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections import Counter
 from functools import lru_cache
@@ -33,19 +34,35 @@ from servicegym.envs.tasks.model import (
     TaskFileError,
     TaskSkippedWarning,
     nothing_loaded,
+    oversized_int_field,
     read_json,
     skip_text,
 )
 
 
 def is_vitabench(data: Any) -> bool:
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and isinstance(data[0], dict)
-        and "evaluation_criteria" in data[0]
-        and "user_scenario" in data[0]
+    """Whether decoded JSON is a VitaBench task file: a list of which some task is a VitaBench task
+    (``evaluation_criteria`` and ``user_scenario``). Not the first task alone: a bad first task is
+    skipped with its reason like any other, not the whole file refused."""
+    return isinstance(data, list) and any(
+        isinstance(t, dict) and "evaluation_criteria" in t and "user_scenario" in t for t in data
     )
+
+
+def _unreadable(raw: Any, tid: str, index: int) -> SkippedTask | None:
+    """A task the JSON reader could only partly read (an integer literal too long to convert),
+    as its ``SkippedTask``; None for any other task (validated as usual)."""
+    found = oversized_int_field(raw)
+    if found is None:
+        return None
+    field, big = found
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+    return SkippedTask(task_id=tid, index=index, field=field or "(root)",
+                       reason=f"an integer of {big.digits} digits, over the {limit}-digit limit of integers read")
+
+
+def _vitabench_id(item: Any, i: int) -> str:
+    return str(item.get("id", f"#{i}")) if isinstance(item, dict) else f"#{i}"
 
 
 def file_domain(path: str | os.PathLike[str]) -> str | None:
@@ -119,7 +136,6 @@ def _load_uncached(path: Path, domain: str, strict: bool, checks: Path | None = 
                    problems: list[str] | None = None) -> LoadedTasks:
     data = read_json(path)
     if is_vitabench(data):
-        from servicegym.envs.tasks.vitabench import convert_vitabench_file
         from servicegym.envs.tasks.vitabench.checks_file import read_checks, using_checks
 
         supplied: dict[str, dict[str, Any]] = {}
@@ -128,7 +144,7 @@ def _load_uncached(path: Path, domain: str, strict: bool, checks: Path | None = 
             if problems is not None:
                 problems.extend(found)
         with using_checks(supplied):
-            return convert_vitabench_file(data, path, domain, strict=strict)
+            return _convert_vitabench(data, path, domain, strict)
     if checks is not None and problems is not None:
         problems.append(f"rubric checks {checks}: rubric checks apply to VitaBench task files only; ignored")
     if not isinstance(data, dict) or data.get("format") != TASK_FILE_FORMAT or not isinstance(data.get("tasks"), list):
@@ -140,23 +156,60 @@ def _load_uncached(path: Path, domain: str, strict: bool, checks: Path | None = 
     seen: dict[str, int] = {}
     for i, raw in enumerate(data["tasks"]):
         tid = str(raw.get("task_id", f"#{i}")) if isinstance(raw, dict) else f"#{i}"
-        try:
-            task = Task.model_validate(raw)
-        except ValidationError as err:
-            e = err.errors(include_url=False)[0]
-            skip = SkippedTask(task_id=tid, index=i, field=".".join(str(x) for x in e["loc"]) or "(root)", reason=e["msg"])
-        else:
-            if task.domain != domain:
-                skip = SkippedTask(task_id=tid, index=i, field="domain", reason=f"is {task.domain!r}, expected {domain!r}")
-            elif task.task_id in seen:
-                skip = SkippedTask(task_id=tid, index=i, field="task_id", reason=f"duplicate of the task at index {seen[tid]}")
+        skip = _unreadable(raw, tid, i)
+        if skip is None:
+            try:
+                task = Task.model_validate(raw)
+            except ValidationError as err:
+                e = err.errors(include_url=False)[0]
+                skip = SkippedTask(task_id=tid, index=i, field=".".join(str(x) for x in e["loc"]) or "(root)",
+                                   reason=e["msg"])
             else:
-                seen[task.task_id] = i
-                loaded.add(task, i)
-                continue
+                if task.domain != domain:
+                    skip = SkippedTask(task_id=tid, index=i, field="domain",
+                                       reason=f"is {task.domain!r}, expected {domain!r}")
+                elif task.task_id in seen:
+                    skip = SkippedTask(task_id=tid, index=i, field="task_id",
+                                       reason=f"duplicate of the task at index {seen[tid]}")
+                else:
+                    seen[task.task_id] = i
+                    loaded.add(task, i)
+                    continue
         if strict:
             raise TaskFileError(skip_text(path, skip), skip)
         loaded.skipped.append(skip)
     if not loaded and loaded.skipped:
         raise nothing_loaded(path, loaded.skipped)
+    return loaded
+
+
+def _convert_vitabench(data: list, path: Path, domain: str, strict: bool) -> LoadedTasks:
+    """``convert_vitabench_file``, with each task the reader could only partly read (``_unreadable``)
+    skipped with its own reason at its own index, as the converter skips any other bad task."""
+    from servicegym.envs.tasks.vitabench import convert_vitabench_file
+
+    bad: dict[int, SkippedTask] = {}
+    for i, item in enumerate(data):
+        skip = _unreadable(item, _vitabench_id(item, i), i)
+        if skip is not None:
+            bad[i] = skip
+    if not bad:
+        return convert_vitabench_file(data, path, domain, strict=strict)
+    # in its place, a stand-in that fails validation (so indexes and ids stay those of the file);
+    # its reason is then replaced by the real one
+    stand_ins = [{"id": bad[i]["task_id"]} if i in bad else item for i, item in enumerate(data)]
+
+    def real(skip: SkippedTask) -> SkippedTask:
+        return bad.get(skip["index"], skip)
+
+    try:
+        loaded = convert_vitabench_file(stand_ins, path, domain, strict=strict)
+    except TaskFileError as err:
+        if err.task is not None and err.task["index"] in bad:
+            skip = bad[err.task["index"]]
+            raise TaskFileError(skip_text(path, skip), skip) from None
+        if err.skipped:
+            raise nothing_loaded(path, [real(s) for s in err.skipped]) from None
+        raise
+    loaded.skipped = [real(s) for s in loaded.skipped]
     return loaded

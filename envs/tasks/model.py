@@ -123,16 +123,61 @@ def field_path(err: ValidationError) -> str:
 MAX_TASK_FILE_CHARS = 256 * 2**20  # a task file is read whole; larger ones are refused unread
 
 
+class OversizedInt:
+    """An integer literal of a task file too long for Python to convert (over
+    ``sys.get_int_max_str_digits()`` digits): ``read_json`` keeps it as this marker, and the loader
+    skips the task holding it (``oversized_int_field``) instead of losing the file."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"<integer of {self.digits} digits>"
+
+
+def _parse_int(text: str) -> int | OversizedInt:
+    try:
+        return int(text)
+    except ValueError:
+        return OversizedInt(text)
+
+
+def oversized_int_field(value: Any) -> tuple[str, OversizedInt] | None:
+    """The first ``OversizedInt`` of a decoded JSON value, with its dotted field path ("" for the
+    value itself); None when it holds none. Iterative: any depth the decoder accepted is fine."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, OversizedInt):
+            return where, item
+        if isinstance(item, dict):
+            children = [(v, f"{where}.{k}" if where else str(k)) for k, v in item.items()]
+        elif isinstance(item, list):
+            children = [(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return None
+
+
 def read_json(path: Path) -> Any:
     """A task file's JSON, made safe at the edge: bounded in size, nesting too deep for the
-    decoder a ``TaskFileError`` like any other malformed input, lone surrogates replaced."""
+    decoder a ``TaskFileError`` like any other malformed input, lone surrogates replaced, an
+    integer literal too long to convert kept as an ``OversizedInt`` (its task is skipped)."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
             text = f.read(MAX_TASK_FILE_CHARS + 1)
         if len(text) > MAX_TASK_FILE_CHARS:
             raise TaskFileError(f"{path}: over {MAX_TASK_FILE_CHARS} characters; split it into smaller task files")
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer literal over Python's int-string limit: read it as a marker
+            data = json.loads(text, parse_int=_parse_int)
     except FileNotFoundError:
         raise TaskFileError(f"{path}: no such task file") from None
     except RecursionError:

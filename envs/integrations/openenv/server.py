@@ -52,7 +52,10 @@ variable, never from argv, never logged) every route but ``/health`` needs ``Aut
 Bearer <token>`` (a WebSocket without it is refused at the handshake with 401); a message over
 ``max_message_bytes`` gets an error reply and is not run (a frame over twice that closes the
 connection, 1009); a session idle for ``idle_timeout_s`` gets an error reply and is closed;
-a binary frame or a message that is not a JSON object gets an error reply; a disconnect closes
+a binary frame, a message that is not a JSON object or one nesting arrays and objects deeper than
+``MAX_JSON_DEPTH`` gets an error reply (``INVALID_JSON``) and the session goes on; over HTTP, every
+route reads its body whole first: over ``max_message_bytes`` is a 413, nested too deep a 400 (on
+``/mcp`` a JSON-RPC error, -32600), whether the route reads a body or not; a disconnect closes
 the session and releases its env; shutdown (Ctrl-C, SIGTERM) closes every open session.
 """
 
@@ -63,8 +66,10 @@ import contextlib
 import contextvars
 import functools
 import hmac
+import itertools
 import json
 import logging
+import re
 import signal
 import socket
 import threading
@@ -97,10 +102,10 @@ from servicegym.envs.integrations.openenv.compat import attached_sessions, serve
 from servicegym.envs.tasks.sources import SPLITS
 
 __all__ = [
-    "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "RESET_KEYS",
-    "RunningServer", "ServiceGymAction", "ServiceGymEnvironment", "ServiceGymObservation", "ServiceGymServer",
-    "ServiceGymState", "TaskLookupError", "ToolCallSpec", "action_text", "build_app", "bind_socket", "route_name",
-    "serve", "serve_in_thread",
+    "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "MAX_JSON_DEPTH",
+    "RESET_KEYS", "RunningServer", "ServiceGymAction", "ServiceGymEnvironment", "ServiceGymObservation",
+    "ServiceGymServer", "ServiceGymState", "TaskLookupError", "ToolCallSpec", "action_text", "build_app", "bind_socket",
+    "nests_deeper", "route_name", "serve", "serve_in_thread",
 ]
 
 log = logging.getLogger("servicegym.server")
@@ -115,6 +120,10 @@ RESET_KEYS = ("seed", "task_id", "split", "index", "difficulty", "episode_id")
 # the Task API's split descriptors (openenv 0.10: GET /{env_name}/splits)
 SPLIT_TYPES = {"train": "train", "dev": "validation", "test": "test"}
 OPEN_PATHS = frozenset({"/health"})  # the routes that need no token (a load balancer's probe)
+# a message or body nesting arrays and objects deeper is refused unread: Python's json (and what
+# reads its result) recurses per level, and a 100,000-deep message would end a session with a
+# RecursionError; the protocol's messages nest about 10 deep, tool arguments a few more
+MAX_JSON_DEPTH = 128
 
 # set while a WebSocket connection is being served: the sessions it opens are closed by the
 # connection's end (or its idle limit); the others (HTTP MCP sessions) by the idle reaper
@@ -603,6 +612,25 @@ class ServiceGymServer(HTTPEnvServer):
                 "opened": self.opened, "closed": self.closed}
 
 
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nests_deeper(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON ``text`` nests arrays and objects deeper than ``limit`` (brackets inside
+    strings do not count); linear, in C but for one pass over the brackets, and nothing at all
+    when there are too few brackets to get there. Malformed text is not judged here."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > limit
+
+
+def _too_deep_text() -> str:
+    return f"the message nests arrays and objects deeper than {MAX_JSON_DEPTH} levels; nothing was run"
+
+
 def _error_frame(message: str, code: str) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code}})
 
@@ -672,25 +700,44 @@ class _Guard:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
                 await self._too_large(send, int(value))
                 return
+        # the body is read whole here, whatever the route (one that never reads its body too),
+        # bounded by the limit, and checked once before any route parses it
+        chunks: list[bytes] = []
         seen = 0
-        responded = False
-
-        async def guarded_receive() -> dict[str, Any]:
-            nonlocal seen, responded
+        while True:
             msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.max_bytes and not responded:
-                    responded = True
-                    await self._too_large(send, seen)
-                    return {"type": "http.disconnect"}
-            return msg
+            if msg["type"] != "http.request":
+                return  # the client went away before its body was complete
+            chunk = msg.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                await self._too_large(send, seen)
+                return
+            chunks.append(chunk)
+            if not msg.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if nests_deeper(body.decode("latin-1")):  # byte for byte: UTF-8 never hides an ASCII bracket
+            await self._too_deep(scope, send)
+            return
+        replayed = False
 
-        async def guarded_send(msg: dict[str, Any]) -> None:
-            if not responded:
-                await send(msg)
+        async def replay_receive() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-        await self.app(scope, guarded_receive, guarded_send)
+        await self.app(scope, replay_receive, send)
+
+    async def _too_deep(self, scope: dict[str, Any], send: Any) -> None:
+        if scope.get("path") == "/mcp":  # JSON-RPC's own error (an invalid request), as MCP clients read it
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": _too_deep_text()}}
+        else:
+            reply = {"detail": _too_deep_text()}
+        await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(reply).encode()})
 
     async def _too_large(self, send: Any, size: int) -> None:
         body = json.dumps({"detail": f"request body of {size} bytes is over the server's limit of {self.max_bytes}"})
@@ -764,6 +811,9 @@ class _Guard:
                     await send({"type": "websocket.send", "text": _error_frame(
                         f"message of {size} bytes is over the server's limit of {self.max_bytes} bytes; nothing was run",
                         "PAYLOAD_TOO_LARGE")})
+                    continue
+                if nests_deeper(text):
+                    await send({"type": "websocket.send", "text": _error_frame(_too_deep_text(), "INVALID_JSON")})
                     continue
                 if not text.lstrip().startswith("{"):
                     await send({"type": "websocket.send", "text": _error_frame(
