@@ -48,6 +48,7 @@ class CustomerProfile(BaseModel):
     refund_payments: list[str]
     documents: list[str]
     fx_destination: str = ""  # a bank account in a second currency, for a converted payout
+    fee_waivers: list[str] = []  # fees the merchant asked to have waived (whole)
 
 
 class PaymentsCustomer:
@@ -89,6 +90,13 @@ class PaymentsCustomer:
                 return False, "that is not my account"
             if money(granted + terms["amount"]) > money(p.payout_total):
                 return False, f"that would take my approved payouts above the {p.payout_total:.2f} I asked for"
+            return True, ""
+        if apr.operation == "fees.waive":
+            fee = self.world.table("fees").get(terms["fee_id"])
+            if fee is None or fee.id not in p.fee_waivers:
+                return False, "I did not ask for that fee to be waived"
+            if money(terms["amount"]) != fee.amount:
+                return False, f"the fee is {fee.amount:.2f}; waive all of it"
             return True, ""
         pay = self.world.table("payments").get(terms["payment_id"])
         if pay is None or pay.id not in p.refund_payments:

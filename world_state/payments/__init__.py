@@ -10,13 +10,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from servicegym.world_state.core import parse_time
+from servicegym.world_state.payments import operations as _operations  # noqa: F401  registers the families' capabilities
 from servicegym.world_state.payments.capabilities import CATALOGUE, Capability, search_catalogue
+from servicegym.world_state.payments.records import background_records
 from servicegym.world_state.payments.tools import RESIDENT_TOOLS
 from servicegym.world_state.payments.world import (
     APPROVAL_TERMS,
     CURRENCIES,
     DEFAULT_FX_RATES,
     DOC_TYPES,
+    KB_VARIANTS,
     PAYMENTS_SCHEMA,
     PRODUCTS,
     REGIONS,
@@ -69,8 +72,19 @@ def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
     m = tables["merchants"].get(spec.get("merchant_id", ""))
     if m is None:
         raise PaymentsSpecError("field world.merchant_id: must name a merchant of world.tables.merchants")
+    # other merchants' books (thousands of shared, immutable rows; ids never a task's), after the task's own
+    for name, rows in background_records(int(spec.get("kb_seed", 0)) % KB_VARIANTS, REGIONS, TIERS, CURRENCIES).items():
+        own = tables[name]
+        if own:
+            for key, row in rows.items():
+                own.setdefault(key, row)
+        else:
+            tables[name] = rows  # the world copies the dict; the rows are shared
     docs = tables["documents"]
-    for d in procedure_documents(spec["now"]) + background_documents(int(spec.get("kb_seed", 0)), (m.region, m.tier, m.currency), now):
+    # the background keeps every (product, scope) the task does not pin: the merchant's own scope
+    # gets its governing documents for the products the task leaves unpinned
+    pinned = {(d.product, d.region, d.tier, d.currency) for d in docs.values()}
+    for d in procedure_documents(spec["now"]) + background_documents(int(spec.get("kb_seed", 0)), pinned, now):
         docs.setdefault(d.id, d)
     rates = spec.get("fx_rates", DEFAULT_FX_RATES)
     if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):

@@ -48,6 +48,10 @@ class Capability:
     fields: dict[str, tuple[Any, Any]]
     fn: Callable[..., Any]
     pre: tuple[str, ...] = ()
+    # what a write changes, stated for the agent, and the record it writes: (collection, the argument
+    # naming it), which the checker reads to tell the task's records from protected ones
+    post: tuple[str, ...] = ()
+    target: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.model = create_model(
@@ -58,8 +62,11 @@ class Capability:
         self.text = f"{self.name} {self.summary}".casefold()
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "summary": self.summary, "parameters": self.parameters,
-                "preconditions": list(self.pre)}
+        out = {"name": self.name, "kind": self.kind, "summary": self.summary, "parameters": self.parameters,
+               "preconditions": list(self.pre)}
+        if self.post:
+            out["postconditions"] = list(self.post)
+        return out
 
     def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
         try:
@@ -191,7 +198,8 @@ def _approvals_request(w: PaymentsWorld, operation: str, terms: dict[str, Any]) 
 
 _add(Capability("approvals.request", "write", "Create an approval request for the exact terms of one operation; the merchant decides it.",
                 {"operation": (str, REQ), "terms": (dict[str, Any], REQ)}, _approvals_request,
-                ("operation is payouts.create or refunds.create", "terms carry exactly the operation's term keys")))
+                ("operation is payouts.create, refunds.create or fees.waive", "terms carry exactly the operation's term keys"),
+                ("a pending approval binds the exact terms; the merchant grants or denies it when asked",)))
 
 
 def _replay(table: Any, key: str, same: Callable[[Any], bool]) -> Any:
@@ -218,6 +226,9 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
     if bank.currency and bank.currency != acc.currency:
         raise ToolError(f"bank account {bank_account_id} takes {bank.currency}; account {account_id} holds {acc.currency}")
+    for change in w.table("account_changes"):
+        if change.bank_account_id == bank_account_id and change.status == "requested":
+            raise ToolError(f"bank account {bank_account_id} is in the cooling period of change {change.id} until {change.effective_at}")
     if amount <= 0:
         raise ToolError("amount must be positive")
     if w.available(account_id) < amount:
@@ -233,8 +244,11 @@ _add(Capability("payouts.create", "write", "Pay out funds from an operating acco
                 {"merchant_id": (str, REQ), "account_id": (str, REQ), "bank_account_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)},
                 _payouts_create, ("the account is the merchant's operating account", "the bank account belongs to the merchant",
                                   "a bank account with a currency takes payouts only from an account in that currency",
+                                  "no bank-account change naming the bank account is in its cooling period",
                                   "available balance (balance minus active holds) covers the amount",
-                                  "a repeated idempotency_key with the same terms returns the first payout")))
+                                  "a repeated idempotency_key with the same terms returns the first payout"),
+                ("a payout record to the bank account; a payout ledger entry debits the operating account",),
+                ("merchants", "merchant_id")))
 
 
 def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
@@ -262,7 +276,8 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
 _add(Capability("refunds.create", "write", "Refund (part of) a customer payment; the money leaves the merchant's reserve account.",
                 {"payment_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)}, _refunds_create,
                 ("amount does not exceed what is left to refund", "the reserve account balance covers the amount",
-                 "a repeated idempotency_key with the same terms returns the first refund")))
+                 "a repeated idempotency_key with the same terms returns the first refund"),
+                ("a refund record; a refund ledger entry debits the reserve account",), ("payments", "payment_id")))
 
 
 def _holds_place(w: PaymentsWorld, account_id: str, amount: float, reason: str) -> Hold:
@@ -274,7 +289,9 @@ def _holds_place(w: PaymentsWorld, account_id: str, amount: float, reason: str) 
 
 
 _add(Capability("holds.place", "write", "Place a hold on an account (reduces its available balance).",
-                {"account_id": (str, REQ), "amount": (float, REQ), "reason": (str, REQ)}, _holds_place))
+                {"account_id": (str, REQ), "amount": (float, REQ), "reason": (str, REQ)}, _holds_place,
+                ("the account exists", "amount is positive"), ("an active hold reduces the account's available balance",),
+                ("accounts", "account_id")))
 
 
 def _holds_release(w: PaymentsWorld, hold_id: str) -> Hold:
@@ -289,7 +306,8 @@ def _holds_release(w: PaymentsWorld, hold_id: str) -> Hold:
 
 
 _add(Capability("holds.release", "write", "Release an active hold.", {"hold_id": (str, REQ)}, _holds_release,
-                ("the hold is active", "a hold tied to a review case needs the case approved")))
+                ("the hold is active", "a hold tied to a review case needs the case approved"),
+                ("the hold is released; the available balance rises by its amount",), ("holds", "hold_id")))
 
 
 def _cases_attach(w: PaymentsWorld, case_id: str, upload_id: str) -> Case:
@@ -305,7 +323,8 @@ def _cases_attach(w: PaymentsWorld, case_id: str, upload_id: str) -> Case:
 
 
 _add(Capability("cases.attach_document", "write", "Attach a customer upload to an open review case.",
-                {"case_id": (str, REQ), "upload_id": (str, REQ)}, _cases_attach, ("the case is open", "the upload is the merchant's")))
+                {"case_id": (str, REQ), "upload_id": (str, REQ)}, _cases_attach, ("the case is open", "the upload is the merchant's"),
+                ("the upload is among the case's attachments",), ("cases", "case_id")))
 
 
 def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
@@ -324,7 +343,8 @@ def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
 
 
 _add(Capability("cases.submit", "write", "Submit an open review case with its attachments; the review completes later.",
-                {"case_id": (str, REQ)}, _cases_submit, ("the case is open", "at least one document is attached")))
+                {"case_id": (str, REQ)}, _cases_submit, ("the case is open", "at least one document is attached"),
+                ("the case is submitted", "a review completion event decides it later on the clock"), ("cases", "case_id")))
 
 
 def _applications_submit(w: PaymentsWorld, merchant_id: str, kind: str, requested_limit: float, upload_ids: list[str]) -> dict[str, Any]:
@@ -361,7 +381,8 @@ _add(Capability("applications.submit", "write", "Apply for a higher single-payou
                 {"merchant_id": (str, REQ), "kind": (str, REQ), "requested_limit": (float, REQ), "upload_ids": (list[str], REQ)},
                 _applications_submit, ("kind is payout_limit_increase", "requested_limit is above the limit in force",
                                        "the uploads are the merchant's", "no other application of the merchant is under review",
-                                       "the governing payout policy names the required document and the review time")))
+                                       "the governing payout policy names the required document and the review time"),
+                ("the application is under review", "its decision takes effect at decides_at"), ("merchants", "merchant_id")))
 
 
 def _receipts_issue(w: PaymentsWorld, payout_id: str) -> Receipt:
@@ -373,7 +394,8 @@ def _receipts_issue(w: PaymentsWorld, payout_id: str) -> Receipt:
 
 
 _add(Capability("receipts.issue", "write", "Issue the receipt of a payout (idempotent); the merchant confirms it.",
-                {"payout_id": (str, REQ)}, _receipts_issue, ("the payout exists",)))
+                {"payout_id": (str, REQ)}, _receipts_issue, ("the payout exists",),
+                ("the payout has one receipt; the merchant confirms it",), ("payouts", "payout_id")))
 
 
 def _fx_quote(w: PaymentsWorld, from_currency: str, to_currency: str, amount: float) -> dict[str, Any]:
@@ -417,7 +439,9 @@ _add(Capability("fx.convert", "write", "Convert funds between two of a merchant'
                 {"from_account_id": (str, REQ), "to_account_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)},
                 _fx_convert, ("both accounts belong to the same merchant and hold different currencies",
                               "available balance of the source covers the amount",
-                              "a repeated idempotency_key with the same terms returns the first conversion")))
+                              "a repeated idempotency_key with the same terms returns the first conversion"),
+                ("a conversion record; ledger entries debit the source and credit the destination at the rate",),
+                ("accounts", "from_account_id")))
 
 
 def _catalogue_hits(query: str, limit: int) -> list[int]:

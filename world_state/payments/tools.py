@@ -8,11 +8,11 @@ from pydantic import Field
 
 from servicegym.world_state.core import History, World
 from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue_json
-from servicegym.world_state.payments.world import PaymentsWorld, document_search, document_summary
+from servicegym.world_state.payments.world import PAYMENTS_SCHEMA, PaymentsWorld, document_search, document_summary
 from servicegym.world_state.tools import Query, ToolError, rule, tool
 
-QUERYABLE = tuple(n for n in ("merchants", "accounts", "bank_accounts", "ledger", "holds", "payments", "refunds", "payouts",
-                              "receipts", "cases", "uploads", "approvals", "applications", "events", "fx_conversions"))
+# every collection but the knowledge base (searched and read with its own tools)
+QUERYABLE = tuple(n for n in PAYMENTS_SCHEMA if n != "documents")
 
 
 _doc_summary = document_summary
@@ -21,18 +21,23 @@ _doc_summary = document_summary
 @tool("read")
 def search_documents(world: PaymentsWorld, query: Query, product: str | None = None, region: str | None = None,
                      tier: str | None = None, currency: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
-    """Search the knowledge base; filters match a document's scope exactly (or its "*" scope).
+    """Search the knowledge base, best match first (BM25 ranking of the query's words in title and
+    body, ties by id). Filters match a document's scope exactly (or its "*" scope). A match is not a
+    rule: the governing document is the highest version of the merchant's exact scope whose
+    effective_from is not after now; superseded versions and other scopes' documents look alike.
 
     Args:
         query: keywords
-        product: payouts, refunds, reserves or reviews
+        product: payouts, refunds, reserves, reviews, disputes, fees, settlements, verifications, fx, account_changes or limits
         region: US, EU, UK or APAC
         tier: standard, plus or enterprise
         currency: USD, EUR or GBP
         limit: most results (1-50)
     """
-    # scored by occurrences of the query's words in title and body, best first, then by id; the
-    # knowledge base is indexed once per world (world.document_search), not rescanned per call
+    # Okapi BM25 (k1 1.2, b 0.75; title words count twice; statistics of the shared background
+    # knowledge base) over lower-cased letter/digit runs with a plural s/ies stripped, best first,
+    # then by id; the background is indexed once per knowledge base and the task's own documents once
+    # per world (knowledge.DocumentIndex), never rescanned per call
     words = [t for t in query.casefold().split() if t]
     filters = [(k, v) for k, v in (("product", product), ("region", region), ("tier", tier), ("currency", currency)) if v is not None]
     return document_search(world, words, filters, max(1, min(limit, 50)))
@@ -56,7 +61,7 @@ def query_records(world: PaymentsWorld, collection: str, filters: dict[str, Any]
     """List records of one collection whose fields equal every value in ``filters``.
 
     Args:
-        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, applications, events or fx_conversions
+        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, applications, events, fx_conversions, disputes, fees, fee_schedules, settlements, settlement_lines, reconciliation_breaks, statements, verifications, account_changes, limits, payout_schedules, risk_reviews, webhooks or notifications
         filters: field -> value, all must match
         limit: most records (1-200)
     """

@@ -1,0 +1,753 @@
+"""The payments knowledge base: rule texts, procedures, policy documents, the shared background
+knowledge bases (built once per ``KB_VARIANTS`` variant, immutable, shared by every world) and
+``search_documents``' BM25 index.
+
+A background knowledge base holds, for every scope ``(region, tier, currency)`` and every product
+of ``KB_PRODUCTS``, a lineage of 1-4 versions in which each version changes exactly one rule of
+the one before (a superseded near-duplicate: the same text but one number or one document type),
+sometimes a last version dated after every task (the highest version, not yet in force), and
+"*" regional guidance notes that quote superseded figures for every tier and currency of a region.
+Each lineage's current version names its neighbouring scopes (another tier, another region), so
+a keyword match for one scope ranks documents of another; only reading scope, version and
+effective date picks the governing document (``kb_traps``, ``kb_near_duplicates`` list them).
+
+Search ranks by Okapi BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5) / (df + 0.5)), title
+tokens counted twice, the statistics of the background knowledge base) over tokens: lower-cased
+runs of letters and digits, a plural ``s``/``ies`` stripped. Ties are broken by id.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from itertools import repeat
+from math import log
+from operator import add
+from typing import Any
+
+import numpy as np
+
+from servicegym.world_state.core import World
+from servicegym.world_state.payments.entities import CURRENCIES, DOC_TYPES, PRODUCTS, REGIONS, TIERS, Document
+from servicegym.world_state.tools import RawJson, dumps, json_array
+
+# ----- knowledge-base generation ---------------------------------------------------------------
+
+NEW_PRODUCTS = ("disputes", "fees", "settlements", "verifications", "fx", "account_changes", "limits")
+KB_PRODUCTS = tuple(dict.fromkeys(PRODUCTS + NEW_PRODUCTS))
+EVIDENCE_DOC_TYPES = ("delivery_proof", "invoice", "customer_communication")
+
+RULE_TEXT = {
+    "single_payout_limit": "A single payout may not exceed {v:.2f} {cur}; larger amounts must be split into several payouts, each approved separately.",
+    "refund_window_days": "Refunds are allowed only for payments made within the last {v} days; older payments must not be refunded.",
+    "approval_threshold": "A refund above {v:.2f} {cur} requires the merchant's approval of its exact terms before it is executed.",
+    "reserve_floor": "The reserve account balance must stay at or above {v:.2f} {cur} after every ledger movement.",
+    "required_document": "A review case must carry an uploaded {v} before it is submitted.",
+    "review_minutes": "Reviews complete {v} minutes after submission.",
+    "limit_increase_document": "An application for a payout-limit increase (`applications.submit`) must carry an uploaded {v}; without it the application is rejected.",
+    "limit_increase_minutes": "Limit-increase applications are decided {v} minutes after submission; an approved increase applies only from the decision on.",
+    "dispute_response_days": "A dispute must be answered within {v} days of being opened; a dispute not answered by then is lost.",
+    "dispute_evidence_document": "A contested dispute must carry an uploaded {v} as evidence before its evidence is submitted.",
+    "dispute_auto_accept_below": "A dispute for less than {v:.2f} {cur} is accepted rather than contested.",
+    "fee_waiver_limit": "A fee waiver above {v:.2f} {cur} requires the merchant's approval of its exact terms before it is applied.",
+    "fee_refund_days": "A fee may be waived or refunded only within {v} days of being charged.",
+    "reconciliation_tolerance": "A reconciliation break at or below {v:.2f} {cur} is written off; a break above it must be investigated.",
+    "settlement_delay_days": "Card settlements are paid {v} days after capture.",
+    "kyb_required_documents": "A business (KYB) verification must carry an uploaded {v} before it is submitted.",
+    "verification_review_minutes": "Verifications are decided {v} minutes after submission.",
+    "fx_quote_validity_minutes": "An FX quote is valid for {v} minutes; a conversion after that must be quoted again.",
+    "fx_markup_pct": "Currency conversions carry a markup of {v:.2f}% over the reference rate.",
+    "bank_change_cooling_minutes": "Payouts to a newly changed bank account are blocked for {v} minutes after the change.",
+    "bank_change_document": "A bank-account change must carry an uploaded {v}; without it the change is refused.",
+    "daily_payout_limit": "The payouts of one calendar day may not exceed {v:.2f} {cur} in total.",
+}
+
+RULE_LABEL = {
+    "single_payout_limit": "single-payout limit", "refund_window_days": "refund window (days)",
+    "approval_threshold": "refund approval threshold", "reserve_floor": "reserve floor",
+    "required_document": "document required for a review", "review_minutes": "review time (minutes)",
+    "limit_increase_document": "document required for a limit increase", "limit_increase_minutes": "limit-increase decision time (minutes)",
+    "dispute_response_days": "dispute response window (days)", "dispute_evidence_document": "required dispute evidence",
+    "dispute_auto_accept_below": "automatic acceptance amount", "fee_waiver_limit": "fee waiver approval limit",
+    "fee_refund_days": "fee refund window (days)", "reconciliation_tolerance": "reconciliation tolerance",
+    "settlement_delay_days": "settlement delay (days)", "kyb_required_documents": "KYB documents",
+    "verification_review_minutes": "verification decision time (minutes)", "fx_quote_validity_minutes": "FX quote validity (minutes)",
+    "fx_markup_pct": "FX markup (%)", "bank_change_cooling_minutes": "bank-change cooling period (minutes)",
+    "bank_change_document": "document required for a bank change", "daily_payout_limit": "daily payout limit",
+}
+
+RATIONALE = {
+    "single_payout_limit": "The limit caps the loss from a single compromised credential or a mistyped amount.",
+    "refund_window_days": "Beyond the window the card network no longer guarantees that a refund reaches the cardholder.",
+    "approval_threshold": "Large refunds are a common route for friendly fraud, so the merchant confirms the exact amount.",
+    "reserve_floor": "The reserve covers chargebacks and negative balances; a dip, even a brief one, breaches the scheme's rules.",
+    "required_document": "Reviewers must verify the merchant's identity and standing before a hold is lifted.",
+    "review_minutes": "Reviews are queued; agents should wait for the decision rather than poll for it.",
+    "limit_increase_document": "A higher limit widens the exposure, so the underwriting team needs evidence first.",
+    "limit_increase_minutes": "Underwriting decides applications in batches; an increase never applies retroactively.",
+    "dispute_response_days": "The card networks close their response window on a fixed day; a late answer is ignored.",
+    "dispute_evidence_document": "Networks decide on evidence alone, and this is the document that wins most of these disputes.",
+    "dispute_auto_accept_below": "Contesting a small dispute costs more in fees and staff time than the amount at risk.",
+    "fee_waiver_limit": "Waivers are revenue given back; above the limit the merchant signs off on the exact terms.",
+    "fee_refund_days": "Fees older than the window have been reported in a closed statement period.",
+    "reconciliation_tolerance": "Tiny breaks come from rounding between networks and are cheaper to write off than to chase.",
+    "settlement_delay_days": "The delay lets the acquirer net out early chargebacks before funds are released.",
+    "kyb_required_documents": "Regulators require proof of the business's existence, control and address before it is onboarded.",
+    "verification_review_minutes": "Compliance analysts review submissions in order; decisions arrive on the clock.",
+    "fx_quote_validity_minutes": "Rates move during the day, so a stale quote would convert at a price the merchant never saw.",
+    "fx_markup_pct": "The markup covers hedging costs and is disclosed to the merchant in every quote.",
+    "bank_change_cooling_minutes": "Account takeovers usually change the bank account and pay out at once; the cooling period stops that.",
+    "bank_change_document": "The document proves that the merchant owns the new bank account.",
+    "daily_payout_limit": "The daily limit bounds what leaves the platform in one day even when each payout is within its own limit.",
+}
+
+PURPOSE = {
+    "payouts": "This policy sets how funds leave a merchant's operating account for its own bank accounts.",
+    "refunds": "This policy sets which customer payments may be refunded, and when the merchant must approve a refund.",
+    "reserves": "This policy sets the minimum balance of the merchant's reserve account, which secures chargebacks.",
+    "reviews": "This policy sets what a compliance review case needs before it is submitted and how long the review takes.",
+    "disputes": "This policy sets how chargebacks (disputes) raised by cardholders are answered, contested or accepted.",
+    "fees": "This policy sets when fees charged to a merchant may be waived or refunded, and who must approve it.",
+    "settlements": "This policy sets when card settlements are paid and how breaks found in reconciliation are handled.",
+    "verifications": "This policy sets the documents a know-your-business (KYB) verification needs and how long it takes.",
+    "fx": "This policy sets how currency conversions between a merchant's accounts are quoted and priced.",
+    "account_changes": "This policy sets how a merchant changes the bank account its payouts go to.",
+    "limits": "This policy sets the total a merchant may pay out in one calendar day.",
+}
+
+REGION_NOTE = {
+    "US": "In the US, Regulation E and the card networks' operating rules apply; keep records for five years.",
+    "EU": "In the EU, PSD2 strong customer authentication applies to merchant-initiated changes; keep records for five years.",
+    "UK": "In the UK, the FCA's payment services rules apply; complaints must be answered within fifteen business days.",
+    "APAC": "In APAC, local regulators' reporting thresholds vary by market; escalate any cross-border question to regional compliance.",
+}
+
+PROCEDURES = [
+    ("Payout procedure", "payouts",
+     "To pay out funds: read the governing payout policy for the merchant's scope; check the available balance with "
+     "`accounts.balance`; for each payout request an approval of its exact terms with `approvals.request` (operation "
+     "`payouts.create`, terms merchant_id, account_id, bank_account_id, amount) and have the merchant approve it; then execute "
+     "`payouts.create` with an idempotency_key; issue a receipt with `receipts.issue` and ask the merchant to confirm it."),
+    ("Refund procedure", "refunds",
+     "Refunds are paid from the merchant's reserve account. Read the governing refund policy (window and approval threshold) "
+     "and the governing reserve policy; list payments with `payments.find_by_merchant_id`; when an approval is required use "
+     "`approvals.request` (operation `refunds.create`, terms payment_id, amount); execute `refunds.create` with an idempotency_key."),
+    ("Reserve monitoring", "reserves",
+     "The reserve floor applies at every state change, not only at the end of the day. Use `accounts.balance` on the reserve "
+     "account; expected settlements are listed in `events.find_by_kind`. Wait for a settlement rather than dipping below the floor."),
+    ("Review cases and holds", "reviews",
+     "A hold tied to a review case is released with `holds.release` only after the case is approved. Ask the merchant to upload "
+     "the document the governing review policy requires, attach it with `cases.attach_document`, submit with `cases.submit` "
+     "before the case deadline, then wait for the review to complete."),
+    ("Limit-increase applications", "payouts",
+     "A payout above the single-payout limit in force needs an approved application for a higher limit. Read the governing payout "
+     "policy for the document it requires, ask the merchant to upload it, then `applications.submit` (merchant_id, kind "
+     "`payout_limit_increase`, requested_limit, upload_ids). The application is decided later on the clock; check it with "
+     "`applications.get` and pay out only once it is approved."),
+    ("Approvals", "payouts",
+     "Generic consent in conversation is not an approval. Create a request with `approvals.request`; the merchant grants or "
+     "denies that request; changed terms need a new request. Check requests with `approvals.get`."),
+    ("Dispute handling", "disputes",
+     "Read the governing disputes policy for the response window, the evidence it requires and the amount below which a dispute is "
+     "accepted. Accept small disputes with `disputes.accept`; for the others ask the merchant to upload the required evidence, attach "
+     "it with `disputes.attach_evidence` and contest with `disputes.submit_evidence` before the response deadline."),
+    ("Fee waivers", "fees",
+     "Read the governing fees policy. A fee may be waived only within its refund window; a waiver above the waiver limit needs an "
+     "approval of its exact terms (`approvals.request`, operation `fees.waive`, terms fee_id, amount) before `fees.waive`."),
+    ("Settlement reconciliation", "settlements",
+     "Check a settlement with `settlements.check`; record each difference with `reconciliation.open_break`. A break at or below the "
+     "governing reconciliation tolerance is written off (`reconciliation.write_off`); above it, `reconciliation.investigate` and "
+     "`reconciliation.resolve`. Reconcile the settlement with `settlements.reconcile` once every break is settled."),
+    ("Business verification (KYB)", "verifications",
+     "The governing verifications policy lists the documents a KYB verification needs (`verifications.requirements`). Ask the merchant "
+     "to upload each, attach them with `verifications.attach_document`, submit with `verifications.submit` and wait for the decision."),
+    ("Currency conversion", "fx",
+     "Quote with `fx.quote` at the moment of conversion: a quote is valid only for the governing quote validity. Have the converted "
+     "amount approved before paying it out; `fx.convert` converts at the current rate."),
+    ("Bank-account changes", "account_changes",
+     "A change of payout bank account (`account_changes.request_bank_change`) needs the document the governing account-changes policy "
+     "requires; payouts to the new account are blocked for the cooling period. A change may be cancelled while it cools."),
+    ("Daily payout limit", "limits",
+     "Besides the single-payout limit, the payouts of one calendar day may not exceed the governing daily payout limit; check it with "
+     "`limits.in_force` before paying out, and schedule the rest for the next day."),
+]
+
+_TITLES = {"fx": "FX", "account_changes": "Account changes", "kyb": "KYB"}
+
+
+def product_title(product: str) -> str:
+    return _TITLES.get(product, product.capitalize())
+
+
+def rule_value_text(v: Any) -> Any:
+    """A rule value as its sentence quotes it (a list of documents as "a, b and c")."""
+    if isinstance(v, (list, tuple)):
+        v = [str(x) for x in v]
+        return v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
+    return v
+
+
+def rule_sentence(key: str, v: Any, cur: str) -> str:
+    return RULE_TEXT[key].format(v=rule_value_text(v), cur=cur)
+
+
+def procedure_documents(now: str) -> list[Document]:
+    return list(_procedures())
+
+
+@lru_cache(maxsize=1)
+def _procedures() -> tuple[Document, ...]:
+    return tuple(Document(id=f"KB-P{i:02d}", title=title, product=product, region="*", tier="*", currency="*",
+                          version=1, effective_from="2020-01-01 00:00:00", body=body)
+                 for i, (title, product, body) in enumerate(PROCEDURES, 1))
+
+
+def policy_document(doc_id: str, product: str, region: str, tier: str, currency: str, version: int,
+                    effective_from: str, supersedes: str, rules: dict[str, Any]) -> Document:
+    """A short policy document (the tasks' pinned ones): its scope, dates and rule sentences."""
+    lines = [rule_sentence(k, v, currency) for k, v in rules.items()]
+    title = f"{product_title(product)} policy for {tier} merchants in {region} ({currency}), version {version}"
+    head = f"Scope: product {product}, region {region}, tier {tier}, currency {currency}. Effective from {effective_from}."
+    if supersedes:
+        head += f" Supersedes {supersedes}."
+    return Document(id=doc_id, title=title, product=product, region=region, tier=tier, currency=currency, version=version,
+                    effective_from=effective_from, supersedes=supersedes, rules=dict(rules), body=head + " " + " ".join(lines))
+
+
+def random_rules(rng: random.Random, product: str) -> dict[str, Any]:
+    if product == "payouts":
+        return {"single_payout_limit": float(rng.choice(range(100, 1001, 50)))}
+    if product == "refunds":
+        return {"refund_window_days": rng.choice((14, 30, 45, 60, 90)), "approval_threshold": float(rng.choice((25, 40, 50, 75, 100)))}
+    if product == "reserves":
+        return {"reserve_floor": float(rng.choice((10, 15, 20, 25, 30, 40)))}
+    if product == "reviews":
+        return {"required_document": rng.choice(DOC_TYPES), "review_minutes": rng.choice((5, 10, 15))}
+    if product == "disputes":
+        return {"dispute_response_days": rng.randint(5, 20), "dispute_evidence_document": rng.choice(DOC_TYPES + EVIDENCE_DOC_TYPES),
+                "dispute_auto_accept_below": float(rng.choice((10, 15, 20, 25, 30, 50)))}
+    if product == "fees":
+        return {"fee_waiver_limit": float(rng.choice((20, 25, 50, 75, 100))), "fee_refund_days": rng.choice((30, 45, 60, 90))}
+    if product == "settlements":
+        return {"reconciliation_tolerance": rng.choice((0.01, 0.05, 0.10, 0.25, 0.50, 1.00, 2.00, 5.00)),
+                "settlement_delay_days": rng.choice((1, 2, 3, 5, 7))}
+    if product == "verifications":
+        return {"kyb_required_documents": rng.sample(DOC_TYPES, rng.randint(1, 3)), "verification_review_minutes": rng.choice((10, 15, 20, 30))}
+    if product == "fx":
+        return {"fx_quote_validity_minutes": rng.choice((5, 10, 15, 30)), "fx_markup_pct": rng.choice((0.5, 0.75, 1.0, 1.5, 2.0))}
+    if product == "account_changes":
+        return {"bank_change_cooling_minutes": rng.choice((30, 60, 120, 240, 1440)), "bank_change_document": rng.choice(DOC_TYPES)}
+    if product == "limits":
+        return {"daily_payout_limit": float(rng.choice(range(1000, 10001, 500)))}
+    raise ValueError(f"unknown product {product!r}")
+
+
+def _fmt(key: str, v: Any, cur: str) -> str:
+    v = rule_value_text(v)
+    if isinstance(v, float):
+        return f"{v:.2f}%" if key == "fx_markup_pct" else f"{v:.2f} {cur}"
+    return str(v)
+
+
+def _example(key: str, v: Any, cur: str) -> str:
+    """A worked example of one rule (numbers derived from its value)."""
+    if key in ("single_payout_limit", "daily_payout_limit"):
+        return f"For example, {v * 1.5:.2f} {cur} is paid as two payouts of {v * 0.75:.2f} {cur}, each approved on its own terms."
+    if key in ("approval_threshold", "fee_waiver_limit"):
+        return f"For example, {v + 5:.2f} {cur} needs an approval of exactly that amount; {max(v - 5, 1):.2f} {cur} does not."
+    if key == "reserve_floor":
+        return f"For example, with {v + 12:.2f} {cur} in reserve a refund of {15:.2f} {cur} must wait for the next settlement."
+    if key == "dispute_auto_accept_below":
+        return f"For example, a dispute of {max(v - 3, 1):.2f} {cur} is accepted; one of {v + 10:.2f} {cur} is contested with evidence."
+    if key == "reconciliation_tolerance":
+        return f"For example, a break of {v:.2f} {cur} is written off; a break of {v + 0.01:.2f} {cur} is investigated."
+    if key.endswith("_days"):
+        return f"For example, on day {v} the rule still applies; on day {v + 1} it no longer does."
+    if key.endswith("_minutes"):
+        return f"For example, an action at 10:00 is settled by the rule at {10 + (v // 60):02d}:{v % 60:02d} at the earliest."
+    if key == "fx_markup_pct":
+        return f"For example, 1000.00 converted at a reference rate of 0.9200 is quoted at {0.92 * (1 - v / 100):.4f}."
+    return f"For example, a submission without the {rule_value_text(v)} is returned to the merchant and has to be made again."
+
+
+def guidance_body(product: str, region: str, tier: str, cur: str, effective_from: str, supersedes: str,
+                  rules: dict[str, Any], change: tuple[str, Any, Any] | None, related: list[tuple[str, str]]) -> str:
+    head = f"Scope: product {product}, region {region}, tier {tier}, currency {cur}. Effective from {effective_from}."
+    if supersedes:
+        head += f" Supersedes {supersedes}."
+    parts = [head, "Purpose. " + PURPOSE[product],
+             "Rules. " + " ".join(rule_sentence(k, v, cur) for k, v in rules.items()),
+             "Rationale. " + " ".join(RATIONALE[k] for k in rules),
+             "Examples. " + " ".join(_example(k, v, cur) for k, v in rules.items())]
+    if change is not None:
+        key, old, new = change
+        parts.append(f"Changes. This version replaces {supersedes}: the {RULE_LABEL[key]} changes from {_fmt(key, old, cur)} to "
+                     f"{_fmt(key, new, cur)}; every other term is unchanged. Actions taken before {effective_from} "
+                     "followed the earlier version.")
+    parts.append(f"Scope notes. This document governs {tier} merchants in {region} whose accounts settle in {cur}, and no one else. "
+                 + REGION_NOTE[region])
+    for other_tier, other_region in related:
+        parts.append(f"Related scopes. {product_title(product)} for {other_tier} merchants in {other_region} ({cur}) follow their "
+                     f"own {product} policy with different figures; do not apply this document to {other_tier} merchants in "
+                     f"{other_region}.")
+    parts.append("Exceptions. No agent may grant an exception to these rules; escalate to the compliance desk instead. "
+                 "Records. Note the document id and version relied on in the case record of every action it governs.")
+    return " ".join(parts)
+
+
+def guidance_document(doc_id: str, product: str, region: str, tier: str, cur: str, version: int, effective_from: str,
+                      supersedes: str, rules: dict[str, Any], change: tuple[str, Any, Any] | None = None,
+                      related: list[tuple[str, str]] | None = None) -> Document:
+    """A background policy document: ``policy_document``'s scope and rules, written out as payment-ops
+    guidance (purpose, rules, rationale, examples, what changed, scope notes, exceptions)."""
+    title = f"{product_title(product)} policy for {tier} merchants in {region} ({cur}), version {version}"
+    body = guidance_body(product, region, tier, cur, effective_from, supersedes, rules, change, related or [])
+    return Document(id=doc_id, title=title, product=product, region=region, tier=tier, currency=cur, version=version,
+                    effective_from=effective_from, supersedes=supersedes, rules=dict(rules), body=body)
+
+
+KB_VARIANTS = 8
+KB_EPOCH = datetime(2025, 12, 1)
+KB_FUTURE = datetime(2027, 6, 1)  # after every task: a version dated here never governs
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A document a keyword match for ``scope`` (product, region, tier, currency) ranks high but
+    that does not govern it: ``kind`` "regional_note" ("*" scope), "neighbour" (another tier or
+    region) or "not_in_force" (the lineage's highest version, effective after every task)."""
+
+    doc_id: str
+    kind: str
+    scope: tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    docs: tuple[Document, ...]
+    traps: tuple[Trap, ...]
+    near_duplicates: tuple[tuple[str, str, str], ...]  # (superseded id, successor id, the one rule key that differs)
+
+
+def _neighbour(seq: tuple[str, ...], x: str) -> str:
+    i = seq.index(x)
+    return seq[i + 1] if i + 1 < len(seq) else seq[i - 1]
+
+
+@lru_cache(maxsize=KB_VARIANTS)
+def knowledge_base(variant: int) -> KnowledgeBase:
+    variant %= KB_VARIANTS
+    rng = random.Random(f"payments-kb/{variant}")
+    docs: list[Document] = []
+    traps: list[Trap] = []
+    dups: list[tuple[str, str, str]] = []
+    first: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    n = 0
+    for product in KB_PRODUCTS:
+        for region in REGIONS:
+            for tier in TIERS:
+                for cur in CURRENCIES:
+                    versions = rng.choice((1, 2, 2, 3, 3, 4))
+                    future = versions > 1 and rng.random() < 0.15
+                    ages = sorted(rng.sample(range(1, 700), versions), reverse=True)
+                    rules = random_rules(rng, product)
+                    first[(product, region, tier, cur)] = rules
+                    prev, change = "", None
+                    related = [(_neighbour(TIERS, tier), region), (tier, _neighbour(REGIONS, region))]
+                    for v in range(1, versions + 1):
+                        n += 1
+                        last = v == versions
+                        when = KB_FUTURE + timedelta(days=ages[v - 1]) if future and last else KB_EPOCH - timedelta(days=ages[v - 1])
+                        doc_id = f"KB-{n:04d}"
+                        if v > 1:
+                            key = rng.choice(sorted(rules))
+                            old = rules[key]
+                            new = old
+                            for _ in range(20):
+                                new = random_rules(rng, product)[key]
+                                if new != old:
+                                    break
+                            rules = {**rules, key: new}
+                            change = (key, old, new)
+                            dups.append((prev, doc_id, key))
+                        rel = related  # every version names its neighbouring scopes
+                        docs.append(guidance_document(doc_id, product, region, tier, cur, v, when.strftime("%Y-%m-%d 00:00:00"),
+                                                      prev, rules, change, rel))
+                        if rel:
+                            for t2, r2 in rel:
+                                traps.append(Trap(doc_id, "neighbour", (product, r2, t2, cur)))
+                        if future and last:
+                            traps.append(Trap(doc_id, "not_in_force", (product, region, tier, cur)))
+                        prev = doc_id
+    # "*" regional guidance notes: every tier and currency of a region, quoting first-version figures
+    for product in KB_PRODUCTS:
+        for region in REGIONS:
+            n += 1
+            doc_id = f"KB-{n:04d}"
+            lines = []
+            for tier in TIERS:
+                for cur in CURRENCIES:
+                    figures = "; ".join(f"{RULE_LABEL[k]} {_fmt(k, v, cur)}" for k, v in first[(product, region, tier, cur)].items())
+                    lines.append(f"{product_title(product)} policy for {tier} merchants in {region} ({cur}): {figures}.")
+            body = (f"Scope: product {product}, region {region}, tier *, currency *. Effective from {KB_EPOCH - timedelta(days=720):%Y-%m-%d} 00:00:00. "
+                    f"Regional guidance note: a summary of the first {product} policies published for standard, plus and enterprise "
+                    f"merchants in {region}, in USD, EUR and GBP. It does not govern any merchant: the figures below are historical "
+                    f"and most have been superseded; always read the governing {product} policy for the merchant's exact tier and "
+                    f"currency. " + " ".join(lines) + " " + REGION_NOTE[region])
+            title = f"{product_title(product)} policy summary for {region}: standard, plus and enterprise merchants (USD, EUR, GBP)"
+            docs.append(Document(id=doc_id, title=title, product=product, region=region, tier="*", currency="*", version=1,
+                                 effective_from=f"{KB_EPOCH - timedelta(days=720):%Y-%m-%d} 00:00:00", body=body))
+            for tier in TIERS:
+                for cur in CURRENCIES:
+                    traps.append(Trap(doc_id, "regional_note", (product, region, tier, cur)))
+    return KnowledgeBase(tuple(docs), tuple(traps), tuple(dups))
+
+
+def _background(variant: int) -> tuple[Document, ...]:
+    return knowledge_base(variant % KB_VARIANTS).docs
+
+
+def kb_traps(variant: int) -> tuple[Trap, ...]:
+    return knowledge_base(variant % KB_VARIANTS).traps
+
+
+def kb_near_duplicates(variant: int) -> tuple[tuple[str, str, str], ...]:
+    return knowledge_base(variant % KB_VARIANTS).near_duplicates
+
+
+def background_documents(seed: int, skip: Collection[tuple[str, ...]] | tuple[str, str, str] = (),
+                         now: datetime | None = None) -> list[Document]:
+    """The background knowledge base ``seed`` picks (of ``KB_VARIANTS``, each built once per
+    process and shared: documents are immutable) less the documents of the ``(product, region,
+    tier, currency)`` pairs in ``skip`` (those the task pins); a bare ``(region, tier, currency)``
+    scope drops that whole scope."""
+    docs = _background(seed % KB_VARIANTS)
+    if not skip:
+        return list(docs)
+    if len(skip) == 3 and all(isinstance(x, str) for x in skip):
+        scope = tuple(skip)
+        return [d for d in docs if (d.region, d.tier, d.currency) != scope]
+    pairs = set(skip)
+    return [d for d in docs if (d.product, d.region, d.tier, d.currency) not in pairs]
+
+
+@lru_cache(maxsize=8192)
+def search_text(title: str, body: str) -> str:
+    """A document's searchable text, lower-cased once (the strings cache their own hashes)."""
+    return f"{title} {body}".casefold()
+
+
+class TextIndex:
+    """Keyword search over a fixed sequence of items, scored as ``sum(text.count(word) for word in
+    words)`` (substrings, as the tools always counted them): the texts are prepared once and each
+    word's counts, and each filter's item subset, cached, so a search costs in proportion to its
+    hits rather than to the number of items. Immutable but for those caches; shared freely."""
+
+    MAX_CACHED = 4096  # words (and filters) remembered; the cache starts afresh when full
+
+    __slots__ = ("items", "keys", "texts", "pos", "_encode", "_json", "_words", "_subsets")
+
+    def __init__(self, items: Iterable[Any], key: Callable[[Any], str], text: Callable[[Any], str],
+                 encode: Callable[[Any], str]) -> None:
+        self.items = tuple(items)
+        self.keys = [key(x) for x in self.items]
+        self.texts = [text(x) for x in self.items]
+        self.pos = {k: i for i, k in enumerate(self.keys)}
+        self._encode = encode
+        self._json: list[str | None] = [None] * len(self.items)
+        self._words: dict[str, dict[int, int]] = {}
+        self._subsets: dict[Any, frozenset[int]] = {}
+
+    def counts(self, word: str) -> dict[int, int]:
+        """Position -> occurrences of ``word``, for the items that hold it (do not change it)."""
+        hit = self._words.get(word)
+        if hit is None:
+            hit = {i: c for i, c in enumerate(map(str.count, self.texts, repeat(word))) if c}
+            if len(self._words) >= self.MAX_CACHED:
+                self._words.clear()
+            self._words[word] = hit
+        return hit
+
+    def scores(self, words: list[str]) -> dict[int, int]:
+        if len(words) == 1:
+            return self.counts(words[0])
+        out: dict[int, int] = {}
+        get = out.get
+        for w in words:
+            for i, c in self.counts(w).items():
+                out[i] = get(i, 0) + c
+        return out
+
+    def subset(self, key: Any, keep: Callable[[Any], bool]) -> frozenset[int]:
+        """Positions of the items ``keep`` accepts, cached under ``key``."""
+        hit = self._subsets.get(key)
+        if hit is None:
+            hit = frozenset(i for i, x in enumerate(self.items) if keep(x))
+            if len(self._subsets) >= self.MAX_CACHED:
+                self._subsets.clear()
+            self._subsets[key] = hit
+        return hit
+
+    def json(self, i: int) -> str:
+        """The item's result JSON (``dumps`` of its summary), encoded once."""
+        text = self._json[i]
+        if text is None:
+            text = self._json[i] = self._encode(self.items[i])
+        return text
+
+
+
+# ----- search: BM25 ----------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STEMS: dict[str, str] = {}
+K1, B = 1.2, 0.75
+
+
+def _stem(t: str) -> str:
+    s = _STEMS.get(t)
+    if s is None:
+        s = t
+        if len(t) > 4 and t.endswith("ies"):
+            s = t[:-3] + "y"
+        elif len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
+            s = t[:-1]
+        if len(_STEMS) < 200_000:
+            _STEMS[t] = s
+    return s
+
+
+def tokens(text: str) -> list[str]:
+    return [_stem(t) for t in _TOKEN.findall(text.casefold())]
+
+
+_WORDS: dict[str, list[str]] = {}
+
+
+def _word_terms(word: str) -> list[str]:
+    """``tokens`` of one query word, remembered (do not change the list)."""
+    hit = _WORDS.get(word)
+    if hit is None:
+        hit = tokens(word)
+        if len(_WORDS) >= 65_536:
+            _WORDS.clear()
+        _WORDS[word] = hit
+    return hit
+
+
+def _doc_terms(d: Document) -> Counter[str]:
+    c = Counter(tokens(d.body))
+    for t in tokens(d.title):
+        c[t] += 2  # title tokens count twice
+    return c
+
+
+def document_summary(d: Document) -> dict[str, Any]:
+    """How ``search_documents`` lists a document."""
+    return {"id": d.id, "title": d.title, "product": d.product, "region": d.region, "tier": d.tier, "currency": d.currency,
+            "version": d.version, "effective_from": d.effective_from, "supersedes": d.supersedes}
+
+
+FIELDS = ("product", "region", "tier", "currency")
+
+
+class BM25Index:
+    """BM25 over a fixed set of documents (sorted by id, so position order is id order): per term,
+    the positions holding it and their BM25 weights (numpy arrays); per filter value, a mask.
+    Built once per knowledge base; immutable but for its mask cache."""
+
+    __slots__ = ("items", "keys", "pos", "n", "idf", "avgdl", "post", "_json", "_cols", "_masks")
+
+    def __init__(self, docs: Iterable[Document]) -> None:
+        self.items = tuple(sorted(docs, key=lambda d: d.id))
+        self.keys = [d.id for d in self.items]
+        self.pos = {k: i for i, k in enumerate(self.keys)}
+        self.n = len(self.items)
+        terms = [_doc_terms(d) for d in self.items]
+        lens = [sum(c.values()) for c in terms]
+        self.avgdl = sum(lens) / max(1, self.n)
+        df: Counter[str] = Counter()
+        for c in terms:
+            df.update(c.keys())
+        self.idf = {t: log(1 + (self.n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        plists: dict[str, tuple[list[int], list[float]]] = {}
+        for i, (c, dl) in enumerate(zip(terms, lens)):
+            norm = K1 * (1 - B + B * dl / self.avgdl)
+            for t, tf in c.items():
+                p = plists.get(t)
+                if p is None:
+                    p = plists[t] = ([], [])
+                p[0].append(i)
+                p[1].append(self.idf[t] * tf * (K1 + 1) / (tf + norm))
+        # a frequent term (in an eighth of the documents or more) as a dense vector, added whole;
+        # the others as (positions, weights), added by position
+        self.post: dict[str, tuple[Any, Any]] = {}
+        for t, (p, w) in plists.items():
+            if len(p) * 8 >= self.n:
+                dense = np.zeros(self.n)
+                dense[p] = w
+                self.post[t] = (None, dense)
+            else:
+                self.post[t] = (np.asarray(p, dtype=np.intp), np.asarray(w, dtype=np.float64))
+        self._json: list[str | None] = [dumps(document_summary(d)) for d in self.items]
+        self._cols = {f: np.array([getattr(d, f) for d in self.items], dtype=object) for f in FIELDS}
+        self._masks: dict[tuple[str, str], np.ndarray] = {}
+
+    def weights(self, d: Document) -> dict[str, float]:
+        """``d``'s term weights under this index's statistics (a task's own documents)."""
+        c = _doc_terms(d)
+        norm = K1 * (1 - B + B * sum(c.values()) / self.avgdl)
+        top = log(1 + (self.n + 0.5) / 0.5)  # a term the knowledge base lacks
+        return {t: self.idf.get(t, top) * tf * (K1 + 1) / (tf + norm) for t, tf in c.items()}
+
+    def mask(self, field: str, value: str) -> np.ndarray:
+        m = self._masks.get((field, value))
+        if m is None:
+            col = self._cols[field]
+            m = self._masks[(field, value)] = (col == value) | (col == "*")
+        return m
+
+    def json(self, i: int) -> str:
+        text = self._json[i]
+        if text is None:
+            text = self._json[i] = dumps(document_summary(self.items[i]))
+        return text
+
+
+@lru_cache(maxsize=KB_VARIANTS)
+def background_index(variant: int) -> BM25Index:
+    """The search index of one background knowledge base, built once per process and shared by
+    every world drawn from it."""
+    return BM25Index(_background(variant % KB_VARIANTS))
+
+
+def _keep(d: Document, filters: list[tuple[str, str]]) -> bool:
+    return all(getattr(d, k) in (v, "*") for k, v in filters)
+
+
+class DocumentIndex:
+    """What ``search_documents`` reads for one documents table (``rows``, the dict itself: world
+    copies share it until one changes its documents, so episodes share the index): the background
+    knowledge base's shared BM25 index less the documents this table does not hold, plus the
+    table's own documents (the task's pinned ones and the procedures) weighted with the shared
+    statistics. Results: BM25 score descending, then id."""
+
+    MAX_CACHED = 1024
+
+    __slots__ = ("rows", "shared", "present", "own", "own_json", "own_post", "_masks", "_results")
+
+    def __init__(self, rows: dict[str, Document], shared: BM25Index | None = None) -> None:
+        self.rows = rows
+        shared = shared if shared is not None else BM25Index(())
+        self.shared = shared
+        items = shared.items
+        present = np.fromiter((rows.get(d.id) is d for d in items), dtype=bool, count=len(items))
+        self.present = None if present.all() else present
+        self.own = sorted((d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d), key=lambda d: d.id)
+        self.own_json = [dumps(document_summary(d)) for d in self.own]
+        # term -> its weight in each own document (a row as long as ``own``), summed with map(add)
+        weights = [shared.weights(d) for d in self.own]
+        self.own_post: dict[str, list[float]] = {t: [w.get(t, 0.0) for w in weights] for t in set().union(*weights)}
+        self._masks: dict[tuple[tuple[str, str], ...], tuple[Any, Any, frozenset[int] | None]] = {}
+        self._results: dict[tuple[Any, ...], RawJson] = {}
+
+    def _filter(self, filters: list[tuple[str, str]]) -> tuple[Any, Any, frozenset[int] | None]:
+        """(mask over the shared documents or None, its positions, the own documents it keeps or None)."""
+        key = tuple(filters)
+        hit = self._masks.get(key)
+        if hit is None:
+            m = self.present
+            for f, v in filters:
+                fm = self.shared.mask(f, v)
+                m = fm if m is None else m & fm
+            own = frozenset(j for j, d in enumerate(self.own) if _keep(d, filters)) if filters else None
+            hit = (m, None if m is None else np.flatnonzero(m), own)
+            if len(self._masks) >= self.MAX_CACHED:
+                self._masks.clear()
+            self._masks[key] = hit
+        return hit
+
+    def search(self, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
+        shared = self.shared
+        mask, allowed, own_ok = self._filter(filters)
+        keys = shared.keys
+        if not words:
+            idx = allowed.tolist() if allowed is not None else range(shared.n)
+            hits = [(0.0, keys[i], shared.json(i)) for i in idx[:limit]]
+            hits += [(0.0, d.id, j) for n, (d, j) in enumerate(zip(self.own, self.own_json)) if own_ok is None or n in own_ok]
+            hits.sort(key=lambda h: h[1])
+            return json_array([h[2] for h in hits[:limit]])
+        rkey = (tuple(words), tuple(filters), limit)
+        done = self._results.get(rkey)
+        if done is not None:  # a repeated query: the table has not changed since (the index is its own)
+            return done
+        terms = [t for w in words for t in _word_terms(w)]
+        found: list[tuple[float, str, int]] = []
+        if shared.n:
+            post = shared.post
+            s = None
+            for t in terms:
+                p = post.get(t)
+                if p is None:
+                    continue
+                if s is None:
+                    s = p[1].copy() if p[0] is None else np.zeros(shared.n)
+                    if p[0] is None:
+                        continue
+                if p[0] is None:
+                    s += p[1]
+                else:
+                    s[p[0]] += p[1]
+            if s is not None:
+                if allowed is not None and len(allowed) <= 128:  # a narrow filter: score its documents only
+                    vals = s[allowed]
+                    keep = vals > 0
+                    nz, vals = allowed[keep], vals[keep]
+                else:
+                    if mask is not None:
+                        s *= mask
+                    # the top ``limit`` lie at or above a score estimated from every 8th document
+                    # (about the limit+16th best): look there first, else at every hit
+                    sample = np.sort(s[::8])
+                    est = sample[max(0, len(sample) - limit // 8 - 2)]
+                    cut = s >= est if est > 0 else s > 0
+                    if est > 0 and np.count_nonzero(cut) < limit:
+                        cut = s > 0
+                    nz = np.flatnonzero(cut)
+                    vals = s[nz]
+                if len(nz) > limit:
+                    m = len(vals)
+                    kth = (np.sort(vals) if m <= 256 else np.partition(vals, m - limit))[m - limit]
+                    keep = vals >= kth  # every tie at the cut stays: the id decides below
+                    nz, vals = nz[keep], vals[keep]
+                found = [(-x, keys[i], i) for i, x in zip(nz.tolist(), vals.tolist())]
+        acc = None
+        for t in terms:
+            row = self.own_post.get(t)
+            if row is not None:
+                acc = row if acc is None else list(map(add, acc, row))
+        if acc is not None:
+            own = self.own
+            found += [(-x, own[j].id, -1 - j) for j, x in enumerate(acc) if x and (own_ok is None or j in own_ok)]
+        found.sort()  # (-score, id): ids are unique
+        out = json_array([shared.json(i) if i >= 0 else self.own_json[-1 - i] for _, _, i in found[:limit]])
+        if len(self._results) >= self.MAX_CACHED:
+            self._results.clear()
+        self._results[rkey] = out
+        return out
+
+
+def document_search(world: World, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
+    """``search_documents`` over ``world``'s documents table, through its index (built when the
+    world is, or here when the table is not the one it indexes)."""
+    rows = world.table("documents").rows
+    index = world.extra.get("_doc_index")
+    if index is None or index.rows is not rows:
+        index = DocumentIndex(rows, index.shared if index is not None else None)
+        world.extra["_doc_index"] = index
+    return index.search(words, filters, limit)
