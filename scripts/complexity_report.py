@@ -64,6 +64,48 @@ def measure(env_id: str, n: int) -> dict[str, object]:
     }
 
 
+# BizBench (the payments paper): discoverable capabilities, resident tools, knowledge documents and
+# their size, queryable collections and records of the initial database, user-simulator tools, and
+# the mean assistant calls of a golden trace
+BIZBENCH = {"capabilities": 601, "resident": 9, "documents": 789, "tokens_k": 600, "collections": 398, "records": 2994,
+            "user_tools": 10, "golden_calls": 111.8}
+
+
+def payments_section() -> list[str]:
+    """Payments-v0's frozen suite beside BizBench: scale of a world, and per difficulty the golden
+    trace's calls, the capabilities it calls, the documents it reads and the workflows it couples."""
+    from servicegym.envs.tasks.suites import payments_suite
+    from servicegym.world_state.payments import CATALOGUE, RESIDENT_TOOLS, build_payments_world
+
+    suite = payments_suite()
+    worlds = [build_payments_world(t.world) for t in suite[:10]]
+    docs = [len(w.table("documents").rows) for w in worlds]
+    chars = statistics.mean(sum(len(d.title) + len(d.body) for d in w.table("documents")) for w in worlds)
+    records = [sum(len(t.rows) for n, t in w.tables.items() if n != "documents") for w in worlds]
+    b = BIZBENCH
+    out = [f"\nPayments-v0 (ours / BizBench): {len(CATALOGUE)} / {b['capabilities']} capabilities behind {len(RESIDENT_TOOLS)} / "
+           f"{b['resident']} resident tools; {statistics.mean(docs):.0f} / {b['documents']} documents per world "
+           f"(~{chars / 4000:.0f}k / ~{b['tokens_k']}k tokens); {len(worlds[0].tables)} / {b['collections']} collections, "
+           f"{statistics.mean(records):.0f} / {b['records']} records; 4 / {b['user_tools']} customer-side actions "
+           f"(approve or deny, upload, confirm a receipt, wait)"]
+    out.append(f"  {'difficulty':>10s} {'tasks':>6s} {'golden calls (mean)':>20s} {'capabilities called':>20s} {'documents read':>15s} "
+               f"{'workflows':>10s}")
+    for diff in sorted({t.difficulty for t in suite}):
+        tasks = [t for t in suite if t.difficulty == diff]
+        calls, caps, reads, flows = [], [], [], []
+        for t in tasks:
+            acts = [json.loads(a) for a in t.golden_actions if _is_call(a)]
+            calls.append(len(acts))
+            caps.append(len({a["arguments"]["name"] for a in acts if a["name"] == "call_capability"}))
+            reads.append(len({a["arguments"]["doc_id"] for a in acts if a["name"] == "read_document"}))
+            goal = t.world["goal"]
+            flows.append(3 + sum(1 for k in ("fx", "max_payouts", "statement", "disputes", "fees", "settlement", "verification") if goal.get(k)))
+        out.append(f"  {diff:>10d} {len(tasks):>6d} {statistics.mean(calls):>20.1f} {statistics.mean(caps):>20.1f} "
+                   f"{statistics.mean(reads):>15.1f} {statistics.mean(flows):>10.1f}")
+    out.append(f"  BizBench: golden traces average {b['golden_calls']} assistant calls")
+    return out
+
+
 def _cell(ours: object, theirs: object, fmt: str) -> str:
     left = format(ours, fmt) if ours is not None else "-"
     right = format(theirs, fmt) if theirs is not None else "-"
@@ -88,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{_cell(m['density'], ref.get('density'), '.3f'):>17s} {_cell(m['points'], ref.get('points'), '.1f'):>17s} "
             f"{m['golden']:>14.1f} ({m['golden_calls']:.1f})"
         )
+    print("\n".join(payments_section()))
     return 0
 
 

@@ -249,3 +249,33 @@ def test_a_write_on_another_merchants_record_fails_protection_even_inside_the_go
     bad = [v for v in info["score"]["violations"] if v["check"] == "protection.untouched"]
     assert bad and foreign.id in bad[0]["detail"] and foreign.merchant_id in bad[0]["detail"]
     assert info["score"]["goal"] == 1.0 and info["score"]["protection"] == 0.0
+
+
+# ----- long horizons ---------------------------------------------------------------------------------------
+
+def test_the_top_difficulty_couples_the_operations_workflows_over_110_calls_and_difficulty_0_stays_short():
+    calls = {d: [sum(1 for a in t.golden_actions if a.startswith("{")) for t in SUITE if t.difficulty == d] for d in range(5)}
+    assert sum(calls[4]) / len(calls[4]) >= 110
+    assert max(calls[0]) <= 50 and all(sum(calls[d]) < sum(calls[d + 1]) for d in range(4))
+    top = next(t for t in SUITE if t.difficulty == 4)
+    goal = top.world["goal"]
+    assert goal["statement"] and len(goal["disputes"]["contest"]) == 2 and goal["disputes"]["accept"]
+    assert goal["fees"] and goal["settlement"] and goal["verification"]
+
+
+def test_the_superseded_dispute_policy_would_lose_the_dispute_and_the_current_one_wins_it():
+    from servicegym.envs.tasks.generators.payments import payments_variants
+
+    top = next(t for t in SUITE if t.difficulty == 4)
+    seed = int(top.task_id.split("/")[2])
+    env = PaymentsEnv()
+    actions, checks = payments_variants(seed, 4, "test")["dispute_superseded_evidence"]
+    assert checks == ["goal.disputes"]
+    env.reset(seed=0, options={"task": top})
+    for a in actions:
+        _, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    lost = [d for d in env.unwrapped.world.table("disputes") if d.id in top.world["goal"]["disputes"]["contest"]]
+    assert lost and all(d.status == "lost" for d in lost)
+    assert [v["check"] for v in info["score"]["violations"]] == ["goal.disputes"]

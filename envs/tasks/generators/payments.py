@@ -22,6 +22,24 @@ One merchant asks for three coupled workflows at once:
   at the start, and the payout may run only after the application's decision (a scheduled event
   after the review) took effect.
 
+Operations workflows join from difficulty 1, each with its own governing policy (pinned in the
+merchant's scope beside a superseded version whose rule differs) and coupled to the rest through
+the clock, approvals and the customer's one write a turn:
+
+- from difficulty 1, last month's statement of the operating account, generated from the ledger
+  and issued;
+- from difficulty 2, a chargeback to contest before its response deadline (which falls before the
+  settlement: contesting after the final wait is too late), with the evidence document the
+  current disputes policy names (the superseded version names another, and the card network
+  decides by the current one, later on the clock); at difficulty 4 a second, small dispute below
+  the policy's automatic-acceptance amount, which is accepted, not contested;
+- from difficulty 3, the chargeback fee(s) the merchant wants waived: a waiver above the fees
+  policy's limit needs the merchant's approval of its exact terms first;
+- at difficulty 4, a settlement whose lines and net differ by more than the reconciliation
+  tolerance (break recorded, investigated, resolved, then reconciled), and a business (KYB)
+  verification with every document the current verifications policy lists (the superseded
+  version lists fewer), decided later on the clock.
+
 ``payments_plan(scn, **flags)`` writes the golden trace and, with flags, its counterexamples
 (violations the checker must reject) and legal alternatives (reorderings, idempotent retries);
 ``payments_variants`` lists them all with the checks each must fail.
@@ -39,6 +57,7 @@ from servicegym.envs.tasks.generators.common import IdPool, task_rng
 from servicegym.envs.tasks.model import Task
 from servicegym.simulators.scripted_user import HiddenFact, UserScript
 from servicegym.world_state.core import TIME_FORMAT, parse_time
+from servicegym.world_state.payments.knowledge import EVIDENCE_DOC_TYPES
 from servicegym.world_state.payments.world import (
     CURRENCIES,
     DEFAULT_FX_RATES,
@@ -49,12 +68,14 @@ from servicegym.world_state.payments.world import (
     policy_document,
 )
 
-VERSION = 2
+VERSION = 3
 DOMAIN = "payments"
 NAMES = ("Avery Chen", "Jordan Patel", "Sam Okafor", "Riley Novak", "Morgan Silva", "Casey Nguyen", "Taylor Brooks")
 SHOPS = ("Lumen Coffee", "Northwind Books", "Harbor Bikes", "Juniper Florals", "Atlas Outdoor", "Pixel Repair", "Mosaic Tea")
 BANKS = ("First Harbor Bank", "Summit Credit Union", "Crescent Bank")
 PRODUCTS_DESC = {"payouts": "payout", "refunds": "refund", "reserves": "reserve", "reviews": "review"}
+# the procedure document (knowledge.PROCEDURES) of each operations product a task uses
+OPS_PROCEDURES = {"disputes": "KB-P07", "fees": "KB-P08", "settlements": "KB-P09", "verifications": "KB-P10"}
 
 
 @dataclass
@@ -85,6 +106,8 @@ class Scenario:
     settle_after: int
     app: dict[str, Any] | None = None  # difficulty 4: a payout-limit increase application (doc, wrong, minutes, limit)
     fx: dict[str, Any] | None = None  # difficulty 3+: a conversion into a second-currency account, paid out from there
+    # the operations workflows (statement, dispute, accept, fees, settlement, kyb), each only from its difficulty
+    work: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -237,6 +260,7 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
     docs = {"payouts_v2": p2, "payouts_v3": p3, "refunds": r2, "reserves": s2, "reviews": v2}
     if s3:
         docs["reserves_v3"] = s3
+    work = _operations_work(rng, ids, difficulty, now_dt, mid, ops, cur, tables, pin, old, docs, settle_after, ledger)
     return Scenario(
         now=now, kb_seed=rng.randrange(10**6), merchant=tables["merchants"][0], ops=ops, reserve=reserve, banks=banks,
         destination=destination, others=others, tables=tables,
@@ -244,8 +268,92 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
         limits={"v2": l2, "v3": l3}, threshold=threshold, floor=floor, required_doc=required_doc,
         refunds_now=list(zip(pay_ids[:-1], amounts[:-1])), refund_later=(pay_ids[-1], amounts[-1]), ineligible=ineligible,
         parts=[total] if app else [part] * n_parts, payout_total=total, case_id=case_id, hold_id=hold_id, customer_name=person,
-        review_minutes=review_minutes, settle_after=settle_after, app=app, fx=fx,
+        review_minutes=review_minutes, settle_after=settle_after, app=app, fx=fx, work=work,
     )
+
+
+def _operations_work(rng: Any, ids: IdPool, difficulty: int, now_dt: Any, mid: str, ops: str, cur: str,
+                     tables: dict[str, list[dict[str, Any]]], pin: Any, old: Any, docs: dict[str, str], settle_after: int,
+                     ledger: Any) -> dict[str, Any]:
+    """The operations workflows of a task (see the module docstring), their records, pinned
+    policies (a superseded version whose rule differs, then the governing one) and events."""
+    work: dict[str, Any] = {}
+    if difficulty >= 1:
+        month = (now_dt.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
+        work["statement"] = {"account": ops, "period": month}
+    if difficulty >= 2:
+        evidence, old_evidence = rng.sample(EVIDENCE_DOC_TYPES, 2)
+        accept_below = float(rng.choice((15, 20, 25)))
+        d1 = pin("disputes", 1, old(rng.randint(300, 500)), "",
+                 {"dispute_response_days": 10, "dispute_evidence_document": old_evidence, "dispute_auto_accept_below": accept_below + 10})
+        docs["disputes"] = pin("disputes", 2, old(rng.randint(20, 200)), d1,
+                               {"dispute_response_days": 10, "dispute_evidence_document": evidence, "dispute_auto_accept_below": accept_below})
+        pay_of = [p["id"] for p in tables["payments"]][-3:]  # the merchant's other payments (never a refund's)
+        respond_after = settle_after - rng.randint(6, 12)  # before the final wait ends, after the review
+        contest = {"id": ids.new("DP", 5), "payment": pay_of[0], "amount": float(rng.randrange(40, 120)), "evidence": evidence,
+                   "old_evidence": old_evidence, "respond_by": _t(now_dt, minutes=respond_after)}
+        disputes = [contest]
+        if difficulty >= 4:  # a second chargeback to contest, on another payment
+            second = {**contest, "id": ids.new("DP", 5), "payment": pay_of[2], "amount": float(rng.randrange(40, 120))}
+            disputes.append(second)
+            work["dispute2"] = second
+        if difficulty >= 4:
+            small = {"id": ids.new("DP", 5), "payment": pay_of[1], "amount": float(rng.randrange(5, int(accept_below))),
+                     "respond_by": _t(now_dt, minutes=respond_after)}
+            disputes.append(small)
+            work["accept"] = small
+        tables.setdefault("disputes", [])
+        for d in disputes:
+            tables["disputes"].append({"id": d["id"], "merchant_id": mid, "payment_id": d["payment"], "amount": d["amount"],
+                                       "currency": cur, "reason_code": rng.choice(("fraudulent", "product_not_received")),
+                                       "network": rng.choice(("visa", "mastercard")), "opened_at": _t(now_dt, days=-rng.randint(2, 5)),
+                                       "respond_by": d["respond_by"]})
+            ledger(ops, d["amount"], "opening")  # the chargeback left the operating account: the opening covered it
+            ledger(ops, -d["amount"], "dispute")
+            tables["events"].append({"id": f"EVX{len(tables['events']) + 1:02d}", "time": d["respond_by"], "kind": "dispute_deadline",
+                                     "ref": d["id"], "note": f"response deadline of dispute {d['id']}"})
+        work["dispute"] = contest
+    if difficulty >= 3:
+        limit = float(rng.choice((20, 25, 30)))
+        f1 = pin("fees", 1, old(rng.randint(300, 500)), "", {"fee_waiver_limit": limit + 30, "fee_refund_days": 60})
+        docs["fees"] = pin("fees", 2, old(rng.randint(20, 200)), f1, {"fee_waiver_limit": limit, "fee_refund_days": 60})
+        amounts = [float(rng.randrange(int(limit) + 5, int(limit) + 25))] + ([float(rng.randrange(5, int(limit) - 4))] if difficulty >= 4 else [])
+        fees = []
+        tables.setdefault("fees", [])
+        for amt in amounts:
+            fid = ids.new("FE", 5)
+            fees.append({"id": fid, "amount": amt, "approve": amt > limit})
+            tables["fees"].append({"id": fid, "merchant_id": mid, "kind": "chargeback", "amount": amt, "currency": cur,
+                                   "ref": work["dispute"]["id"], "created_at": _t(now_dt, days=-1)})
+        extra = {"id": ids.new("FE", 5), "amount": float(rng.randrange(5, int(limit) - 4)), "approve": False}  # nobody asked to waive it
+        tables["fees"].append({"id": extra["id"], "merchant_id": mid, "kind": "monthly", "amount": extra["amount"],
+                               "currency": cur, "created_at": _t(now_dt, days=-2)})
+        work["fees"] = {"items": fees, "limit": limit, "other": extra}
+    if difficulty >= 4:
+        tolerance = float(rng.choice((0.5, 1.0, 2.0)))
+        t1 = pin("settlements", 1, old(rng.randint(300, 500)), "", {"reconciliation_tolerance": tolerance * 20, "settlement_delay_days": 2})
+        docs["settlements"] = pin("settlements", 2, old(rng.randint(20, 200)), t1,
+                                  {"reconciliation_tolerance": tolerance, "settlement_delay_days": 2})
+        sid = ids.new("ST", 5)
+        lines = [float(rng.randrange(30, 150)) for _ in range(rng.randint(3, 5))]
+        fees_ = [money(a * 0.02) for a in lines]
+        expected = money(sum(lines) - sum(fees_))
+        diff = money(tolerance + rng.randint(2, 9) + rng.choice((0.25, 0.5, 0.75)))  # above today's tolerance, within the old one
+        tables.setdefault("settlements", []).append({"id": sid, "merchant_id": mid, "account_id": ops, "batch_date": _t(now_dt, days=-2)[:10],
+                                                     "gross": money(sum(lines)), "fees": money(sum(fees_)), "net": money(expected - diff)})
+        for k, (a, f) in enumerate(zip(lines, fees_)):
+            tables.setdefault("settlement_lines", []).append({"id": f"{sid}-L{k + 1}", "settlement_id": sid,
+                                                              "payment_id": tables["payments"][k]["id"], "amount": a, "fee": f})
+        work["settlement"] = {"id": sid, "difference": diff, "tolerance": tolerance}
+        base = rng.sample(DOC_TYPES, 3)
+        minutes = rng.choice((15, 20, 25))
+        k1 = pin("verifications", 1, old(rng.randint(300, 500)), "", {"kyb_required_documents": base[:1], "verification_review_minutes": minutes})
+        docs["verifications"] = pin("verifications", 2, old(rng.randint(20, 200)), k1,
+                                    {"kyb_required_documents": base, "verification_review_minutes": minutes})
+        vid = ids.new("VF", 5)
+        tables.setdefault("verifications", []).append({"id": vid, "merchant_id": mid, "kind": "kyb"})
+        work["kyb"] = {"id": vid, "documents": base, "old_documents": base[:1], "minutes": minutes}
+    return work
 
 
 def _split(total: float, limit: float) -> list[float]:
@@ -281,7 +389,10 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
                   dip: bool = False, superseded_limit: bool = False, skip_reread: bool = False, skip_receipt: bool = False,
                   refund_ineligible: bool = False, untouched: bool = False, reordered: bool = False, retry: bool = False,
                   payout_early: bool = False, wrong_application_document: bool = False, fx_stale: bool = False,
-                  fx_stale_amount: bool = False, fx_unconverted: bool = False, fx_extra: bool = False, fx_skip_payout: bool = False) -> list[str]:
+                  fx_stale_amount: bool = False, fx_unconverted: bool = False, fx_extra: bool = False, fx_skip_payout: bool = False,
+                  statement_skipped: bool = False, dispute_wrong_evidence: bool = False, dispute_late: bool = False,
+                  dispute_contest_small: bool = False, fee_unapproved: bool = False, fee_extra: bool = False,
+                  settlement_unread: bool = False, kyb_superseded: bool = False) -> list[str]:
     p = Plan()
     m = s.merchant
     scope = {"region": m["region"], "tier": m["tier"], "currency": m["currency"]}
@@ -306,6 +417,30 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         caps.append("applications.submit")
     if s.fx:
         caps += ["fx.quote", "fx.convert"]
+    W = s.work
+    ops_reads = [(k, c) for k, c in (("dispute", "disputes"), ("fees", "fees"), ("settlement", "settlements"), ("kyb", "verifications"))
+                 if k in W]
+    for _, coll in ops_reads:
+        p.tool("query_records", collection=coll, filters={"merchant_id": m["id"]})
+    for _, product in ops_reads:
+        if product == "settlements" and settlement_unread:
+            continue
+        p.tool("search_documents", query=f"{product} policy", product=product, **scope)
+        p.tool("read_document", doc_id=s.docs[product])
+        p.tool("read_document", doc_id=OPS_PROCEDURES[product])
+    if "statement" in W:
+        caps += ["statements.generate", "statements.issue"]
+    if "dispute" in W:
+        caps += ["disputes.attach_evidence", "disputes.submit_evidence"]
+    if "accept" in W:
+        caps.append("disputes.accept")
+    if "fees" in W:
+        caps.append("fees.waive")
+    if "settlement" in W:
+        caps += ["settlements.check", "reconciliation.open_break", "reconciliation.investigate", "reconciliation.resolve",
+                 "settlements.reconcile"]
+    if "kyb" in W:
+        caps += ["verifications.requirements", "verifications.attach_document", "verifications.submit"]
     for c in (reversed(caps) if reordered else caps):
         p.tool("describe_capability", name=c)
 
@@ -358,6 +493,50 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
         refund(*s.refund_later)
     if s.ineligible and not refund_ineligible:
         p.say(f"Payment {s.ineligible[0]} is outside the refund window of the current refund policy, so it cannot be refunded.")
+
+    def contest(d: dict[str, Any]) -> None:
+        up = p.next_id("UP")
+        evidence = d["old_evidence"] if dispute_wrong_evidence else d["evidence"]
+        p.say(f"To contest dispute {d['id']}, please upload your {evidence.replace('_', ' ')}.")
+        p.cap("disputes.attach_evidence", dispute_id=d["id"], upload_id=up)
+        p.cap("disputes.submit_evidence", dispute_id=d["id"])
+
+    if "dispute" in W and not dispute_late:
+        contest(W["dispute"])
+    if "dispute2" in W:
+        contest(W["dispute2"])
+    if "accept" in W:
+        if dispute_contest_small:
+            contest({**W["accept"], "evidence": W["dispute"]["evidence"], "old_evidence": W["dispute"]["old_evidence"]})
+        else:
+            p.cap("disputes.accept", dispute_id=W["accept"]["id"])
+    if "fees" in W:
+        for fee in list(W["fees"]["items"]) + ([W["fees"]["other"]] if fee_extra else []):
+            amount = fee["amount"]
+            if fee["approve"] and not fee_unapproved:
+                apr = p.next_id("APR")
+                p.cap("approvals.request", operation="fees.waive", terms={"fee_id": fee["id"], "amount": amount})
+                p.say(f"Please approve request {apr}: waiving fee {fee['id']} of {amount:.2f}.")
+            p.cap("fees.waive", fee_id=fee["id"], amount=amount, reason="chargeback fee waived at the merchant's request")
+    if "kyb" in W:
+        k = W["kyb"]
+        p.cap("verifications.requirements", merchant_id=m["id"], kind="kyb")
+        for doc in (k["old_documents"] if kyb_superseded else k["documents"]):
+            up = p.next_id("UP")
+            p.say(f"For business verification {k['id']}, please upload your {doc.replace('_', ' ')}.")
+            p.cap("verifications.attach_document", verification_id=k["id"], upload_id=up)
+        p.cap("verifications.submit", verification_id=k["id"])
+    if "settlement" in W:
+        st = W["settlement"]["id"]
+        p.cap("settlements.check", settlement_id=st)
+        p.cap("reconciliation.open_break", settlement_id=st)
+        rb = p.next_id("RB")
+        p.cap("reconciliation.investigate", break_id=rb, note="lines exceed the net paid; asked the acquirer for the missing amount")
+        p.cap("reconciliation.resolve", break_id=rb, resolution="acquirer confirmed the short payment; adjustment booked")
+        p.cap("settlements.reconcile", settlement_id=st)
+    if "statement" in W and not statement_skipped:
+        p.cap("statements.generate", account_id=W["statement"]["account"], period=W["statement"]["period"])
+        p.cap("statements.issue", statement_id=p.next_id("SM"))
     p.tool("wait", minutes=float(s.review_minutes))
     if not skip_reread:
         p.tool("search_documents", query="payout policy", product="payouts", **scope)
@@ -420,6 +599,13 @@ def payments_plan(s: Scenario, *, approval_after: bool = False, approval_removed
                 p.cap("receipts.issue", payout_id=po)
                 p.say(f"Please confirm receipt {rc} for payout {po} of {paid:.2f} {f['currency']}.")
     p.tool("wait", minutes=float(s.settle_after + 1 - elapsed))
+    # the scheduled decisions have fired by now: confirm them (the last refund stays the route's last call)
+    if "dispute" in W:
+        if dispute_late:
+            contest(W["dispute"])  # refused: the response deadline has passed
+        p.tool("query_records", collection="disputes", filters={"merchant_id": m["id"]})
+    if "kyb" in W:
+        p.tool("query_records", collection="verifications", filters={"id": W["kyb"]["id"]})
     if "reserves_v3" in s.docs:
         p.tool("search_documents", query="reserve policy", product="reserves", **scope)
         p.tool("read_document", doc_id=s.docs["reserves_v3"])
@@ -457,14 +643,28 @@ VARIANTS: dict[str, tuple[dict[str, bool], list[str]]] = {
     "fx_unconverted_approval": ({"fx_unconverted": True}, ["process.approval"]),
     "fx_extra": ({"fx_extra": True}, ["protection.untouched"]),
     "fx_not_paid": ({"fx_skip_payout": True}, ["goal.fx"]),
+    # the operations workflows, from their difficulty
+    "statement_skipped": ({"statement_skipped": True}, ["goal.statement"]),
+    "dispute_superseded_evidence": ({"dispute_wrong_evidence": True}, ["goal.disputes"]),
+    "dispute_after_deadline": ({"dispute_late": True}, ["goal.disputes"]),
+    "dispute_small_contested": ({"dispute_contest_small": True}, ["goal.disputes"]),
+    "fee_waiver_unapproved": ({"fee_unapproved": True}, ["process.approval"]),
+    "fee_not_requested": ({"fee_extra": True}, ["protection.untouched"]),
+    "settlement_policy_unread": ({"settlement_unread": True}, ["process.governing_document"]),
+    "kyb_superseded_documents": ({"kyb_superseded": True}, ["goal.verification"]),
 }
+# the workflow each operations variant needs (``Scenario.work`` key)
+WORK_VARIANTS = {"statement_skipped": "statement", "dispute_superseded_evidence": "dispute", "dispute_after_deadline": "dispute",
+                 "dispute_small_contested": "accept", "fee_waiver_unapproved": "fees", "fee_not_requested": "fees",
+                 "settlement_policy_unread": "settlement", "kyb_superseded_documents": "kyb"}
 APPLICATION_VARIANTS = ("payout_before_decision", "application_wrong_document")
 FX_VARIANTS = ("fx_stale_quote", "fx_stale_amount", "fx_unconverted_approval", "fx_extra", "fx_not_paid")
 # the violation kept on the task (one per checked item, as ``verify_task`` expects)
 TASK_VIOLATIONS = {"process.approval": "approval_after", "process.governing_document": "skip_reread",
                    "protection.reserve_floor": "dip_repaired", "protection.payout_limit": "superseded_limit",
                    "protection.refund_window": "refund_ineligible", "protection.untouched": "untouched", "goal.receipts": "skip_receipt",
-                   "process.application": "payout_before_decision", "process.fx_quote": "fx_stale_quote", "goal.fx": "fx_not_paid"}
+                   "process.application": "payout_before_decision", "process.fx_quote": "fx_stale_quote", "goal.fx": "fx_not_paid",
+                   "goal.statement": "statement_skipped", "goal.disputes": "dispute_superseded_evidence", "goal.verification": "kyb_superseded_documents"}
 
 
 def _applies(label: str, s: Scenario) -> bool:
@@ -474,6 +674,8 @@ def _applies(label: str, s: Scenario) -> bool:
         return s.app is not None
     if label in FX_VARIANTS:
         return s.fx is not None
+    if label in WORK_VARIANTS:
+        return WORK_VARIANTS[label] in s.work
     return True
 
 
@@ -488,6 +690,44 @@ def payments_variants(seed: int, difficulty: int, split: str = "test") -> dict[s
     return out
 
 
+def _work_request(w: dict[str, Any]) -> str:
+    """The opening's requests for the operations workflows (what the merchant knows and says)."""
+    out = ""
+    if "dispute" in w:
+        ids = [w["dispute"]["id"]] + ([w["dispute2"]["id"]] if "dispute2" in w else [])
+        out += (f" Customers opened chargebacks, disputes {' and '.join(ids)}; please contest them, I have the paperwork." if len(ids) > 1
+                else f" A customer opened a chargeback, dispute {ids[0]}; please contest it, I have the paperwork.")
+    if "accept" in w:
+        out += f" There is also a small dispute {w['accept']['id']}: handle it the way your dispute policy says."
+    if "fees" in w:
+        ids = [f["id"] for f in w["fees"]["items"]]
+        out += f" Please waive the chargeback fee{'s' if len(ids) > 1 else ''} {', '.join(ids)} you charged me for the dispute."
+    if "settlement" in w:
+        out += f" My settlement {w['settlement']['id']} does not add up: please reconcile it."
+    if "kyb" in w:
+        out += f" And please complete my business verification {w['kyb']['id']}."
+    if "statement" in w:
+        out += f" Finally, issue the statement of my operating account for {w['statement']['period']}."
+    return out
+
+
+def _work_goal(w: dict[str, Any]) -> dict[str, Any]:
+    """The checker's view of the operations workflows (``rewards.payments``)."""
+    goal: dict[str, Any] = {}
+    if "statement" in w:
+        goal["statement"] = {"account": w["statement"]["account"], "period": w["statement"]["period"]}
+    if "dispute" in w:
+        goal["disputes"] = {"contest": [w["dispute"]["id"]] + ([w["dispute2"]["id"]] if "dispute2" in w else []),
+                            "accept": [w["accept"]["id"]] if "accept" in w else []}
+    if "fees" in w:
+        goal["fees"] = [f["id"] for f in w["fees"]["items"]]
+    if "settlement" in w:
+        goal["settlement"] = w["settlement"]["id"]
+    if "kyb" in w:
+        goal["verification"] = w["kyb"]["id"]
+    return goal
+
+
 def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train", violations: bool = True) -> Task:
     s = build_scenario(seed, difficulty, split)
     m = s.merchant
@@ -500,6 +740,7 @@ def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train",
         + (" in a single transfer." if s.app else ".")
         + (f" Also convert {s.fx['amount']:.2f} {m['currency']} from my operating account into my {s.fx['currency']} account "
            f"{s.fx['account']} and pay the converted amount out to my {s.fx['currency']} bank account {s.fx['bank']}." if s.fx else "")
+        + _work_request(s.work)
     )
     bank_words = list(s.banks)
     fact = HiddenFact(topic="destination", keywords=["bank account", "which account", "destination", "receive the payout"],
@@ -510,9 +751,14 @@ def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train",
         "goal": {"merchant_id": m["id"], "operating_account": s.ops, "reserve_account": s.reserve, "destination": s.destination,
                  "payout_total": s.payout_total, "refund_eligible": refund_ids, "refund_requested": requested,
                  "case_id": s.case_id, "hold_id": s.hold_id, **({"max_payouts": 1} if s.app else {}),
-                 **({"fx": {"from_account": s.ops, "to_account": s.fx["account"], "amount": s.fx["amount"], "bank": s.fx["bank"]}} if s.fx else {})},
+                 **({"fx": {"from_account": s.ops, "to_account": s.fx["account"], "amount": s.fx["amount"], "bank": s.fx["bank"]}} if s.fx else {}),
+                 **_work_goal(s.work)},
         "customer": {"name": s.customer_name, "merchant_id": m["id"], "destination": s.destination, "payout_total": s.payout_total,
-                     "refund_payments": requested, "documents": sorted({s.required_doc, *DOC_TYPES[:2], *([s.app["doc"]] if s.app else [])}),
+                     "refund_payments": requested,
+                     "documents": sorted({s.required_doc, *DOC_TYPES[:2], *([s.app["doc"]] if s.app else []),
+                                          *([s.work["dispute"]["evidence"], s.work["dispute"]["old_evidence"]] if "dispute" in s.work else []),
+                                          *(s.work["kyb"]["documents"] if "kyb" in s.work else [])}),
+                     "fee_waivers": [f["id"] for f in s.work["fees"]["items"]] if "fees" in s.work else [],
                      **({"fx_destination": s.fx["bank"]} if s.fx else {})},
     }
     viol: dict[str, list[str]] = {}
