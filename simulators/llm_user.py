@@ -74,10 +74,12 @@ You opened the conversation with: "{opening}"
 - Payouts go only to bank account {destination}, and the payouts you approve must not add up to more than \
 {payout_total:.2f}.{fx}
 - Refunds: only the payments you listed ({refunds}), each for its full amount.
+- Fee waivers: only the fees you listed ({fees}), each in full.
 - Documents you hold and can upload: {documents}. You have no other documents.
 
 Your tools act on the merchant side of the platform:
-- list_pending_approvals and list_open_receipts show what the agent has asked of you; use them freely.
+- list_pending_approvals and list_open_receipts show what the agent has asked of you; check_balances, list_my_uploads, \
+list_my_requests and read_notifications show your own accounts and requests; use them freely.
 - decide_approval, upload_document, confirm_receipt and wait are actions. Take at most ONE action per reply, and only \
 when the agent asks for it: decide an approval when asked to approve, upload when asked for a document, confirm a \
 receipt when asked to, wait when asked to wait a number of minutes. Grant an approval only if its exact terms fit your \
@@ -210,6 +212,11 @@ def customer_tools(documents: list[str]) -> list[dict[str, Any]]:
     return [
         _fn("list_pending_approvals", "The approval requests the agent has made and you have not decided yet, with their exact terms."),
         _fn("list_open_receipts", "Payout receipts waiting for your confirmation."),
+        _fn("check_balances", "Your accounts with their balance, the amount on hold and what is available."),
+        _fn("list_my_uploads", "The documents you have uploaded so far, with their ids."),
+        _fn("list_my_requests", "Where your requests stand: your review cases, disputes, fees, verifications, settlements, "
+            "statements, refunds and payouts, each with its status."),
+        _fn("read_notifications", "The notices the platform has sent you, newest last."),
         _fn("decide_approval", "Grant or deny one pending approval request (an action: at most one action per reply).",
             {"approval_id": {"type": "string"}, "grant": {"type": "boolean"},
              "reason": {"type": "string", "description": "why, when denying"}}, ["approval_id", "grant"]),
@@ -224,6 +231,8 @@ def customer_tools(documents: list[str]) -> list[dict[str, Any]]:
 
 CUSTOMER_TOOLS = customer_tools(["bank_statement"])  # the shape; each customer lists its own documents
 WRITE_TOOLS = frozenset({"decide_approval", "upload_document", "confirm_receipt", "wait"})
+# the customer's views of its own merchant (besides list_pending_approvals and list_open_receipts)
+READ_TOOLS = frozenset({"check_balances", "list_my_uploads", "list_my_requests", "read_notifications"})
 
 
 def customer_system_prompt(script: UserScript, profile: CustomerProfile) -> str:
@@ -232,7 +241,7 @@ def customer_system_prompt(script: UserScript, profile: CustomerProfile) -> str:
     facts = _facts_text(script, "Things you know but have not said yet; tell each only when the agent asks about its topic:")
     return CUSTOMER_PROMPT.format(name=profile.name, merchant_id=profile.merchant_id, opening=script.opening, facts=facts,
                                   destination=profile.destination, payout_total=profile.payout_total, fx=fx,
-                                  refunds=", ".join(profile.refund_payments) or "none",
+                                  refunds=", ".join(profile.refund_payments) or "none", fees=", ".join(profile.fee_waivers) or "none",
                                   documents=", ".join(d.replace("_", " ") + f" ({d})" for d in profile.documents) or "none",
                                   stop=STOP)
 
@@ -253,6 +262,32 @@ class LLMPaymentsCustomer(PaymentsCustomer, _LLMRole):
         self.writes_per_turn: list[int] = []
 
     # ----- tools -------------------------------------------------------------------------------
+    def _read_tool(self, name: str) -> str:
+        """The customer's read-only views of its own merchant (never another merchant's records)."""
+        w, mid = self.world, self.profile.merchant_id
+        if name == "check_balances":
+            return json.dumps([{"account_id": a.id, "kind": a.kind, "currency": a.currency, "balance": w.balance(a.id),
+                                "on_hold": w.held(a.id), "available": w.available(a.id)}
+                               for a in w.table("accounts") if a.merchant_id == mid])
+        if name == "list_my_uploads":
+            return json.dumps([{"upload_id": u.id, "doc_type": u.doc_type, "time": u.time} for u in w.table("uploads") if u.merchant_id == mid])
+        if name == "read_notifications":
+            return json.dumps([{"time": n.time, "subject": n.subject, "body": n.body} for n in w.table("notifications")
+                               if n.merchant_id == mid][-20:])
+        mine = {}
+        for coll in ("cases", "disputes", "fees", "verifications", "settlements", "statements", "refunds", "payouts"):
+            rows = []
+            for r in w.table(coll):
+                owner = getattr(r, "merchant_id", None)
+                if owner is None and coll == "refunds":
+                    pay = w.table("payments").get(r.payment_id)
+                    owner = pay.merchant_id if pay is not None else None
+                if owner == mid:
+                    rows.append({"id": r.id, "status": getattr(r, "status", None), "amount": getattr(r, "amount", None)})
+            if rows:
+                mine[coll] = rows[-20:]
+        return json.dumps(mine)
+
     def _run_tool(self, name: str, raw_args: str, wrote: bool) -> tuple[str, str | None]:
         """(tool result for the model, the write's own report when a write was done)."""
         try:
@@ -268,6 +303,8 @@ class LLMPaymentsCustomer(PaymentsCustomer, _LLMRole):
         if name == "list_open_receipts":
             return json.dumps([{"receipt_id": r.id, "payout_id": r.payout_id, "amount": r.amount}
                                for r in w.table("receipts") if not r.confirmed]), None
+        if name in READ_TOOLS:
+            return self._read_tool(name), None
         if name not in WRITE_TOOLS:
             return f"error: unknown tool {name!r}", None
         if wrote:

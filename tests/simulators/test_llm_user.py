@@ -200,9 +200,25 @@ def test_llm_payments_customer_completes_the_golden_route():
         assert info["llm_usage"]["user"]["calls"] == len(server.requests) > 0
         # the customer model saw its own documents as the upload tool's choices, never the goal
         tools = {t["function"]["name"] for t in server.requests[0]["tools"]}
-        assert tools == {"list_pending_approvals", "list_open_receipts", "decide_approval", "upload_document",
-                         "confirm_receipt", "wait"}
+        assert tools == {"list_pending_approvals", "list_open_receipts", "check_balances", "list_my_uploads", "list_my_requests",
+                         "read_notifications", "decide_approval", "upload_document", "confirm_receipt", "wait"}
         assert "goal" not in server.requests[0]["messages"][0]["content"].lower()
+        # the customer's own views: its accounts, uploads and requests, never another merchant's
+        customer = env.unwrapped._user
+        mid = customer.profile.merchant_id
+        balances = json.loads(customer._read_tool("check_balances"))
+        assert balances and {b["account_id"] for b in balances} == {a.id for a in env.unwrapped.world.table("accounts") if a.merchant_id == mid}
+        assert all(b["available"] == round(b["balance"] - b["on_hold"], 2) for b in balances)
+        uploads = json.loads(customer._read_tool("list_my_uploads"))
+        assert len(uploads) == sum(1 for e in events if e.name == "document_uploaded")
+        mine = json.loads(customer._read_tool("list_my_requests"))
+        assert {c["status"] for c in mine["cases"]} == {"approved"} and mine["statements"][0]["status"] == "issued"
+        assert len(mine["payouts"]) == len([p for p in env.unwrapped.world.table("payouts") if p.merchant_id == mid])
+        before = env.unwrapped.world.state_dict()
+        for name in ("check_balances", "list_my_uploads", "list_my_requests", "read_notifications"):
+            result, wrote = customer._run_tool(name, "{}", False)
+            assert wrote is None and json.loads(result) is not None
+        assert env.unwrapped.world.state_dict() == before  # reads change nothing
 
 
 def test_payments_customer_makes_at_most_one_write_per_turn():
