@@ -13,6 +13,7 @@ import pytest
 from servicegym.envs.environments.payments import PaymentsEnv
 from servicegym.envs.tasks.suites import payments_suite
 from servicegym.world_state.payments import CATALOGUE, PAYMENTS_SCHEMA, build_payments_world
+from servicegym.world_state.payments.platform import PLATFORM_SCHEMA, PLATFORM_SPEC
 from servicegym.world_state.payments.records import OPERATIONS_SCHEMA
 from servicegym.world_state.tools import ToolError
 
@@ -62,11 +63,12 @@ def test_catalogue_holds_600_capabilities_and_every_write_states_pre_post_and_ta
         assert table in PAYMENTS_SCHEMA and arg in c.fields, c.name
 
 
-def test_worlds_hold_thirty_collections_and_thousands_of_records_shared_copy_on_write():
+def test_worlds_hold_hundreds_of_collections_and_thousands_of_records_shared_copy_on_write():
     w = build_payments_world(TASK.world)
-    assert set(OPERATIONS_SCHEMA) <= set(w.tables) and len(w.tables) >= 30
+    assert set(OPERATIONS_SCHEMA) | set(PLATFORM_SCHEMA) <= set(w.tables) and len(w.tables) >= 200
     records = sum(len(t.rows) for name, t in w.tables.items() if name != "documents")
-    assert records >= 2000
+    assert records >= 3000
+    assert all(w.table(name).rows for name in PLATFORM_SCHEMA)
     for name in OPERATIONS_SCHEMA:
         if name not in ("notifications", "account_changes"):  # only ever written by the agent
             assert len(w.table(name).rows) > 0, name
@@ -279,3 +281,27 @@ def test_the_superseded_dispute_policy_would_lose_the_dispute_and_the_current_on
     lost = [d for d in env.unwrapped.world.table("disputes") if d.id in top.world["goal"]["disputes"]["contest"]]
     assert lost and all(d.status == "lost" for d in lost)
     assert [v["check"] for v in info["score"]["violations"]] == ["goal.disputes"]
+
+
+def test_the_platforms_other_collections_are_typed_queryable_and_never_operated_on():
+    env = PaymentsEnv()
+    env.reset(seed=0, options={"task": TASK})
+    w = env.unwrapped.world
+    for coll in PLATFORM_SCHEMA:
+        assert not any(name.startswith(f"{coll}.") for name in CATALOGUE), coll
+    # references point at rows of the referenced collection; owners are background merchants, never the task's
+    for coll, spec in PLATFORM_SPEC.items():
+        for item in spec.split():
+            name, _, kind = item.partition(":")
+            for row in w.table(coll):
+                if kind.startswith("r:"):
+                    assert w.table(kind[2:]).get(getattr(row, name)) is not None, (coll, name)
+                if kind == "m":
+                    assert getattr(row, name) != MID and w.table("merchants").get(getattr(row, name)) is not None
+    customer = next(iter(w.table("customers")))
+    obs, *_ = env.step(json.dumps({"name": "query_records", "arguments": {"collection": "customers", "filters": {"id": customer.id}}}))
+    assert customer.email in obs
+    obs, *_ = env.step(json.dumps({"name": "query_records", "arguments": {"collection": "customers", "filters": {"credit": 1}}}))
+    assert "has no field 'credit'" in obs
+    obs, *_ = env.step(json.dumps({"name": "query_records", "arguments": {"collection": "customer"}}))
+    assert "unknown collection" in obs and "customers" in obs

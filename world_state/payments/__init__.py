@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from servicegym.world_state.core import parse_time
 from servicegym.world_state.payments import operations as _operations  # noqa: F401  registers the families' capabilities
 from servicegym.world_state.payments.capabilities import CATALOGUE, Capability, search_catalogue
+from servicegym.world_state.payments.platform import platform_records
 from servicegym.world_state.payments.records import background_records
 from servicegym.world_state.payments.tools import RESIDENT_TOOLS
 from servicegym.world_state.payments.world import (
@@ -72,8 +73,12 @@ def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
     m = tables["merchants"].get(spec.get("merchant_id", ""))
     if m is None:
         raise PaymentsSpecError("field world.merchant_id: must name a merchant of world.tables.merchants")
-    # other merchants' books (thousands of shared, immutable rows; ids never a task's), after the task's own
-    for name, rows in background_records(int(spec.get("kb_seed", 0)) % KB_VARIANTS, REGIONS, TIERS, CURRENCIES).items():
+    # other merchants' books and the platform's other objects (thousands of shared, immutable rows; ids
+    # never a task's), after the task's own
+    variant = int(spec.get("kb_seed", 0)) % KB_VARIANTS
+    background = background_records(variant, REGIONS, TIERS, CURRENCIES)
+    platform = platform_records(variant, tuple(background["merchants"]))
+    for name, rows in [*background.items(), *platform.items()]:
         own = tables[name]
         if own:
             for key, row in rows.items():

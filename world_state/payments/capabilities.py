@@ -20,6 +20,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from servicegym.world_state.core import Entity
+from servicegym.world_state.payments.platform import PLATFORM_SCHEMA
 from servicegym.world_state.payments.world import (
     APPROVAL_TERMS,
     PAYMENTS_SCHEMA,
@@ -142,7 +143,8 @@ def _count_by(rows: Any, field: str) -> dict[str, int]:
 
 
 for _coll, _model in PAYMENTS_SCHEMA.items():
-    _collection_reads(_coll, _model)
+    if _coll not in PLATFORM_SCHEMA:  # the platform's other objects are only queried (query_records), never operated on
+        _collection_reads(_coll, _model)
 
 
 # ----- derived reads ---------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def query_records(world: PaymentsWorld, collection: str, filters: dict[str, Any]
     """List records of one collection whose fields equal every value in ``filters``.
 
     Args:
-        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, applications, events, fx_conversions, disputes, fees, fee_schedules, settlements, settlement_lines, reconciliation_breaks, statements, verifications, account_changes, limits, payout_schedules, risk_reviews, webhooks or notifications
+        collection: merchants, accounts, bank_accounts, ledger, holds, payments, refunds, payouts, receipts, cases, uploads, approvals, applications, events, fx_conversions, disputes, fees, fee_schedules, settlements, settlement_lines, reconciliation_breaks, statements, verifications, account_changes, limits, payout_schedules, risk_reviews, webhooks, notifications, or one of the platform's other collections (customers, invoices, subscriptions, charges, card networks, compliance checks, team members, api keys and the like; an unknown name lists them all)
         filters: field -> value, all must match
         limit: most records (1-200)
     """

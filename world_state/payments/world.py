@@ -44,6 +44,7 @@ from servicegym.world_state.payments.entities import (  # noqa: F401  (re-export
     Upload,
     money,
 )
+from servicegym.world_state.payments.platform import PLATFORM_SCHEMA
 from servicegym.world_state.payments.records import OPERATIONS_SCHEMA
 from servicegym.world_state.tools import ToolError
 
@@ -65,6 +66,7 @@ PAYMENTS_SCHEMA: dict[str, type[Entity]] = {
     "fx_conversions": FxConversion,
     "documents": Document,
     **OPERATIONS_SCHEMA,
+    **PLATFORM_SCHEMA,
 }
 
 # units of each currency per US dollar, unless a world spec gives its own ``fx_rates``
