@@ -100,14 +100,19 @@ class PaymentsEnv(ToolUseEnv):
     split under a single-payout limit that changes while the agent waits). The world has
     merchants, accounts whose balances derive from an append-only ledger, holds, payouts,
     refunds, FX conversions, receipts, review cases, limit-increase applications, uploads,
-    approvals and scheduled events (settlements, rule versions, review and application
-    decisions, FX rate moves) on a simulated
-    clock that moves only when the agent waits. A knowledge base of several hundred versioned,
-    scoped documents (superseded and current guidance side by side) holds the rules. Ten
+    approvals, the operations records (disputes, fees, settlements and their lines,
+    reconciliation breaks, statements, KYC/KYB verifications, bank-account changes, limits,
+    payout schedules, risk reviews, webhooks, notifications), 178 collections of the platform's
+    other objects that only ``query_records`` reads (208 collections, about 3,600 records, most
+    of them other merchants'), and scheduled events (settlements, rule versions, review,
+    application, dispute and verification decisions, dispute deadlines, FX rate moves) on a
+    simulated clock that moves only when the agent waits. A knowledge base of about 1,040
+    versioned, scoped documents (superseded and current guidance side by side, near-duplicates,
+    versions not yet in force, neighbouring scopes) holds the rules. Ten
     resident tools (``search_documents``, ``read_document``, ``query_records``,
     ``search_capabilities``, ``describe_capability``, ``call_capability``, ``read_clock``,
     ``wait``, and ``ask_customer``/``finish``, tool-call spellings of a message to the
-    merchant and of ``###STOP###``) stand in front of a catalogue of about 250 business capabilities; a
+    merchant and of ``###STOP###``) stand in front of a catalogue of 600 business capabilities; a
     capability must be described before it is called. Messages go to the merchant (a scripted
     customer with private facts and an approval policy; at most one customer-side write a turn).
 
@@ -129,9 +134,16 @@ class PaymentsEnv(ToolUseEnv):
     executed terms granted before each payout and each refund above the threshold; a
     limit-increase application carrying the document its governing policy requires, and a payout
     that relies on it only after its decision; a conversion quoted at the rate in force when it
-    runs). F: the reserve floor after every ledger entry, the payout limit in force (governing
-    limit, raised by an approved application) and the refund window, no writes on objects
-    outside the task (a conversion the task does not ask for included). Rejected calls, approval requests (proposals) and
+    runs; the governing disputes, fees, settlements or verifications document read before a
+    dispute is contested or accepted, a fee waived, a break written off or investigated, a
+    verification submitted; the merchant's approval before a fee waiver above the fees policy's
+    limit). Goal checks of the operations workflows a task holds: ``goal.statement`` (issued),
+    ``goal.disputes`` (contested ones won, small ones accepted), ``goal.fees`` (waived),
+    ``goal.settlement`` (reconciled), ``goal.verification`` (approved). F: the reserve floor after
+    every ledger entry, the payout limit in force (governing limit, raised by an approved
+    application) and the refund window, no writes on objects outside the task (a conversion the
+    task does not ask for, a capability no workflow of the task needs, a workflow's write on a
+    record it does not name, a write whose target record belongs to another merchant). Rejected calls, approval requests (proposals) and
     idempotent retries have no effect on the score.
 
     ## Episode End
@@ -155,7 +167,10 @@ class PaymentsEnv(ToolUseEnv):
     ``difficulty`` 0-4 (more refunds and payout parts, an out-of-window payment from 1; from 3 a
     second-currency account and a converted payout while the rate moves; at 4 the payout is one
     transfer above every policy limit, so a limit-increase application must be submitted early
-    and decided first),
+    and decided first; operations workflows join by difficulty: last month's statement from 1,
+    a chargeback to contest before its deadline from 2, chargeback fees to waive from 3, and at 4
+    a second chargeback, a small one to accept, a settlement break to investigate and a KYB
+    verification; golden routes average 46, 50, 64, 80 and 111 tool calls at 0 to 4),
     ``max_steps``, ``max_errors``, ``render_mode`` (``ansi``), ``tasks`` (a task file or list),
     ``user`` (``scripted``, or ``llm``: the merchant played by a model that acts through
     customer-side tools, one write or wait a turn; endpoint ``llm={"base_url": ..., "model": ...}``
@@ -208,6 +223,11 @@ class PaymentsEnv(ToolUseEnv):
     * v0: BizBench's experiments as options, ``call_cap``, ``disclosure="full"`` and
       ``gold_documents=True`` (off by default: the default env, its tasks, suites and scores are
       unchanged).
+    * v0, generator v3 (suite rebuilt): BizBench's scale (600 capabilities, about 1,040 documents
+      a world, 208 collections) and the operations workflows above; checks ``goal.statement``,
+      ``goal.disputes``, ``goal.fees``, ``goal.settlement``, ``goal.verification``; the LLM
+      merchant's ten tools. Tasks, suite and golden routes changed; scores of the old suite are
+      not comparable with the new one.
     """
 
     domain = "payments"

@@ -27,7 +27,6 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from itertools import repeat
 from math import log
-from operator import add
 from typing import Any
 
 import numpy as np
@@ -339,9 +338,14 @@ def _neighbour(seq: tuple[str, ...], x: str) -> str:
     return seq[i + 1] if i + 1 < len(seq) else seq[i - 1]
 
 
-@lru_cache(maxsize=KB_VARIANTS)
 def knowledge_base(variant: int) -> KnowledgeBase:
-    variant %= KB_VARIANTS
+    """The background knowledge base of ``variant`` (taken modulo ``KB_VARIANTS``), built once per
+    process: documents, traps and near-duplicate pairs."""
+    return _knowledge_base(variant % KB_VARIANTS)  # cached by variant, never by the raw number
+
+
+@lru_cache(maxsize=KB_VARIANTS)
+def _knowledge_base(variant: int) -> KnowledgeBase:
     rng = random.Random(f"payments-kb/{variant}")
     docs: list[Document] = []
     traps: list[Trap] = []
@@ -619,11 +623,15 @@ class BM25Index:
         return text
 
 
+def background_index(seed: int) -> BM25Index:
+    """The search index of the background knowledge base ``seed`` picks (of ``KB_VARIANTS``),
+    built once per process and shared by every world drawn from it."""
+    return _background_index(seed % KB_VARIANTS)  # cached by variant, never by the raw seed
+
+
 @lru_cache(maxsize=KB_VARIANTS)
-def background_index(variant: int) -> BM25Index:
-    """The search index of one background knowledge base, built once per process and shared by
-    every world drawn from it."""
-    return BM25Index(_background(variant % KB_VARIANTS))
+def _background_index(variant: int) -> BM25Index:
+    return BM25Index(_background(variant))
 
 
 def _keep(d: Document, filters: list[tuple[str, str]]) -> bool:
@@ -650,9 +658,11 @@ class DocumentIndex:
         self.present = None if present.all() else present
         self.own = sorted((d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d), key=lambda d: d.id)
         self.own_json = [dumps(document_summary(d)) for d in self.own]
-        # term -> its weight in each own document (a row as long as ``own``), summed with map(add)
-        weights = [shared.weights(d) for d in self.own]
-        self.own_post: dict[str, list[float]] = {t: [w.get(t, 0.0) for w in weights] for t in set().union(*weights)}
+        # term -> (own document's position, its weight) for the own documents holding it
+        self.own_post: dict[str, list[tuple[int, float]]] = {}
+        for j, d in enumerate(self.own):
+            for t, x in shared.weights(d).items():
+                self.own_post.setdefault(t, []).append((j, x))
         self._masks: dict[tuple[tuple[str, str], ...], tuple[Any, Any, frozenset[int] | None]] = {}
         self._results: dict[tuple[Any, ...], RawJson] = {}
 
@@ -726,14 +736,13 @@ class DocumentIndex:
                     keep = vals >= kth  # every tie at the cut stays: the id decides below
                     nz, vals = nz[keep], vals[keep]
                 found = [(-x, keys[i], i) for i, x in zip(nz.tolist(), vals.tolist())]
-        acc = None
+        acc: dict[int, float] = {}
         for t in terms:
-            row = self.own_post.get(t)
-            if row is not None:
-                acc = row if acc is None else list(map(add, acc, row))
-        if acc is not None:
+            for j, x in self.own_post.get(t, ()):
+                acc[j] = acc.get(j, 0.0) + x
+        if acc:
             own = self.own
-            found += [(-x, own[j].id, -1 - j) for j, x in enumerate(acc) if x and (own_ok is None or j in own_ok)]
+            found += [(-x, own[j].id, -1 - j) for j, x in acc.items() if x and (own_ok is None or j in own_ok)]
         found.sort()  # (-score, id): ids are unique
         out = json_array([shared.json(i) if i >= 0 else self.own_json[-1 - i] for _, _, i in found[:limit]])
         if len(self._results) >= self.MAX_CACHED:

@@ -309,7 +309,7 @@ def _value(rng: random.Random, coll: str, fname: str, kind: str, k: int, merchan
     return f"{word} {fname.replace('_', ' ')} {k}"
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=16)  # one per knowledge-base variant (8) with room to spare
 def platform_records(variant: int, merchants: tuple[str, ...]) -> dict[str, dict[str, Entity]]:
     """Table -> rows of every platform collection for one knowledge-base variant: a few rows
     each, owned by the background ``merchants`` (never a task's), immutable and shared."""
