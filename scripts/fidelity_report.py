@@ -2,8 +2,9 @@
 
 Per task file (and per release, "2025-11" or "2026", when a file holds both): tasks loaded and
 skipped (with the loader's reasons), oracle success (the golden route through the env), the share
-of natural-language rubric items checked by code (``rubric_nl_coverage`` averaged, and the items
-it counts), and the scorer's agreement with a labelled check set built from the rubric text
+of natural-language rubric items checked by code (two figures, each labelled: ``items``, the
+item-weighted share, checked items over all items; ``task average``, ``rubric_nl_coverage``
+averaged over tasks), and the scorer's agreement with a labelled check set built from the rubric text
 (``servicegym.envs.tasks.vitabench.labelled``): legal variants of the golden route it accepts,
 violations it rejects (targeted ones and unrequested writes) and, under ``--scoring rubric``,
 rubric-silent deviations it accepts (under ``strict`` they are out of scope and listed apart), per
@@ -80,6 +81,16 @@ def pct(a: int, n: int) -> str:
     return f"{a}/{n} ({100.0 * a / n:.1f}%)" if n else "-"
 
 
+def coverage_cell(covs: list[float], compiled: int, total: int) -> str:
+    """The NL-coverage cell, both figures labelled: the average of the tasks' ``rubric_nl_coverage``
+    (each task weighs the same) and the items checked by code over all items (each item weighs the
+    same). The two differ where tasks have different numbers of items."""
+    if not covs:
+        return "-"
+    items = f"{100.0 * compiled / total:.1f}%" if total else "-"
+    return f"items {compiled}/{total} ({items}); task average {100.0 * sum(covs) / len(covs):.1f}%"
+
+
 def label_of(path: Path, data: Path) -> str:
     rel = path.relative_to(data) if path.is_relative_to(data) else path
     return f"`{rel.as_posix()}`"
@@ -107,7 +118,7 @@ def summary_rows(fr: FileResult, name: str) -> list[list[str]]:
         rows.append([
             name, rel, str(len(tasks)), skipped,
             pct(sum(t.oracle for t in tasks), len(tasks)),
-            (f"{100.0 * sum(covs) / len(covs):.1f}% ({compiled}/{total} items)" if covs else "-"),
+            coverage_cell(covs, compiled, total),
             pct(*ag["accept"]), pct(*ag["reject"]),
             pct(*ag["silent"]) if fr.scoring == "rubric" and fr.scoring_applied else "-",
         ])
@@ -152,7 +163,9 @@ def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None
                 "the rubric rejects, targeted ones and unrequested writes (an order, booking or cancellation "
                 "the user never asked for); rubric-silent deviations: the golden route changed in a detail "
                 "the gold holds and no rubric item mentions, accepted under `rubric` scoring, out of scope "
-                "under `strict` (`envs/tasks/vitabench/labelled.py`).", ""]
+                "under `strict` (`envs/tasks/vitabench/labelled.py`). NL rubric checked by code: items is the "
+                "share of all the rubric items checked by code (each item weighs the same); task average is "
+                "the mean of the tasks' `rubric_nl_coverage` (each task weighs the same).", ""]
     # per kind
     out += ["## Agreement per kind", ""]
     header = ["kind", "label"] + [name for name, _ in results]

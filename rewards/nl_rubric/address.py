@@ -11,7 +11,12 @@ The grammar
     The address of a store ("the store's address", "商家地址") is no delivery address. X must look
     like an address (a digit, or a word such as road, building, 路, 号, 小区) and name one place: "in
     ... / near ... / within ... / one of ... / X or Y / 或" leave the item to the judge, and so does
-    "the user's home address" that the address book does not spell out.
+    "the user's home address" that the address book does not spell out (an entry of the book, spelled
+    out as it stands there, is an address whatever its words: "Jinzheng Haiyue International"); "the home address at X", "their
+    workplace at X", "X家庭住址 / X工作地点" are X (the label names which address, X spells it). X is
+    the address book's entry when it is that entry's text (remarks in brackets aside), or its
+    comma-separated parts in another order. The same address said by the delivery: "X should be
+    delivered / sent to <address>", "X应送到 / 配送至<address>" (the same checks on the address).
 
 Examples
     "The delivery address should be Room 1203, Harbour View Tower, 18 Seaside Road, Dalian"
@@ -99,6 +104,25 @@ _ADDRESSY = re.compile(r"\d|road|street|avenue|lane|district|building|floor|room
                        r"plaza|mansion|tower|city|province|estate|residen|路|街|号|区|市|楼|室|栋|幢|院|小区|大厦|广场|园")
 
 
+# an address said with its label ("the home address at X", "their workplace at X", "X家庭住址", "X工作地点"):
+# the label names which of the user's addresses it is, X spells it out
+_LABELLED_EN = re.compile(r"^(?:the |their |his |her |my |our |your |the user's )(?:own )?(?:home|work|office|company|"
+                          r"school|workplace|work place|residential|residence|dormitory)(?: address)?\s+(?:at|of|:)\s+(?=\S)")
+_LABELLED_ZH = re.compile(r"(?<=[\u4e00-\u9fff\d])(?:的)?(?:家庭住址|家庭地址|家庭住所|工作地点|工作地址|公司地址|单位地址|学校地址)$")
+
+
+def _address_parts(text: str) -> frozenset[str]:
+    """An address's comma-separated parts (remarks in brackets dropped, each normalised): the same
+    parts in another order are the same address ("No. 398 X Road, Y Zone, Z District" and
+    "No. 398 X Road, Z District, Y Zone")."""
+    return frozenset(p for p in (norm_address(x) for x in re.split(r"[,，]", _PARENS.sub(" ", text))) if p)
+
+
+_DELIVERED_TO_EN = re.compile(r"^(?P<s>.+?)\s+(?:should|must|needs to|has to|is to|will|shall)\s+be\s+(?:delivered|sent|"
+                              r"shipped)\s+(?:directly\s+)?to\s+(?P<x>.+)$")
+_DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|需要|须)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
+
+
 def _address_en(c: str) -> tuple[str, str] | None:
     """(subject, address) of "... address ... should be X" (read in one pass: the first "address",
     then the first modal after it)."""
@@ -115,6 +139,9 @@ def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
         found = None if zm is None else (zm.group("s"), zm.group("x"))
     else:
         found = _address_en(c)
+    if found is None:  # "the order should be delivered to X", "订单应送到X": the address, said by the delivery
+        dm = _DELIVERED_TO_ZH.match(c) if _is_zh(c) else _DELIVERED_TO_EN.match(c)
+        found = None if dm is None else (dm.group("s"), dm.group("x"))
     if found is None:
         return None
     subject, x = found[0], found[1].strip(" .。，,")
@@ -124,13 +151,18 @@ def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
     x = _PURPOSE_ZH.sub("", x) if _is_zh(x) else re.sub(
         r",?\s+(?:to ensure|ensuring|so that|because|since|as the|for the user|which is).*$", "", x)
     x = x.strip(" .。，,")
+    x = _LABELLED_EN.sub("", x) if not _is_zh(x) else _LABELLED_ZH.sub("", x)  # "the home address at X", "X家庭住址": X
+    booked = next(((a, lon, lat) for a, lon, lat in ctx.addresses if norm_address(a) == norm_address(x)), None)
+    if booked is not None and len(norm_address(x)) >= 4:  # an entry of the book is an address, whatever its words
+        return AddressSpec(address=booked[0], longitude=booked[1], latitude=booked[2], about=f"{about} {subject}".strip())
     if (not x or x.startswith(("in ", "near ", "within ", "at ", "close ", "inside ", "located ", "not ", "the same",
                                "one of", "either"))
             or re.search(r"\bor\b|或者|或", x) or not _ADDRESSY.search(x)):
         raise _Unclear
-    key = norm_address(x)
+    key, bare, parts = norm_address(x), norm_address(_PARENS.sub(" ", x)), _address_parts(x)
     for addr, lon, lat in ctx.addresses:
-        if norm_address(addr) == key:
+        if norm_address(addr) in (key, bare) or norm_address(_PARENS.sub(" ", addr)) == bare \
+                or len(parts) > 1 and _address_parts(addr) == parts:
             return AddressSpec(address=addr, longitude=lon, latitude=lat, about=f"{about} {subject}".strip())
     if re.match(r"(?:the|their|his|her|my|our|your|user's)\b", x) or re.search(r"\baddress\b|住址|地址|所在地", x):
         raise _Unclear  # "the home address at ...": which one, the book does not say

@@ -17,12 +17,14 @@ The requirement reader (``compile.py`` and the kind modules)
     stays in the predicate. ``_cut_purpose`` drops a purpose clause ("to ensure ...", "since ...",
     "以便...", "为了..."); ``_EXAMPLE_EN`` / ``_EXAMPLE_ZH`` find examples ("such as ...", "如...",
     "X等"). ``_head_class`` says whether a subject's head noun is a place ("the restaurant ordered
-    from", "...的商家") or a product ("the ordered item at the massage shop", "...的饮品").
+    from", "...的商家", "the café", accents aside) or a product ("the ordered item at the massage
+    shop", "...的饮品", "the product brand of X", "商品品牌").
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .text import _is_zh, _Unclear
 
@@ -116,7 +118,7 @@ _PURPOSE_EN = re.compile(
     r",?\s+(?:to ensure|ensuring|ensure that|so that|so as to|in order to|because|since|as (?:the|she|he|they|it|this|"
     r"his|her|their|users?|children|kids)|due to|to avoid|avoiding|to prevent|preventing|to make sure|making sure|"
     r"to allow|allowing|to meet|meeting|to satisfy|satisfying|to suit|suiting|to accommodate|accommodating|"
-    r"in line with|in accordance with|according to|considering|given that|which (?:is|are|suits|meets|matches)|"
+    r"in line with|in accordance with|according to|aligning with|aligned with|consistent with|in keeping with|considering|given that|which (?:is|are|suits|meets|matches)|"
     r"to cater|catering)\b.*$")
 _PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|以符合|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
 _EXAMPLE_EN = re.compile(r",?\s*\(?\b(?:such as|like|e\.g\.|for example|for instance|especially)\b.*$")
@@ -162,9 +164,15 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
     return subject.strip(" ,"), neg, pred.strip(" ,")
 
 
+_PRODUCT_BRAND = re.compile(r"\b(?:product|item|goods)(?:'s)? brand$|\bproduct(?:'s)? brand (?:of|for|in)\b|"
+                            r"\bbrand of the (?:ordered )?(?:product|item)s?\b|(?:商品|产品|菜品|单品)的?品牌$")
+
+
 def _head_class(subject: str) -> str | None:
     """"place", "product" or None: what the subject's head noun is ("the ordered item at the
     massage shop": item; "the restaurant ordered from": restaurant)."""
+    if _PRODUCT_BRAND.search(subject):
+        return "product"  # "the product brand of the noodles", "商品品牌": a brand a product's name spells
     if _is_zh(subject):
         s = re.sub(r"(?:的|中|里|内|中的)$", "", subject)
         if s.endswith(_ZH_PRODUCT_TAIL):
@@ -173,6 +181,7 @@ def _head_class(subject: str) -> str | None:
             return "place"
         return None
     chunk = re.split(r"\b(?:at|from|in|for|of|to|with|by|on|that|which|who)\b", subject, maxsplit=1)[0]
+    chunk = "".join(ch for ch in unicodedata.normalize("NFKD", chunk) if not unicodedata.combining(ch))  # "café": cafe
     words = [w for w in re.findall(r"[a-z][a-z'-]*", chunk) if w not in _PARTICIPLES]
     if not words:
         return None

@@ -23,8 +23,10 @@ How an item is read
     3. the requirement (``_requirement``): "when choosing X, select Y" is a demand about X; a note
        (``note``) or an address is read on the whole clause; else it splits at its modal into the
        subject (which record: ``about``, for the loader) and the predicate
-       (``clauses._split_modal``); a condition, or several records at once ("same", "each", "all
-       orders", "per person", "分别", "人均"), leaves it to the judge;
+       (``clauses._split_modal``); an exclusive set ("nothing other than X", "只包含X":
+       ``product._only_item``) is read first; a condition, or several records at once ("same", "each",
+       "all orders", "per person", "分别", "人均"; not "a total of 2 items, both from <store>"), leaves it
+       to the judge;
     4. the kind, by the first reader that fits: a superlative ("the closest", "the cheapest":
        ``best``), a rating, a distance (``place``), a product's
        length or a place's closing time (``duration``; "X can be used for 5 hours", with no modal, is
@@ -55,7 +57,7 @@ from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
 from .price import _price_item
 from .process import _process_demand
-from .product import _feature_item, _place_kind_item
+from .product import _feature_item, _only_item, _place_kind_item
 from .quantity import _count_item, _people_item
 from .spec import AllOf, parse_spec, spec_parts, spec_target
 from .status import _status_item
@@ -243,9 +245,12 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
+    only = _only_item(subject, neg, pred, ctx)  # "nothing other than X", "只包含X": an exclusive set, one record
+    if only is not None:
+        return [_with_about(only, about)]
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
-                 r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both|other than|except|"
+                 r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"
                  r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",
                  several):
         raise _Unclear  # about several records at once, or per head

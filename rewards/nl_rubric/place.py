@@ -50,9 +50,9 @@ import unicodedata
 from typing import Literal
 
 from .address import ADDRESS_TOLERANCE_M, _haversine, norm_address
-from .clauses import _cut_purpose
+from .clauses import _PRODUCT_BRAND, _cut_purpose
 from .text import _OP_FLIP, _compare, _is_zh, _Unclear
-from .world import ItemContext, PlaceInfo, _names_out, _places_named, _Spec
+from .world import ItemContext, PlaceInfo, _found, _names_out, _places_named, _Spec
 
 RATING_MAX = 5.0
 
@@ -136,6 +136,8 @@ _AS_MERCHANT = re.compile(r"^(?:be )?(?:selected|chosen|used|the one selected) a
 def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSpec | None:
     if not ctx.places:
         return None
+    if _PRODUCT_BRAND.search(subject) and _found(re.sub(r"^(?:be |is |为|是)", "", _cut_purpose(pred).strip(" '\"“”")), ctx, "product"):
+        return None  # "the product brand should be X" where products' names spell X: the product's, not a store's
     p = _cut_purpose(pred).strip(" '\"“”")
     zh = _is_zh(subject + p)
     if not zh and _AS_MERCHANT.match(pred):

@@ -71,6 +71,19 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        spell 三分糖); "the preference for X", "X的口味偏好", "a sweetness attribute of X", "X health
        benefits / effects", "X的养生功效", "X filling" are X; a place's "physical location with X" /
        "有实体店X" is X, and "可堂食" is also "堂食" (a tag "堂食店").
+    10. exclusive sets (``_only_item``, tried before "other than / except / 除了" leave an item to the
+       judge): "should not include any products / anything other than X", "should only include X",
+       "include only X", "不应当有除了X外的其他商品", "只包含X": every line has one of X's phrases
+       (``every``; X's parts joined by "and / or / 、 / 和" each a product the catalogue sells); a count
+       ("only one set meal"), a store, or a value the catalogue does not sell is not this shape.
+    11. English one product and what its line has (``_en_line_with_options``, the twin of the
+       Chinese shape in 5): "include a X (for <whom>), without Y, with Z flavor": one line is X, has Z
+       (an option of X, chosen where offered) and lacks Y (which X's catalogue spells: "X with Egg").
+    12. words around a value: "X flavored Y" is "X Y" ("lemon flavored chicken feet"); "X as a staple
+       food / side dish / main course" is X; a spice level said in full where a product's spice scale
+       spells it bare ("mild spicy" -> "Mild" on "Non-spicy / Mild / Medium / Extra Spicy":
+       ``_spice_options``); "the product brand (of X) / 商品品牌" is a word of the product's name
+       (``clauses._PRODUCT_BRAND``), unless no product spells it and a chain's name does (a store).
 
 Examples
     "The ramen should be mild or non-spicy"                   product: "mild" / "non-spicy"
@@ -84,6 +97,8 @@ Examples
     "拿铁订单应选择少冰的饮品"                                   option: "少冰"
     "凉面订单应选择不要香菜的口味偏好"                             absence of cilantro ("免香菜" chosen)
     "火锅订单的商品应为双人套餐"                                 serving: "双人"
+    "The pot stickers order should not include any products other than pot stickers"
+                                                              every line: "pot stickers"
     "应在晴天茶饮（南门店）购买茉莉奶绿"                           store + product
     "午餐订单的商家需要支持可堂食服务"                             place tag: "可堂食"
 
@@ -103,16 +118,18 @@ from typing import Any, Literal
 
 from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
 from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, VAGUE_ABSENCE, concept_value, example_phrases, mentions
-from .note import contradicts
+from .note import contradicts, spice_levels
 from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
 from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
 from .world import (
     _GENERIC_GOODS,
+    _UNIT_TAIL_EN,
     ItemContext,
     PlaceInfo,
     RecordFacts,
     _chose,
+    _content_left,
     _found,
     _line_fields,
     _line_has,
@@ -145,11 +162,15 @@ class FeatureSpec(_Spec):
     # that does not offer the phrase as an option has it, or shows none of the concept's terms
     concepts: list[str] = []
     absent: list[str] = []
+    # "should not include any products other than X", "只包含X": every line has a phrase (an exclusive set)
+    every: bool = False
 
 
 def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     """A product feature (``scope="product"``) of the record's ordered lines."""
     lines = list(record.lines)
+    if spec.every:  # an exclusive set: the order holds something, and nothing that is not one of the phrases
+        return bool(lines) and all(_line_has(x, spec.phrases) for x in lines)
     if spec.concepts:
         hit = [_line_has(x, spec.phrases) or _mentions_line(spec.concepts, x) for x in lines]
         return bool(lines) and (not any(hit) if spec.negated else any(hit))
@@ -236,7 +257,9 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = re.sub(r"^(?:(?:free |unlimited )?access to|(?:the )?use of) (?:a |an |the )?(?=\S)", "", x)  # "access to a private room"
     x = re.sub(r"^both (?=\S.* and \S)", "", x)  # "both A and B": each of them
     x = re.sub(r"^(?:version|variant|one|kind|type|option)s? (?:with (?:an? |the )?(?=\S)|(?=without ))", "", x)  # "the version without butter"
-    x = re.sub(r" as (?:a |the )?(?:main |key |primary )?(?:side )?ingredients?$", "", x)  # "X as a main ingredient"
+    x = re.sub(r" as (?:a |the )?(?:main |key |primary )?(?:(?:side )?ingredients?|staple(?: foods?)?|side dish(?:es)?|"
+               r"main (?:course|dish)(?:es)?)$", "", x)  # "X as a main ingredient", "noodles as a staple food"
+    x = re.sub(r"(?<=[a-z])[- ]flavou?red (?=[a-z])", " ", x)  # "lemon flavored chicken feet": lemon chicken feet
     x = re.sub(r"^(?:items?|products?|anything|something) (?:related to|relating to) ", "", x)
     x = re.sub(r"^related to ", "", x)
     x = re.sub(r"(?<=[a-z0-9])[- ]related(?= |$)", "", x)  # "gardenia-related flavors": gardenia
@@ -302,19 +325,6 @@ _SIZE_VALUE = re.compile(r"^(?:small|medium|large|extra[- ]large|big|half|full|d
                          r"|^(?:大|中|小|半|超大|特大)(?:份|分量|杯|碗|号)")
 
 
-# what a product is sold as, after what it is: "... package / set meal / course / voucher"
-_UNIT_TAIL_EN = re.compile(r"\s+(?:(?:set )?(?:meal|menu)s?|packages?|sets?|combos?|courses?|programs?|programmes?|"
-                           r"class(?:es)?|vouchers?|tickets?|sessions?|plans?|deals?|cards?|passes)$")
-
-
-def _content_left(x: str) -> bool:
-    """Whether words that say what a product is remain ("aerial yoga"), not only a size or count
-    ("single", "two-person", "basic")."""
-    return any(len(w) >= 3 and w not in _NUMBER_WORDS and w not in _PHRASE_STOP and not re.fullmatch(
-        r"person|people|double|basic|standard|regular|individual|single|couple|family|special|new|small|large|"
-        r"medium|mini|full|half|whole|\d+\w*", w) for w in re.findall(r"[a-z0-9']+", x))
-
-
 _ZH_ONE_CHAR_OPTIONS = frozenset({"热", "冰", "温"})
 _CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)(?:杯|份|碗|号)$|^(?:small|medium|large|extra[- ]large|regular|standard) "
                        r"(?:cup|size|portion|bowl|serving)s?$|^(?:small|medium|large|extra[- ]large)$")
@@ -340,6 +350,8 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
         for alt in alts:
             # "large or extra-large cups": "large cups" before "large"
             tries = ([f"{alt} {noun}"] if noun and " " not in alt else []) + _variants(alt, zh, head)
+            if sc != "place" and not zh:
+                tries += _spice_options(alt, ctx)  # "mild spicy" where a spice scale spells it "Mild"
             hit = next((v for v in tries if _found(v, ctx, sc)), None)
             if hit is None:
                 if len(alts) > 1 and _CUP_SIZE.match(alt):
@@ -352,6 +364,29 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     if len(found_in) != 1:
         raise _Unclear
     return found_in[0]
+
+
+# a spice level said by its bare level word on a product's spice scale ("Non-spicy / Mild / Medium / Extra Spicy")
+_BARE_SPICE = {"mild": 1, "medium": 2, "hot": 3}
+_SPICE_WORDS = re.compile(r"\b(?:extra|very|super|extremely|double|more|medium|moderately|mild|mildly|slightly|little|less|"
+                          r"non|not|no|spicy|spice|spiciness|chili|chilli|without|level|flavou?rs?|options?|tastes?|-)\b|-")
+
+
+def _spice_options(alt: str, ctx: ItemContext) -> list[str]:
+    """The catalogue options that say the one spice level ``alt`` names ("mild spicy", "mildly
+    spicy" -> "Mild"), on a product whose options are a spice scale (two or more options that name a
+    level, one of them in full: "Non-spicy", "Extra Spicy"); [] when ``alt`` says more than a level."""
+    levels = spice_levels(alt)
+    if len(levels) != 1 or _SPICE_WORDS.sub(" ", alt).strip():
+        return []
+    out: list[str] = []
+    for pr in ctx.products:
+        said = {o: spice_levels(o) or ({_BARE_SPICE[o.strip().casefold()]} if o.strip().casefold() in _BARE_SPICE else set())
+                for o in pr.options}
+        scale = [o for o, lv in said.items() if len(lv) == 1]
+        if len(scale) >= 2 and any(spice_levels(o) for o in scale):
+            out += [o for o in scale if said[o] == levels and o not in out]
+    return out
 
 
 _ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
@@ -425,6 +460,10 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     zh = _is_zh(subject + pred)
     if zh and not neg:  # "包含一个手抓饼，不加蛋，甜面酱口味": one product, then what that line has
         line = _zh_line_with_options(pred, ctx)
+        if line is not None:
+            return line
+    if not zh and not neg:  # "include a Jianbing for the daughter, without egg, with sweet bean sauce flavor"
+        line = _en_line_with_options(pred, ctx)
         if line is not None:
             return line
     sm = (_SECOND_ZH if zh else _SECOND_EN).search(pred)
@@ -736,7 +775,7 @@ _SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|tw
 _SERVE_EN = (
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
-    re.compile(rf"^(?:for |suitable for )?{_SERVE_NUM} (?:people|persons?)$"),
+    re.compile(rf"^(?:for |suitable for |(?:that )?serves? |serving )?{_SERVE_NUM} (?:people|persons?)$"),
     re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
     re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
     # "two individual set meals", "multiple single-person packages": a negated part says which size is not wanted
@@ -891,6 +930,51 @@ def _zh_line_with_options(pred: str, ctx: ItemContext) -> list[Any] | None:
     return [store, line] if store is not None else [line]
 
 
+# "include a Jianbing for the daughter, without egg, with sweet bean sauce flavor": one product, then what that line has
+_EN_ONE_OF = re.compile(r"^(?:include|contain|have|select|choose|order|get|be)\s+(?:a|an|one|1)\s+(?P<x>.+?)"
+                        r"(?:\s+for\s+(?:the|his|her|their|my|your|our|the user's|user's)\s+[a-z' -]{2,30})?$")
+_EN_LACK = re.compile(r"^(?:and\s+)?(?:without|no|with no|not with|minus|hold the)\s+(?:any\s+)?(?P<x>[a-z][a-z' -]{1,30})$")
+_EN_WITH = re.compile(r"^(?:and\s+)?(?:with\s+(?:the\s+|a\s+|an\s+)?|in\s+)?(?P<x>[a-z][a-z' -]{1,40}?)"
+                      r"(?:\s+(?:flavou?r(?:ed)?|taste|option|version|style))?$")
+
+
+def _en_line_with_options(pred: str, ctx: ItemContext) -> list[Any] | None:
+    """"include a X (for <whom>), without Y, with Z flavor": one ordered line that is X (a product
+    the catalogue sells), has each option Z named after it (an option of X: chosen, where X offers
+    it) and lacks each Y (which X's catalogue spells: "Jianbing with Egg"); the English twin of
+    ``_zh_line_with_options``. None when the text is not one product and then such pieces, each
+    found for that product."""
+    pieces = [x.strip() for x in re.split(r"\s*,\s*", _cut_purpose(pred).strip(" .")) if x.strip()]
+    if len(pieces) < 2 or len(pieces) > 5:
+        return None
+    m = _EN_ONE_OF.match(pieces[0])
+    if m is None:
+        return None
+    value = m.group("x").strip()
+    prods = [pr for pr in ctx.products if len(value) >= 3 and phrase_in(value, pr.name)]
+    if not prods or _stem(value.split()[-1]) in _GENERIC_GOODS:
+        return None
+    options = [o for pr in prods for o in pr.options]
+    also: list[str] = []
+    lacks: list[str] = []
+    for piece in pieces[1:]:
+        if re.search(r"\d|\b(?:quantity|portion|serving|or|such as|like|from|at)\b", piece):
+            return None  # a count, alternatives, an example, a place: the other readings', or the judge's
+        lm = _EN_LACK.match(piece)
+        if lm:
+            y = lm.group("x").strip()
+            if not any(phrase_in(y, f) for pr in prods for f in (pr.name, *pr.options)):
+                return None  # an absence X's catalogue does not show: nothing to tell apart
+            lacks.append(y)
+            continue
+        wm = _EN_WITH.match(piece)
+        z = wm.group("x").strip() if wm else ""
+        if not z or not any(phrase_in(z, o) for o in options):
+            return None  # not an option of the product
+        also.append(z)
+    return [FeatureSpec(scope="product", phrases=[value], also=also, lacks=lacks)]
+
+
 # ----- a place described by its kind: "should be a Fujian cuisine restaurant", "must provide Free Parking service" -------
 _KIND_OF_PLACE = re.compile(r"^(?:be |is |are )?(?:for |from |at |with |booked at |placed at |ordered from )?(?:a |an )"
                             r"(?P<x>[a-z][a-z' -]{1,40}?) (?P<head>restaurants?|shops?|stores?|salons?|cent(?:er|re)s?|venues?|"
@@ -927,3 +1011,55 @@ def _place_kind_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Fe
         return None
     return FeatureSpec(scope="place", phrases=[hit], negated=neg)
 
+
+
+# ----- exclusive sets: "only X", "nothing other than X" ----------------------------------------------
+# the goods of an order in general ("any products", "anything", "其他商品")
+_ANY_GOODS_EN = r"(?:any |no )?(?:other )?(?:products?|items?|dish(?:es)?|goods|food|foods|drinks?|beverages?|things?|anything|nothing)"
+_OTHER_THAN_EN = re.compile(rf"^(?P<v>include|includes|contain|contains|have|has|be|order|select|choose)\s+{_ANY_GOODS_EN}\s+"
+                            r"(?:other than|besides|apart from|except(?: for)?|beyond)\s+(?P<x>.+)$")
+_ONLY_EN = re.compile(r"^(?:only (?:include|contain|have|consist of|be made up of|order|select|choose)|(?:include|contain|have|"
+                      r"order|select|choose) only|consist (?:only of|of only))\s+(?P<x>.+)$")
+_OTHER_THAN_ZH = re.compile(r"^(?:有|包含|含有|包括|出现|点|购买|选择)?除(?:了)?(?P<x>.{2,}?)(?:之外|以外|外)(?:的)?(?:任何|任意)?(?:其他|其它|别的)"
+                            r"(?:的)?(?:商品|菜品|产品|东西|饮品|食物|餐品)?$")
+_ONLY_ZH = re.compile(r"^(?:只|仅|只能|仅能)(?:包含|含有|包括|有|点|购买|选择|选|下单)(?P<x>.{2,})$")
+
+
+def _only_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> FeatureSpec | None:
+    """An exclusive set of products: "should not include any products other than X", "should only
+    include X", "不应当有除了X外的其他商品", "只包含X": every line of the order has one of X's
+    phrases (X's parts joined by "and / or / 、 / 和" are each a product the catalogue sells; a line
+    that is none of them fails). A count ("only one set meal"), a place, or a value the catalogue
+    does not hold is None (the other readers', whose "other than" leaves it to the judge), as is a
+    predicate of no such shape."""
+    zh = _is_zh(subject + pred)
+    p = _cut_purpose(pred)
+    if zh:
+        m = _OTHER_THAN_ZH.match(p) if neg else _ONLY_ZH.match(p)
+    else:
+        m = _OTHER_THAN_EN.match(p)
+        if m is not None and neg == bool(re.match(r"^\S+\s+(?:no|nothing)\b", p[m.start("v"):])):
+            return None  # "should include products other than X": no exclusive set (the other readers' or the judge's)
+        m = m or (None if neg else _ONLY_EN.match(p))
+    if m is None:
+        return None
+    if neg and not zh and _ONLY_EN.match(p):
+        return None  # "should not only include X": more, not less
+    x = m.group("x").strip(" ,，。.'\"“”")
+    x = (_GENERIC_TAIL_ZH if zh else _GENERIC_TAIL_EN).sub("", x) or x
+    if not x or re.match(rf"^(?:{_NUM_RE[1:-1]})\b|^(?:a|an|one|single)\b|^[一二两三四五六七八九十\d]", x) \
+            or _head_class(x) == "place" or re.search(r"\b(?:from|at)\b|店", x):
+        return None  # "only one set meal" (a count), "only from X" (a store): not a set of products
+    phrases: list[str] = []
+    for piece in re.split(r"\s*,\s*(?:and |or )?|\s+and\s+|\s+or\s+|、|和|或者|或|以及|及", x):
+        piece = _clean_value(piece, zh, "")
+        if not piece:
+            continue
+        try:
+            _scope, alts = _resolve_phrase(piece, zh, "product", "", ctx)
+        except _Unclear:
+            return None  # a value the catalogue does not sell: the other readers', or the judge's
+        phrases += alts
+    if not phrases:
+        return None
+    return FeatureSpec(scope="product", phrases=list(dict.fromkeys(phrases)), every=True)

@@ -2,7 +2,8 @@
 
 The kind
     ``people``: how many a booking or reservation is for; ``items``: how many items an order holds,
-    in all or of one product. Both compare exactly (``op`` "==").
+    in all or of one product. Both compare exactly (``op`` "=="), but for "at least" readings
+    (different products, a listed product without its count: ">=").
 
 The grammar (each reads the subject and the predicate around the modal)
     party size: the subject names the count ("the number of people / guests / diners", "party size",
@@ -25,6 +26,14 @@ The grammar (each reads the subject and the predicate around the modal)
     <store>" (the store too: ``place._store_item``). "N identical X / N servings of the same X / N个相同的X"
     (``same``) asks that one line holds all N (one product, one choice); X may be a class the catalogue
     does not spell ("3 identical bread items": one word, then every line of the order counts).
+    Different products (``_distinct_count``): "include three different dishes", "包含三个不同的菜品": at
+    least N product ids (``distinct``; "exactly / only" makes it N); the goods must be the order's in
+    general (a class, "two different teas", or anything more leaves it to the judge). A count with its
+    list (``_listed_count``): "include two items: A and B", "contain 3 items in total, including 2 A
+    and 1 B", "包含两样商品：A和B": the total, and each listed product (its count, or at least one);
+    the counts must add up, a list of bare names must be as long as the total. A product named with
+    its unit ("the fried chicken combo") is also found without it ("fried chicken"), where words that
+    say what it is remain (``world._UNIT_TAIL_EN``).
 
 Examples
     "The number of guests for the dinner reservation should be 6"
@@ -33,11 +42,14 @@ Examples
     "The juice order should include 4 cups"
     "包间预订人数应为8人"
     "早餐订单中的商品数量应为3份"
+    "The order for the friend needs to include three different dishes"      (distinct, >= 3)
+    "The breakfast order should include two items: soup dumplings and tea egg"
 
 The spec: ``CountSpec`` (what, op, value; the product ``phrase`` for items). How it is checked
 (``count_holds``): ``people``: the record's customer count; ``items``: the sum of the quantities of
 the record's lines (those that have the phrase in their name, tags or chosen options, when given;
-no such line fails; with ``same``, exactly one such line).
+no such line fails; with ``same``, exactly one such line; with ``distinct``, the number of their
+product ids).
 """
 
 from __future__ import annotations
@@ -48,7 +60,7 @@ from typing import Any, Literal
 from .clauses import _cut_purpose, _head_class
 from .place import _store_item
 from .text import _NUM_RE, _compare, _is_zh, _num, _stem, _Unclear
-from .world import _GENERIC_GOODS, ItemContext, RecordFacts, _found, _line_has, _Spec
+from .world import _GENERIC_GOODS, _UNIT_TAIL_EN, ItemContext, RecordFacts, _content_left, _found, _line_has, _Spec
 
 
 class CountSpec(_Spec):
@@ -61,6 +73,7 @@ class CountSpec(_Spec):
     value: int
     phrase: str = ""
     same: bool = False  # "3 identical bread items": one line (one product, one choice) holds them all
+    distinct: bool = False  # "three different dishes": the count is of different products, not of items
 
 
 def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
@@ -69,6 +82,8 @@ def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
     lines = [x for x in record.lines if not spec.phrase or _line_has(x, [spec.phrase])]
     if spec.same and len(lines) != 1:
         return False
+    if spec.distinct:  # different products: their ids, whatever each line's quantity
+        return bool(lines) and _compare(len({x.product_id for x in lines}), spec.op, spec.value)
     return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
 
 
@@ -118,8 +133,10 @@ def _product_phrase(x: str, ctx: ItemContext) -> str:
         return ""
     if _stem(x.split()[-1]) in _GENERIC_GOODS and _head_class(" ".join(x.split()[:-1])) == "place":
         return ""  # "the sports venue products": the goods of the order, named by their place
-    for cand in (x, re.sub(r"\s+(?:items?|products?|dishes|goods|orders?)$", "", x)):
-        if _found(cand, ctx, "product"):
+    bare = re.sub(r"\s+(?:items?|products?|dishes|goods|orders?)$", "", x)
+    unit = _UNIT_TAIL_EN.search(bare)  # tried last: "the fried chicken combo" -> "fried chicken" (as product.py reads it)
+    for cand in (x, bare, bare[:unit.start()] if unit and _content_left(bare[:unit.start()]) else ""):
+        if cand and _found(cand, ctx, "product"):
             return cand
     raise _Unclear
 
@@ -141,7 +158,8 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     if _is_zh(subject + p):
         m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
         if m is None:
-            return _named_count(subject, neg, p, ctx)  # "应包含2份X"
+            return _listed_count(subject, neg, p, ctx) or _distinct_count(subject, neg, p, ctx) or \
+                _named_count(subject, neg, p, ctx)  # "包含两样商品：A和B", "包含三个不同的菜品", "应包含2份X"
         p, more = _zh_count_rest(subject, p, ctx)  # "..., 都来自<place>", "..., 包含2个A和1个B"
         v = re.fullmatch(rf"(?:为|是|应为)?{_NUM_RE}{units}?", p)
         if v is None or neg:
@@ -166,6 +184,12 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         rest = subject[sm.end():] if sm.group().endswith(("of ", "the ")) else ""
         x = re.split(r" (?:in|from|at|of|for) ", rest, maxsplit=1)[0]
         return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_product_phrase(x, ctx) if x else "")
+    listed = _listed_count(subject, neg, p, ctx)  # "include two items: A and B", "3 items in total, including 2 A and 1 B"
+    if listed is not None:
+        return listed
+    different = _distinct_count(subject, neg, p, ctx)  # "include three different dishes"
+    if different is not None:
+        return different
     v = re.fullmatch(rf"(?:include|contain|have|consist of|comprise)\s+(?:a total of |in total |only |exactly )?{_NUM_RE}\s+"
                      rf"{units}(?: in total| total)?", p)
     if v is not None and _head_class(subject) == "product":
@@ -258,3 +282,85 @@ def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec
     if neg:
         raise _Unclear
     return CountSpec(what="items", value=int(_num(n)), phrase=phrase, same=bool(same))
+
+
+# ----- distinct products: "three different dishes", "三个不同的菜品" -----------------------------------------
+_EN_DISTINCT = re.compile(rf"^(?:include|contain|have|consist of|comprise|order|select|choose|purchase|buy)\s+"
+                          rf"(?P<q>at least |exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+(?:different|distinct)\s+(?P<x>.+)$")
+_ZH_DISTINCT = re.compile(rf"^(?:包含|含有|包括|有|点|选择|选|购买|订购|下单)(?P<q>至少|恰好|只)?(?P<n>{_NUM_RE[1:-1]})"
+                          rf"(?:个|样|种|款|道|份|杯|件)?不同(?:的)?(?P<x>.+)$")
+
+
+def _distinct_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec | None:
+    """How many different products an order holds: "include three different dishes", "包含三个不同的
+    菜品": at least N different products (``distinct``: product ids, whatever each line's quantity;
+    "exactly / only / 恰好 / 只" makes it exactly N). The goods must be the order's in general ("dishes",
+    "items", "菜品"): a class ("two different teas", which a name may spell in passing: "Tea Egg"), or
+    anything more ("with the set's dishes counted apart", "different flavours, 5 cups of each", "two
+    different single-person meals") leaves the item to the judge. None when the predicate is no such
+    shape."""
+    zh = _is_zh(subject + p)
+    m = (_ZH_DISTINCT if zh else _EN_DISTINCT).match(p)
+    if m is None:
+        return None
+    if neg:
+        raise _Unclear  # "should not include two different X": not two, or not different?
+    x = m.group("x").strip(" .。")
+    words = x.split()
+    if zh:
+        x = re.sub(r"^(?:的)", "", x)
+        generic = x in _GENERIC_GOODS or x in ("菜", "餐", "美食", "食物", "东西")
+    else:
+        generic = len(words) == 1 and (_stem(words[0]) in _GENERIC_GOODS or _stem(words[0]) in ("good", "meal", "snack"))
+    if not generic:
+        raise _Unclear  # "two different teas": a class a name may spell in passing ("Tea Egg"), the judge's
+    exact = m.group("q") is not None and m.group("q").strip() in ("exactly", "only", "恰好", "只")
+    return CountSpec(what="items", op="==" if exact else ">=", value=int(_num(m.group("n"))), distinct=True)
+
+
+# ----- a count and its list: "include two items: A and B", "3 items in total, including 2 A and 1 B" --------
+_EN_LISTED = re.compile(rf"^(?:include|contain|have|consist of|comprise)\s+(?:a total of |exactly )?(?P<n>{_NUM_RE[1:-1]})\s+"
+                        rf"{_COUNT_UNITS}(?: in total| total)?\s*(?::|,\s*(?:including|namely|i\.e\.|which are)|"
+                        rf"\s(?:including|namely))\s*(?P<x>.+)$")
+_ZH_LISTED = re.compile(rf"^(?:包含|含有|包括|有|点|共|共有|总共)(?P<n>{_NUM_RE[1:-1]})(?:样|个|种|份|件|杯|道|款)"
+                        rf"(?:商品|菜品|产品|东西|菜|餐品)?(?:[:：]|[，,](?:包括|包含|分别是|即|为))(?P<x>.+)$")
+_EN_COUNTED = re.compile(rf"^(?P<n>{_NUM_RE[1:-1]})\s+(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
+_ZH_COUNTED = re.compile(rf"^(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.{{2,}})$")
+
+
+def _listed_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> list[Any] | None:
+    """A count of items with the list of what they are: "include two items: A and B", "contain 3
+    items in total, including 2 A and 1 B", "包含两样商品：A和B": the total (``CountSpec``), and each
+    listed product the catalogue sells, with its own count where the list gives one ("2 A") or at
+    least one; the counts given must add up to the total, and a list of bare names must name as many
+    products as the total. Anything else in the list (a class, "such as", a place) leaves the item to
+    the judge. None when the predicate is no such shape."""
+    zh = _is_zh(subject + p)
+    m = (_ZH_LISTED if zh else _EN_LISTED).match(p)
+    if m is None:
+        return None
+    if neg or _head_class(subject) == "place":
+        raise _Unclear
+    total = int(_num(m.group("n")))
+    pieces = [x.strip(" .。'\"") for x in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+(?![^\[\]]*\])|和|、|以及|及", m.group("x"))]
+    pieces = [x for x in pieces if x]
+    if len(pieces) < 2 or any(re.search(r"\b(?:such as|like|etc|or)\b|等|或|如", x) for x in pieces):
+        raise _Unclear
+    parts: list[CountSpec] = []
+    for piece in pieces:
+        c = (_ZH_COUNTED if zh else _EN_COUNTED).match(piece)
+        name = c.group("x") if c else piece
+        name = re.sub(r"(?:的)?(?:商品|菜品|产品)$", "", name) if zh else name
+        phrase = _product_phrase(name, ctx)  # raises _Unclear for what the catalogue does not sell
+        if not phrase:
+            raise _Unclear
+        parts.append(CountSpec(what="items", value=int(_num(c.group("n"))) if c else 1, op="==" if c else ">=",
+                               phrase=phrase))
+    counted = [x for x in parts if x.op == "=="]
+    if counted and (len(counted) != len(parts) or sum(x.value for x in counted) != total):
+        raise _Unclear  # the counts do not add up to the total: not one reading
+    if not counted and len(parts) != total:
+        raise _Unclear  # "two items: A, B and C": not one reading
+    if len({x.phrase for x in parts}) != len(parts):
+        raise _Unclear
+    return [CountSpec(what="items", value=total), *parts]

@@ -135,6 +135,8 @@ def describe_spec(spec: Any) -> str:
         text = f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(map(repr, spec.phrases))}"
         if spec.some:
             text = f"some line of {text.removeprefix('the ')}"
+        if spec.every:
+            text = f"every line of {text.removeprefix('the ')} (and no other)"
         if spec.also:
             text += f", on the same line with {' and '.join(map(repr, spec.also))}"
         if spec.lacks:
@@ -147,6 +149,8 @@ def describe_spec(spec: Any) -> str:
         return f"the place within {near} of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
     if isinstance(spec, CountSpec):
         what = "party size" if spec.what == "people" else f"quantity{' of ' + repr(spec.phrase) if spec.phrase else ''}"
+        if spec.distinct:
+            what = f"different products{' of ' + repr(spec.phrase) if spec.phrase else ''}"
         return f"{what} {spec.op} {spec.value}" + (", all of one product (one line)" if spec.same else "")
     if isinstance(spec, PriceSpec):
         lo = "" if spec.low is None else f"{'>' if spec.low_strict else '>='} {spec.low:g}"

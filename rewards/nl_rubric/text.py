@@ -20,8 +20,9 @@ Phrases (``phrase_in``: how a value an item names is found in one name, tag or o
     English words compare as stems (numbers as digits, "X-free" as "no X"; "noodles" is "noodle")
     and every word of the phrase must be in the field, with no "no / non- / less / low" right before
     a matched word that the phrase lacks: "spicy" is not in "Non-spicy", "fried egg" is in "Add Fried
-    Egg". Word order and inflection do not matter; "include(d) / including / contain(s) / comes" are
+    Egg". Word order and inflection do not matter ("separated" is "separate"); "include(d) / including / contain(s) / comes" are
     dropped like articles ("includes firing" is in "Firing included"); "complimentary" is "free",
+    "additional" is "extra" ("no extra sugar" is in "No Additional Sugar"),
     "menu" is "meal"; a duration is in minutes ("1.5h", "90 minutes"); a number stays with its
     neighbours ("2 hour" is not in "2 people, 3 hours"; "for two" is "for two" or "two-person", not
     "for two adults"; both ends of a range count: "3 person" is in "2-3 people").
@@ -136,13 +137,15 @@ def _stem(word: str) -> str:
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
+    if len(word) > 5 and word.endswith(("ated", "ized", "ised")):
+        return word[:-1]  # "separated" is "separate", "customized" "customize"
     return word
 
 
 # words that say only that a thing comes with another ("Firing included", "includes firing"): dropped like
 # articles; a few general synonyms read as one word; a unit right after a number as its full word
 _INCLUDE_WORDS = frozenset({"include", "included", "including", "contain", "contained", "containing", "comes", "come"})
-_SYNONYMS = {"complimentary": "free", "menu": "meal"}
+_SYNONYMS = {"complimentary": "free", "menu": "meal", "additional": "extra"}
 _UNITS_AFTER_NUMBER = {"h": "hour", "hr": "hour", "min": "minute"}
 
 

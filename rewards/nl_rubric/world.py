@@ -15,7 +15,9 @@ chain, by the start of their names), ``_found`` (whether a phrase is in the cata
 name, tags or options, or a place's name, tags or category), ``_names_out`` (an item's text with the
 places' names blanked out: "Blue Note Bar" speaks of no note), and the fields of an ordered line
 (``_line_has``: its name, tags or chosen options have a phrase; ``_offers``: its product offers it as
-an option; ``_chose``: it was chosen).
+an option; ``_chose``: it was chosen); and what a product is sold as, after what it is
+(``_UNIT_TAIL_EN``: "... package / set meal / combo / usage voucher"; ``_content_left``: whether words
+that say what it is remain once that is dropped), which ``product`` and ``quantity`` share.
 
 ``_Spec`` is the base of every compiled kind but the time window: a frozen model whose ``about``
 holds the words that say which order, booking or place the item is about (for the loader).
@@ -32,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .text import _knorm, phrase_in
+from .text import _NUMBER_WORDS, _PHRASE_STOP, _knorm, phrase_in
 
 
 # ----- what the compiler reads of the task's world ---------------------------------------------
@@ -268,3 +270,18 @@ def _found(phrase: str, ctx: ItemContext, scope: str) -> bool:
     if scope == "product":
         return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options))
     return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl))
+
+
+# what a product is sold as, after what it is: "... package / set meal / course / voucher"
+# ("usage / use / entry / admission voucher": a voucher for using the thing named before it)
+_UNIT_TAIL_EN = re.compile(r"\s+(?:(?:set )?(?:meal|menu)s?|packages?|sets?|combos?|courses?|programs?|programmes?|"
+                           r"class(?:es)?|(?:(?:usage|use|entry|admission|access) )?(?:vouchers?|tickets?|passes)|sessions?|"
+                           r"plans?|deals?|cards?)$")
+
+
+def _content_left(x: str) -> bool:
+    """Whether words that say what a product is remain ("aerial yoga"), not only a size or count
+    ("single", "two-person", "basic")."""
+    return any(len(w) >= 3 and w not in _NUMBER_WORDS and w not in _PHRASE_STOP and not re.fullmatch(
+        r"person|people|double|basic|standard|regular|individual|single|couple|family|special|new|small|large|"
+        r"medium|mini|full|half|whole|\d+\w*", w) for w in re.findall(r"[a-z0-9']+", x))
