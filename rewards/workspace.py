@@ -18,6 +18,12 @@ The checks never mutate anything.
   with ``expect_set``, list members with ``expect_includes``, substrings with ``expect_contains``);
 - ``ws.reply_contains``: the agent said each text (case-insensitively) in the session.
 
+Skill use (issue 28), reported and never part of success: a session a staged skill does records
+whether the agent ran it (``sNN/skill_used``, or ``sNN/stale_skill_used`` when the skill is out of
+date); ``skill_components`` gives the episode's ``skill_use`` and ``stale_skill_use``. COMP reads
+the artifacts whatever route made them, and an intent a skill's output satisfied before the user
+named it is Completed like any other.
+
 Arithmetic (pure functions, tested on hand-computed values):
 
 - a session's PROC = (Completed + Inferred) / hidden intents, over its own intents pooled with
@@ -269,14 +275,52 @@ class SessionResult:
 
 
 def session_result(index: int, group: str, precursors: list[int], states: dict[str, str],
-                   checklist: list[RubricItem], view: EpisodeView | None) -> SessionResult:
-    """Score one session's checklist over ``view`` (None: the session was never played, all fails)."""
+                   checklist: list[RubricItem], view: EpisodeView | None, skill: dict[str, Any] | None = None) -> SessionResult:
+    """Score one session's checklist over ``view`` (None: the session was never played, all fails).
+    ``skill``: the session's ``skill`` spec (``name``, ``stale``) when a staged skill does its work;
+    whether the agent ran it goes to ``extra["skill"]`` (reported, never part of success)."""
     checks = evaluate(checklist, view) if view is not None else {i.name: False for i in checklist}
     c = comp(checklist, checks)
     own = proc(states.values())
     ok = view is not None and c == 1.0 and all(s in PROACTIVE for s in states.values())
-    return SessionResult(index, group, list(precursors), dict(states), checks, c, view is not None,
-                         proc=own, own_proc=own, success=ok)
+    res = SessionResult(index, group, list(precursors), dict(states), checks, c, view is not None,
+                        proc=own, own_proc=own, success=ok)
+    if skill:
+        used = view is not None and skill["name"] in skills_run(view)
+        res.extra["skill"] = {"name": skill["name"], "stale": bool(skill.get("stale")), "used": used}
+    return res
+
+
+# ----- skill use (issue 28): reported beside PROC and COMP, never part of success ---------------
+def skills_run(view: EpisodeView) -> set[str]:
+    """Names of the skills the agent ran (``run_skill`` executed, not a dry run) in the view's
+    session: the calls after the last ``session_start`` event of the history."""
+    entries = view.history.entries
+    start = 0
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if e.kind == "event" and e.name == "session_start":
+            start = i
+            break
+    out = set()
+    for e in entries[start:]:
+        if (e.kind == "tool_call" and e.name == "run_skill" and e.outcome == "executed"
+                and not e.arguments.get("dry_run") and isinstance(e.arguments.get("name"), str)):
+            out.add(e.arguments["name"].strip())
+    return out
+
+
+def skill_components(results: dict[int, SessionResult]) -> dict[str, float]:
+    """Episode skill use: ``skill_use`` = fraction of the *applicable* sessions (a skill that is
+    up to date does the session's work) in which the agent ran that skill (0 when none applies),
+    ``skills_applicable`` (how many), ``stale_skill_use`` = fraction of the sessions whose skill
+    is stale in which the agent ran it anyway (0 when none), ``stale_skills`` (how many)."""
+    fresh = [r.extra["skill"] for r in results.values() if "skill" in r.extra and not r.extra["skill"]["stale"]]
+    stale = [r.extra["skill"] for r in results.values() if "skill" in r.extra and r.extra["skill"]["stale"]]
+    return {"skill_use": sum(s["used"] for s in fresh) / len(fresh) if fresh else 0.0,
+            "skills_applicable": float(len(fresh)),
+            "stale_skill_use": sum(s["used"] for s in stale) / len(stale) if stale else 0.0,
+            "stale_skills": float(len(stale))}
 
 
 def pool(results: dict[int, SessionResult]) -> None:
@@ -329,4 +373,7 @@ def session_components(r: SessionResult) -> dict[str, float]:
     out = {f"{tag}/proc": r.proc, f"{tag}/own_proc": r.own_proc, f"{tag}/comp": r.comp, f"rubric/{tag}": float(r.success)}
     out.update({f"{tag}/check/{k}": float(v) for k, v in r.checks.items()})
     out.update({f"{tag}/intent/{k.split('.', 1)[-1]}": float(v in PROACTIVE) for k, v in r.states.items()})
+    skill = r.extra.get("skill")
+    if skill:  # sessions a staged skill does: whether the agent ran it (a stale one: ran it anyway)
+        out[f"{tag}/{'stale_skill_used' if skill['stale'] else 'skill_used'}"] = float(skill["used"])
     return out

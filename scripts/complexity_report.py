@@ -1,4 +1,5 @@
-"""Complexity of each environment next to VitaBench's published figures.
+"""Complexity of each environment next to VitaBench's published figures, and Workspace-v0's
+episode structure and session labels next to pi-Bench's.
 
 Per env: tool count, dependency edges |E| and density |E|/(|V|(|V|-1)) of the tool graph derived
 from the pre-conditions, the median number of reasoning points of generated tasks at the default
@@ -62,6 +63,69 @@ def measure(env_id: str, n: int) -> dict[str, object]:
         "golden_calls": statistics.median(calls),
         "difficulty": getattr(u.source, "difficulty", None),
     }
+
+
+# pi-Bench: 100 tasks, five persona episodes of 20 sessions, per episode six strongly dependent groups
+# of 2-3 sessions and five largely independent ones, 18 action and reasoning types (per-type counts
+# not in the notes we hold)
+PIBENCH = {"episodes": 5, "tasks": 100, "sessions": 20, "groups": 6, "group_sizes": "2-3", "independent": 5, "types": 18}
+
+
+def workspace_section(n: int) -> list[str]:
+    """Workspace-v0's episode structure and session labels (the frozen suite and ``n`` generated
+    episodes) beside pi-Bench's counts."""
+    from collections import Counter
+
+    from servicegym.envs.tasks.generators.workspace import LABEL_TYPES, episode_labels, episode_structure
+
+    env = gym.make("servicegym/Workspace-v0", split="test").unwrapped
+    suite = [env.source.get(t) for t in env.task_ids("test")]
+    generated = [env.source.get(env.source.make_id("train", seed)) for seed in range(n)]
+    out = [f"\nWorkspace-v0 episodes (ours / pi-Bench): frozen suite, and {n} generated episodes"]
+    for name, tasks in (("suite", suite), ("generated", generated)):
+        shapes = [episode_structure(t.world["sessions"]) for t in tasks]
+        sizes = Counter(len(g) for s in shapes for g in s["groups"].values())
+        per = Counter(x for t in tasks for lab in episode_labels(t.world["sessions"]) for v in lab.values() for x in v)
+        sessions = sorted({len(t.world["sessions"]) for t in tasks})
+        out.append(f"  {name}: episodes {len(tasks)} / {PIBENCH['episodes']}, sessions "
+                   f"{sum(len(t.world['sessions']) for t in tasks)} / {PIBENCH['tasks']}, sessions per episode "
+                   f"{'/'.join(map(str, sessions))} / {PIBENCH['sessions']}, groups per episode "
+                   f"{statistics.mean(len(s['groups']) for s in shapes):g} / {PIBENCH['groups']}, group sizes "
+                   f"{', '.join(f'{k}: {v}' for k, v in sorted(sizes.items()))} / {PIBENCH['group_sizes']}, independent "
+                   f"per episode {statistics.mean(len(s['independent']) for s in shapes):g} / {PIBENCH['independent']}, "
+                   f"label types used {sum(1 for x in LABEL_TYPES if per[x])} of {len(LABEL_TYPES)} / {PIBENCH['types']}")
+        out.append("    sessions per label, per episode (pi-Bench's per-type counts are not in our notes): " + ", ".join(f"{x} {per[x] / len(tasks):g}" for x in LABEL_TYPES))
+    return out
+
+
+PIBENCH_SKILLS = 21  # pi-Bench's skills over its five personas
+PIBENCH_TOOLS = 187
+
+
+def workspace_skills_section(n: int) -> list[str]:
+    """Workspace-v0's skills (issue 28) beside pi-Bench's 21: skills per persona, tools, and over
+    ``n`` generated episodes the stale skills, the sessions a skill does, and the golden route's
+    actions and calls with skills against the by-hand route's."""
+    from servicegym.world_state.workspace.skill_library import SKILL_NAMES, skill_count
+
+    env = gym.make("servicegym/Workspace-v0").unwrapped
+    counts = skill_count()
+    out = [f"\nWorkspace-v0 skills (ours / pi-Bench): {sum(counts.values())} / {PIBENCH_SKILLS}; tools "
+           f"{len(env.tool_specs)} / {PIBENCH_TOOLS}"]
+    out += [f"  {p:11s} {c} skills: {', '.join(SKILL_NAMES[p].values())}" for p, c in counts.items()]
+    tasks = [env.source.get(env.source.make_id("train", seed)) for seed in range(n)]
+    tasks = [t for t in tasks if "manual_actions" in t.world]
+    if tasks:
+        skilled = [[s for s in t.world["sessions"] if "skill" in s] for t in tasks]
+        golden_calls = [sum(_is_call(a) for a in t.golden_actions) for t in tasks]
+        manual_calls = [sum(_is_call(a) for a in t.world["manual_actions"]) for t in tasks]
+        out.append(f"  {len(tasks)} generated episodes: stale skills per episode "
+                   f"{statistics.mean(sum(s['stale'] for s in t.world['skills']) for t in tasks):g}; sessions a skill does "
+                   f"{statistics.mean(sum(not s['skill']['stale'] for s in k) for k in skilled):.1f} (up to date), "
+                   f"{statistics.mean(sum(s['skill']['stale'] for s in k) for k in skilled):.1f} (stale) of 20; golden actions with "
+                   f"skills {statistics.mean(len(t.golden_actions) for t in tasks):.1f} ({statistics.mean(golden_calls):.1f} calls), "
+                   f"by hand {statistics.mean(len(t.world['manual_actions']) for t in tasks):.1f} ({statistics.mean(manual_calls):.1f} calls)")
+    return out
 
 
 # BizBench (the payments paper): discoverable capabilities, resident tools, knowledge documents and
@@ -131,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{m['golden']:>14.1f} ({m['golden_calls']:.1f})"
         )
     print("\n".join(payments_section()))
+    print("\n".join(workspace_section(min(args.tasks, 50))))
+    print("\n".join(workspace_skills_section(min(args.tasks, 50))))
     return 0
 
 

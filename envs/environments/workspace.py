@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,18 +10,19 @@ from typing import Any
 from servicegym.envs.environments.base import ToolUseEnv
 from servicegym.envs.environments.parsing import parse_action
 from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
-from servicegym.envs.tasks.generators.workspace import generate_workspace_task
+from servicegym.envs.tasks.generators.workspace import episode_labels, generate_workspace_task
 from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
 from servicegym.envs.tasks.suites import suite_path
 from servicegym.rewards import workspace as ws_rewards
 from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
-from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser
+from servicegym.simulators.scripted_user import STOP, cue_pattern
+from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser, questions_in
 from servicegym.world_state.core import History, World, parse_time
 from servicegym.world_state.tools import Toolkit, ToolSpec
 from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, WorkspaceWorld, persona_tools
 
-__all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world"]
+__all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world", "session_summary", "summaries_block"]
 
 SUITE_PATH = suite_path("workspace")
 DOMAIN = "workspace"
@@ -29,13 +31,17 @@ PROMPT = (
     "You are the personal work assistant of {owner} ({title}, {organization}, {email}). You work in their persistent "
     "workspace: files (text, Markdown, CSV, JSON; paths relative to the workspace root), mail, calendar, notes, contacts, "
     "to-dos and the {title}'s own records and tools.\n"
-    "This is session {index} of {total}; it is {time}. The chat starts fresh each session, but everything done in earlier "
-    "sessions is still in the workspace: earlier reports, sent mail, events, notes and to-dos show how {first} likes "
-    "things done. Requests are short; work out what {first} would expect from the workspace where you can, ask a specific "
+    "This is session {index} of {total}; it is {time}. {carry}Requests are short; work out what {first} would expect from the workspace where you can, ask a specific "
     "question where you cannot, and say what you did when you are done.\n"
     "Call a tool by replying with {form}; several such blocks may go in one reply. Any other reply is sent to {first}. "
     "The session ends when {first} has nothing more to add."
 )
+# what the prompt says carries over between sessions (the history-ablation options change it)
+CARRY = ("The chat starts fresh each session, but everything done in earlier sessions is still in the workspace: "
+         "earlier reports, sent mail, events, notes and to-dos show how {first} likes things done. ")
+CARRY_WIPED = ("The chat starts fresh each session, and so does the workspace: each session starts on it as it was "
+               "before session 1. ")
+CARRY_SUMMARIES = "Each later session opens with short summaries of the earlier ones (<history>). "
 
 
 def _all_tools() -> list[ToolSpec]:
@@ -91,6 +97,8 @@ class SessionData:
 @dataclass
 class TaskCache:
     sessions: list[SessionData]
+    # per session (in order): {"index", "group", "precursors", "action", "reasoning"}
+    meta: list[dict[str, Any]] = field(default_factory=list)
     # session k > 1 -> world at its start (session 1 starts on the key itself: holding it here would
     # keep the key, and so the entry, alive for ever)
     golden: dict[int, WorkspaceWorld] = field(default_factory=dict)
@@ -111,7 +119,9 @@ def _task_cache(task: Task, initial: World) -> TaskCache:
                                             for i in s["intents"]])
             sessions.append(SessionData(s, script, {i["id"]: RubricItem.model_validate(i["check"]) for i in s["intents"]},
                                         [RubricItem.model_validate(c) for c in s["checklist"]]))
-        hit = TaskCache(sessions)
+        meta = [{"index": s["index"], "group": s["group"], "precursors": list(s["precursors"]), **labels}
+                for s, labels in zip(task.world["sessions"], episode_labels(task.world["sessions"]), strict=True)]
+        hit = TaskCache(sessions, meta)
         _CACHE[initial] = hit
     return hit
 
@@ -143,6 +153,73 @@ def golden_world(task: Task, k: int, build: Any, toolkit: Toolkit) -> WorkspaceW
     return world
 
 
+# ----- the history ablation: summaries of earlier sessions --------------------------------------
+SUMMARY_CHARS = 1000     # one session's summary at most
+SUMMARIES_CHARS = 12000  # all summaries at most (the most recent sessions kept)
+_CLIP = 240              # one quoted message
+_ARG_CLIP = 60           # one argument value in a call
+
+
+def _clip(text: Any, n: int) -> str:
+    t = " ".join(str(text).replace(STOP, " ").split())
+    return t if len(t) <= n else t[: n - 3] + "..."
+
+
+def _call_text(name: str, arguments: dict[str, Any]) -> str:
+    parts = []
+    for k, v in arguments.items():
+        shown = "[" + ", ".join(_clip(x, _ARG_CLIP) for x in v[:6]) + "]" if isinstance(v, list) else _clip(v, _ARG_CLIP)
+        parts.append(f"{k}={shown}")
+    return f"{name}({', '.join(parts)})"
+
+
+def session_summary(index: int, start: str, asked: str, told: list[str], done: list[tuple[str, dict[str, Any]]]) -> str:
+    """One earlier session in one line of at most ``SUMMARY_CHARS``: what was asked (the opening),
+    what the user added (their later messages, the closing one left out), what was done (the write calls that succeeded,
+    arguments clipped). Text from the conversation is HTML-escaped (no tag can close the block)."""
+    told = [t for t in (_clip(x, _CLIP) for x in told) if t]
+    line = f'Session {index} ({start[:10]}): asked "{_clip(asked, _CLIP)}"'
+    if told:
+        line += "; the user added " + " / ".join(f'"{t}"' for t in told[:3]) + (f" (+{len(told) - 3} more)" if len(told) > 3 else "")
+    calls = [_call_text(n, a) for n, a in done]
+    line += "; done: " + ("; ".join(calls[:5]) + (f" (+{len(calls) - 5} more)" if len(calls) > 5 else "") if calls else "nothing")
+    return _clip(html.escape(line, quote=False), SUMMARY_CHARS)
+
+
+def summaries_block(summaries: list[str]) -> str:
+    """The ``<history>`` block a session starts with: the most recent summaries that fit
+    ``SUMMARIES_CHARS``, oldest first; empty when there are none."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(summaries):
+        if size + len(line) + 3 > SUMMARIES_CHARS:
+            break
+        kept.append(f"- {line}")
+        size += len(line) + 3
+    if not kept:
+        return ""
+    left = len(summaries) - len(kept)
+    head = "Summaries of earlier sessions" + (f" (the {left} oldest left out)" if left else "") + ":"
+    return "<history>" + "\n".join([head, *reversed(kept)]) + "</history>"
+
+
+def _golden_summary(spec: dict[str, Any], toolkit: Toolkit) -> str:
+    """The summary a golden run of a session leaves: the opening, the user's answers to the golden
+    route's targeted questions, the golden write calls."""
+    done, said = [], []
+    for action in spec["golden"]:
+        parsed = parse_action(action)
+        if not parsed.tool_calls:
+            said.append(parsed.message)
+        for c in parsed.tool_calls:
+            tool = toolkit.resolve(c.name)
+            if tool is not None and tool.kind == "write" and isinstance(c.arguments, dict):
+                done.append((tool.name, c.arguments))
+    asked = questions_in(" ".join(said))
+    told = [i["answer"] for i in spec["intents"] if cue_pattern(tuple(i["cues"])).search(asked)]
+    return session_summary(spec["index"], spec["start"], spec["opening"], told, done)
+
+
 class WorkspaceEnv(ToolUseEnv):
     """
     ## Description
@@ -153,10 +230,23 @@ class WorkspaceEnv(ToolUseEnv):
     must be well formed), mail, calendar, notes, contacts, to-dos and the persona's own records
     and tools (about 150-200 tools in all; an episode's agent sees the common ones and its
     persona's). Each session opens with a short request that leaves things unsaid: 1-3 hidden
-    intents. About six dependency groups of two or three sessions carry something over (a report
-    format, an exclusion rule, a recipient list, meeting conventions, a to-do label, note tags):
-    in later sessions of a group the workspace holds the evidence, so a proactive agent can apply
-    it unasked. The chat (``messages``) resets between sessions; the workspace does not.
+    intents. As in pi-Bench, an episode has six dependency groups of two or three sessions that
+    carry something over (a report format, an exclusion rule, a recipient list, meeting
+    conventions, a to-do label, note tags) and five independent sessions: in later sessions of a
+    group the workspace holds the evidence, so a proactive agent can apply it unasked. The chat
+    (``messages``) resets between sessions; the workspace does not (unless ``wipe_workspace``).
+    Every session is labelled with its action and reasoning types (our taxonomy of 18, nine of
+    each: ``generators.workspace.ACTION_TYPES``/``REASONING_TYPES``), derived by rule from its
+    checklist and hidden intents.
+
+    Skills (pi-Bench's): the workspace ships the persona's 4-5 skills as folders ``skills/<name>/``
+    (``SKILL.md``: when to use it, inputs, outputs, the conventions it applies; JSON scripts run by
+    the sandboxed interpreter ``world_state.workspace.skills``: existing workspace tools and pure
+    transforms only, bounded, all or nothing), found and run with ``list_skills``, ``read_skill``
+    and ``run_skill``. A session a skill does (a format report, an export, a summary mail, a
+    recurring meeting, a tagged note, a labelled to-do, a JSON extract) is cheaper with it; two
+    skills of each generated episode are out of date (built with an earlier convention), so their
+    output fails the session's checks unless the agent checks and corrects it.
 
     The user (``simulators.workspace_user``) resolves intents in two stages at every agent message:
     an intent already met by the workspace or the message is *Completed*; else intents a targeted
@@ -196,13 +286,21 @@ class WorkspaceEnv(ToolUseEnv):
 
     ## Information
     ``reset``: ``task_id``, ``domain``, ``system_prompt``, ``tools``, ``persona``, ``session`` and
-    ``sessions`` (the range played). A session's last step: ``session_end`` = ``{"index", "success",
-    "proc", "own_proc", "comp", "intents": {id: state}, "checks": {item: bool}}``. Final step:
+    ``sessions`` (the range played), ``labels`` (the first session's ``{"group", "action",
+    "reasoning"}``), ``session_meta`` (per session played: ``index``, ``group`` ("" for an
+    independent one), ``precursors``, ``action``, ``reasoning``), ``history_summaries`` and
+    ``wipe_workspace``. A session's last step: ``session_end`` = ``{"index", "success", "proc",
+    "own_proc", "comp", "intents": {id: state}, "checks": {item: bool}, "group", "action",
+    "reasoning"}``, and when another session follows, ``session_start`` (its ``session_meta``). Final step:
     ``success`` (every session played succeeded) and ``score``: ``proc`` and ``comp`` (episode
     aggregates, each dependency group's pooled PROC / mean COMP weighted by its size),
     ``sessions_passed`` (fraction), ``sessions``, and per session ``sNN/proc``, ``sNN/own_proc``,
     ``sNN/comp``, ``sNN/check/<item>``, ``sNN/intent/<key>`` and ``rubric/sNN`` (strict success).
-    In single-session mode PROC is over the session's own intents.
+    In single-session mode PROC is over the session's own intents. Skill use (reported, never part
+    of success): ``skill_use`` (fraction of the sessions an up-to-date staged skill does in which the
+    agent ran it; 0 when none), ``skills_applicable``, ``stale_skill_use`` (fraction of the sessions
+    whose skill is out of date in which the agent ran it anyway), ``stale_skills``, and per such
+    session ``sNN/skill_used`` or ``sNN/stale_skill_used``.
 
     ## Arguments
     ```python
@@ -212,6 +310,20 @@ class WorkspaceEnv(ToolUseEnv):
     ```
     ``difficulty`` 0-1 (0: at most two hidden intents a session), ``max_steps`` (60) and
     ``max_errors`` (20) per session, ``render_mode`` (``ansi``), ``tasks`` (a task file or list).
+
+    The history ablation (pi-Bench: prior interaction history raises proactivity;
+    ``scripts/workspace_ablation.py`` runs the grid):
+    ``history_summaries`` (False): each session after the first starts with a ``<history>`` block
+    before its request, one line per earlier session built by code from the transcript: what was
+    asked (the opening), what the user added (their later messages but the closing), what was done
+    (the write calls that succeeded, arguments clipped); at most 1,000 characters a session and 12,000 in all
+    (the most recent kept). In single-session mode (``options={"session": k}``) the summaries are
+    those a golden run of sessions 1..k-1 leaves. ``wipe_workspace`` (False): every session starts
+    on the persona's initial workspace (nothing an earlier session made or changed is left; in
+    single-session mode the golden history is not applied), so what an earlier session carries is
+    only in the summaries, if at all; a session that must reuse an earlier artifact (a mail that
+    attaches an earlier report) then fails even for the golden route. The system prompt says what
+    carries over under the options in force (default prompts unchanged).
 
     Every servicegym env also takes ``user_tool`` (``True``: the simulated user is also the tool
     ``respond(message)``, whose result is the reply, for trainer loops that end at a reply
@@ -228,17 +340,38 @@ class WorkspaceEnv(ToolUseEnv):
       an argument, 1,000-character search queries), lone surrogates replaced by U+FFFD, the
       user reads the first 8,000 characters of a message, ``score_keys`` always present as
       floats; generated tasks, suites and their scores unchanged.
+    * v0, issue 28 (before the first published release): pi-Bench's episode shape checked at
+      generation (six groups of 2-3, five independent sessions), session labels (18
+      action/reasoning types) in ``info``, and the history-ablation options ``history_summaries``
+      and ``wipe_workspace`` (both off by default). The golden route's calendar read before a
+      meeting that carries an earlier one's conventions now starts on the earlier meeting's day
+      (it read the current week, which missed that meeting in 3 of the 5 frozen episodes and
+      about half of generated ones): those golden actions changed and the frozen suite was
+      rebuilt; the rest of every task, and all scores, unchanged.
+    * v0, issue 28 part 1 (before the first published release): skills. Generated episodes stage
+      the persona's skills (22 over the five personas; two stale per episode), their golden route
+      runs a skill where an up-to-date one applies (``sessions[k]["skill"]``; the by-hand route
+      stays as ``manual`` and ``world["manual_actions"]``), three tools more (``list_skills``,
+      ``read_skill``, ``run_skill``: 64 common tools, 194 in all) and the reported components
+      ``skill_use``, ``skills_applicable``, ``stale_skill_use``, ``stale_skills``,
+      ``sNN/skill_used``/``sNN/stale_skill_used``; success, PROC and COMP unchanged.
+    * v0: an analyst's tickers never repeat (two holdings could share one, which made an
+      exclusion check unpassable); only the episodes that drew a repeat change.
     """
 
     domain = DOMAIN
     tool_specs = _all_tools()
-    score_keys = ("proc", "comp", "sessions", "sessions_passed")
-    count_keys = ("sessions", "sessions_passed")
+    score_keys = ("proc", "comp", "sessions", "sessions_passed", "skill_use", "skills_applicable", "stale_skill_use",
+                  "stale_skills")
+    count_keys = ("sessions", "sessions_passed", "skills_applicable", "stale_skills")
     default_difficulty = 1
 
     def __init__(self, *args: Any, max_steps: int = 60, max_errors: int = 20, check_postconditions: bool = False,
-                 **kwargs: Any) -> None:
+                 history_summaries: bool = False, wipe_workspace: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, max_steps=max_steps, max_errors=max_errors, check_postconditions=check_postconditions, **kwargs)
+        self.history_summaries = bool(history_summaries)
+        self.wipe_workspace = bool(wipe_workspace)
+        self._summaries: list[str] = []
         self.session_max_steps = max_steps
         self.session_max_errors = max_errors
         self._check_post = check_postconditions
@@ -279,9 +412,11 @@ class WorkspaceEnv(ToolUseEnv):
     def system_prompt(self, task: Task, world: WorkspaceWorld) -> str:
         w = task.world
         first = w["owner"].split()[1] if w["owner"].startswith("Dr.") else w["owner"].split()[0]
+        carry = (CARRY_WIPED if self.wipe_workspace else CARRY) + (CARRY_SUMMARIES if self.history_summaries else "")
         return PROMPT.format(owner=w["owner"], title=w["persona"] if w["persona"] != "legal" else "legal intern",
                              organization=w["organization"], email=w["owner_email"], index=self._session,
-                             total=len(w["sessions"]), time=world.clock.text(), first=first, form=self.tool_call_form)
+                             total=len(w["sessions"]), time=world.clock.text(), first=first, form=self.tool_call_form,
+                             carry=carry.format(first=first))
 
     # ----- episodes and sessions -----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -300,22 +435,31 @@ class WorkspaceEnv(ToolUseEnv):
             if isinstance(session, bool) or not isinstance(session, int) or not 1 <= session <= n:
                 raise ValueError(f"options['session'] must be a session number 1..{n}, got {session!r}")
             self._first, self._last, self._single = session, session, True
-            self.world = golden_world(task, session, self.build_world, self.toolkit).copy()
+            if not self.wipe_workspace:
+                self.world = golden_world(task, session, self.build_world, self.toolkit).copy()
+        # single-session mode: the summaries a golden run of the earlier sessions leaves
+        self._summaries = [_golden_summary(self._cache.sessions[j - 1].spec, self.toolkit)
+                           for j in range(1, self._first)] if self.history_summaries else []
         self._results = {}
         self._user_seed = int(self.np_random.integers(0, 2**31 - 1))
         self._budget = None  # user="llm": one budget of model-call seconds for the whole episode
         self.history = History()
         self._transcript = []
         opening = self._start_session(self._first)
+        meta = self._cache.meta
         info = {
             "task_id": task.task_id, "domain": self.domain, "system_prompt": self._system_prompt,
             "tools": self.tool_schemas(), "persona": persona, "session": self._first, "sessions": [self._first, self._last],
+            "labels": _labels(meta[self._first - 1]), "session_meta": [dict(m) for m in meta[self._first - 1:self._last]],
+            "history_summaries": self.history_summaries, "wipe_workspace": self.wipe_workspace,
         }
         return opening, info
 
     def _start_session(self, k: int) -> str:
         data = self._cache.sessions[k - 1]
         self._session = k
+        if self.wipe_workspace:  # every session starts on the persona's initial workspace
+            self.world = self.task.cached_world(self.build_world).copy()
         _begin_session(self.world, data.spec)
         self._session_initial = self.world.copy()
         self._initial = self._session_initial
@@ -340,7 +484,11 @@ class WorkspaceEnv(ToolUseEnv):
         self._user = self._wsuser
         opening = self._wsuser.opening()
         self._system_prompt = self.system_prompt(self.task, self.world)
-        self._log = [("system", self._system_prompt), ("user", opening)]
+        block = summaries_block(self._summaries) if self.history_summaries else ""
+        if block:  # the agent sees them before the request; the user's words stay the opening alone
+            self.history.append(step=self._steps, time=self.world.clock.text(), kind="event", role="env",
+                                name="session_summaries", content=block)
+        self._log = [("system", self._system_prompt), ("user", f"{block}\n{opening}" if block else opening)]
         self._messages = []
         self._materialized = 0
         self._turn_start = 0  # a new session's chat: turn_messages() starts with its system message
@@ -349,7 +497,20 @@ class WorkspaceEnv(ToolUseEnv):
         self.max_steps = self._steps + self.session_max_steps
         self.max_errors = self._tool_errors + self.session_max_errors
         self._done = False
-        return opening
+        return f"{block}\n{opening}" if block else opening
+
+    def _summarize(self, k: int) -> str:
+        """Session ``k``'s summary from the history since its start."""
+        entries = self.history.entries[self._hist0:]
+        users = [e.content for e in entries if e.kind == "message" and e.role == "user"]
+        users = users[:1] + [u for u in users[1:] if STOP not in u]  # the user's closing adds nothing
+        done = []
+        for e in entries:
+            tool = self.toolkit.resolve(e.name) if e.kind == "tool_call" and e.outcome == "executed" else None
+            if tool is not None and tool.kind == "write":
+                done.append((tool.name, e.arguments))
+        spec = self._cache.sessions[k - 1].spec
+        return session_summary(k, spec["start"], users[0] if users else spec["opening"], users[1:], done)
 
     def episode_view(self) -> EpisodeView:
         agent = [e.content for e in self.history.entries[self._hist0:] if e.kind == "message" and e.role == "assistant"]
@@ -358,7 +519,8 @@ class WorkspaceEnv(ToolUseEnv):
     def _close_session(self, view: EpisodeView | None, k: int, states: dict[str, str]) -> ws_rewards.SessionResult:
         spec = self._cache.sessions[k - 1].spec
         precursors = [] if self._single else spec["precursors"]
-        return ws_rewards.session_result(k, spec["group"], precursors, states, self._cache.sessions[k - 1].checklist, view)
+        return ws_rewards.session_result(k, spec["group"], precursors, states, self._cache.sessions[k - 1].checklist, view,
+                                         skill=spec.get("skill"))
 
     def episode_details(self) -> dict[str, Any]:
         """``{"sessions": [...]}``: each closed session's ``session_end`` (index, success, PROC, own
@@ -380,12 +542,15 @@ class WorkspaceEnv(ToolUseEnv):
         res = self._results[k]
         reward = float(res.success)
         ws_rewards.pool(self._results)
-        info["session_end"] = _session_end(res)
+        info["session_end"] = {**_session_end(res), **_labels(self._cache.meta[k - 1])}
         if terminated and k < self._last:
             for key in ("termination_reason", "success", "score"):
                 info.pop(key, None)
+            if self.history_summaries:
+                self._summaries.append(self._summarize(k))
             opening = self._start_session(k + 1)
             spec = self._cache.sessions[k].spec
+            info["session_start"] = dict(self._cache.meta[k])
             block = (f'<session index="{k + 1}" of="{len(self._cache.sessions)}" start="{spec["start"]}">'
                      f"{opening}</session>")
             self._transcript.append(block)
@@ -394,12 +559,16 @@ class WorkspaceEnv(ToolUseEnv):
             data = self._cache.sessions[j - 1]
             self._results[j] = self._close_session(None, j, {i.id: "pending" for i in data.script.intents})
         agg = ws_rewards.aggregate(self._results)
-        score: dict[str, Any] = {**agg, "sessions": float(len(self._results))}
+        score: dict[str, Any] = {**agg, "sessions": float(len(self._results)), **ws_rewards.skill_components(self._results)}
         for j in sorted(self._results):
             score.update(ws_rewards.session_components(self._results[j]))
         info["success"] = all(r.success for r in self._results.values())
         info["score"] = self._fixed_score(score)
         return obs, reward, terminated, truncated, info
+
+
+def _labels(meta: dict[str, Any]) -> dict[str, Any]:
+    return {"group": meta["group"], "action": list(meta["action"]), "reasoning": list(meta["reasoning"])}
 
 
 def _session_end(res: ws_rewards.SessionResult) -> dict[str, Any]:

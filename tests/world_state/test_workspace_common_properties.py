@@ -246,11 +246,12 @@ def test_read_tools_never_change_the_world():
         "find_free_slots": {"date": "2026-03-02", "duration_minutes": 30}, "list_notes": {},
         "search_notes": {"query": "dropout"}, "read_note": {"note_id": "N001"}, "search_contacts": {},
         "get_contact": {"contact_id": "C001"}, "list_contact_group": {"group": "team"}, "list_todos": {},
-        "workspace_summary": {},
+        "workspace_summary": {}, "list_skills": {}, "read_skill": {"name": "demo"},
     }
     reads = {s.name for s in COMMON_TOOLS if s.kind == "read"}
     assert reads == set(happy)
     world = make_world()
+    assert KIT.call(world, History(), "write_file", {"path": "skills/demo/SKILL.md", "content": "---\nname: demo\n---\n"}).ok
     before = world.state_dict()
     for name, args in happy.items():
         assert KIT.call(world, History(), name, args).ok, name

@@ -12,6 +12,7 @@ from servicegym.world_state.workspace.mail import MAIL_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.notes import NOTE_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.overview import OVERVIEW_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.personas import PERSONA_SCHEMA, PERSONAS, persona_profile, persona_tools  # noqa: E402
+from servicegym.world_state.workspace.skills import SKILL_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.todos import TODO_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.world import (
     COMMON_SCHEMA,
@@ -37,9 +38,10 @@ if _clash:
 # the world cannot import them; the package that holds both joins them)
 WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
 
-# the common tools every persona gets (files, CSV/JSON/Markdown, mail, calendar, notes, contacts, to-dos)
+# the common tools every persona gets (files, CSV/JSON/Markdown, mail, calendar, notes, contacts, to-dos,
+# and the skills staged in the workspace: list_skills, read_skill, run_skill)
 COMMON_TOOLS = [*FILE_TOOLS, *CSV_TOOLS, *JSON_TOOLS, *MAIL_TOOLS, *CALENDAR_TOOLS, *NOTE_TOOLS, *CONTACT_TOOLS,
-                *TODO_TOOLS, *OVERVIEW_TOOLS]
+                *TODO_TOOLS, *OVERVIEW_TOOLS, *SKILL_TOOLS]
 
 __all__ = [
     "COMMON_SCHEMA", "COMMON_TOOLS", "FILE_TYPES", "MAX_FILE_CHARS", "MAX_WORKSPACE_CHARS", "PERSONAS", "Contact", "Event", "File",

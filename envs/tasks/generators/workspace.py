@@ -23,6 +23,11 @@ and the "carried preference ignored" routes all come from one place:
   the carried ones, the artifacts with every facet, a report of what was done;
 - generic: only generic questions (each reveals one intent), then the artifacts: COMP 1, PROC 0;
 - ignored: like golden but with the carried facets left out: the session fails.
+
+The shape is pi-Bench's at every seed (``check_structure`` runs on each built episode), a carried
+intent's spec names the golden reads that show it (``evidence``), and ``episode_labels`` gives each
+session its action and reasoning types (``ACTION_TYPES``/``REASONING_TYPES``, our taxonomy of
+18), derived from its checklist and intents.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ from servicegym.world_state.core import TIME_FORMAT
 VERSION = 1
 DOMAIN = "workspace"
 SESSIONS = 20
+# pi-Bench's episode shape: six strongly dependent groups of 2-3 sessions and five independent ones
+GROUPS = 6
+GROUP_SIZES = (2, 3)
+INDEPENDENT = 5
+SEEDED_MAIL_IDS = ("M001", "M002")  # the mails in the initial workspace
 START = "2026-03-02 09:00:00"  # a Monday; used when the persona profile names no start
 
 
@@ -72,6 +82,10 @@ class Ops:
         return call("list_mail", folder="sent")
 
     @staticmethod
+    def open_mail(mail_id: str) -> str:
+        return call("read_mail", mail_id=mail_id)
+
+    @staticmethod
     def send(to: list[str], subject: str, body: str, cc: list[str], attachments: list[str]) -> str:
         args: dict[str, Any] = {"to": to, "subject": subject, "body": body}
         if cc:
@@ -81,8 +95,9 @@ class Ops:
         return call("send_mail", **args)
 
     @staticmethod
-    def events() -> str:
-        return call("list_events")
+    def events(since: str = "") -> str:
+        """The calendar from ``since`` (a day, ``YYYY-MM-DD``; default today) for a week."""
+        return call("list_events", start_date=since) if since else call("list_events")
 
     @staticmethod
     def event(title: str, start: str, end: str, attendees: list[str], location: str, description: str) -> str:
@@ -181,7 +196,8 @@ class Plan:
             "index": self.index, "start": self.start, "kind": self.kind, "title": self.title, "group": self.group,
             "precursors": list(self.precursors), "opening": self.opening,
             "intents": [{"id": f"s{self.index:02d}.{f.key}", "key": f.key, "reveal": f.reveal, "answer": f.answer,
-                         "cues": f.cues, "carried": f.carried, "check": f.check.model_dump(mode="json")} for f in self.facets],
+                         "cues": f.cues, "carried": f.carried, "evidence": list(f.evidence),
+                         "check": f.check.model_dump(mode="json")} for f in self.facets],
             "checklist": [i.model_dump(mode="json") for i in self.base + [f.check for f in self.facets]],
             "golden": self.golden(),
         }
@@ -236,6 +252,8 @@ class Episode:
         self.batches: dict[int, list[dict[str, str]]] = {}
         self.files: list[dict[str, Any]] = []
         self.plans: list[Plan] = []
+        self.meeting_days: dict[str, str] = {}  # meeting title -> its day
+        self.mail_ids: list[str] = []  # the ids of the mails the golden route sends, in order
         self.seeded = seed_persona_tables(persona, random.Random(rng.randrange(2**31)))
 
     def _profile_start(self) -> str:
@@ -250,7 +268,9 @@ class Episode:
     # --- data -------------------------------------------------------------------------------
     def _key(self) -> str:
         if not self.p.key_prefix:
-            return ticker(self.rng, self._keys | {"EUR", "CSV", "USD", "NDA", "MSA", "SOW", "UTM", "CEO", "JSON"})
+            key = ticker(self.rng, self._keys | {"EUR", "CSV", "USD", "NDA", "MSA", "SOW", "UTM", "CEO", "JSON"})
+            self._keys.add(key)  # the set ticker() extends is a throwaway union: without this, tickers could repeat
+            return key
         self._key_n += self.rng.randint(1, 4)
         return f"{self.p.key_prefix}{self._key_n}"
 
@@ -495,7 +515,9 @@ class Episode:
                 chk = item("cc", "ws.record", f"the mail copies {cc_words}", table="mail", where=where, expect_set={"cc": cc_emails})
                 if "cc" in carried:
                     fs.append(Facet("cc", chk, f"Copy the same people as on the last summary mail: {cc_words}.",
-                                    f"The same as last time: {cc_words}.", CUES["cc"], "Who should I cc on it?", True, [Ops.sent_mail()]))
+                                    f"The same as last time: {cc_words}.", CUES["cc"], "Who should I cc on it?", True,
+                                    # a listing shows no cc: the golden route opens the last summary mail
+                                    [Ops.sent_mail(), Ops.open_mail(self.mail_ids[-1])]))
                 else:
                     fs.append(Facet("cc", chk, f"Please copy in {cc_words}; they should be on every summary mail I send {adv['first']}.",
                                     f"Copy in {cc_words}, on every summary mail from now on.", CUES["cc"], "Who should I cc on it?"))
@@ -521,6 +543,8 @@ class Episode:
             return [Ops.send([adv["email"]], subject, body, cc_emails if "cc" in active else [],
                              [report_path] if "attach" in active else [])]
 
+        # the id this session's mail gets (seeded counters; only these sessions send mail)
+        self.mail_ids.append(f"M{len(SEEDED_MAIL_IDS) + len(self.mail_ids) + 1:03d}")
         opening = self.rng.choice((
             f"Please mail the {title.lower()} ({report_path}) to {adv['name']} ({adv['email']}), subject '{subject}'.",
             f"Could you send {adv['name']} ({adv['email']}) the {title.lower()} from {report_path}? Use the subject '{subject}'.",
@@ -528,7 +552,10 @@ class Episode:
         return Plan(0, "", "mail", f"mail: {subject}", opening, base, fs, render, f"Done: the mail '{subject}' is sent.")
 
     def meeting(self, title: str, when: datetime, person: dict[str, str], facets: list[str], carried: set[str],
-                attendees: list[dict[str, str]], room: str, agenda: list[str]) -> Plan:
+                attendees: list[dict[str, str]], room: str, agenda: list[str], since: str = "") -> Plan:
+        """A calendar event; ``since``: the day of the earlier meeting whose conventions it carries
+        (the golden route's calendar read starts there, or it could miss it)."""
+        self.meeting_days[title] = when.strftime("%Y-%m-%d")
         start = when.strftime(TIME_FORMAT)
         where = {"~title": title}
         others = [a["email"] for a in attendees]
@@ -541,7 +568,7 @@ class Episode:
                 if "attendees" in carried:
                     fs.append(Facet("attendees", chk, f"Invite the same people as to the last one: {names}.",
                                     f"The same people as last time: {names}.", CUES["attendees"], "Who else should I invite?", True,
-                                    [Ops.events()]))
+                                    [Ops.events(since)]))
                 else:
                     fs.append(Facet("attendees", chk, f"Invite {names} as well; they join every {title.lower()}.",
                                     f"Invite {names} too; they join every one of these.", CUES["attendees"], "Who else should I invite?"))
@@ -549,7 +576,7 @@ class Episode:
                 chk = item("location", "ws.record", f"{title} is in {room}", table="calendar", where=where, expect={"location": room})
                 if "location" in carried:
                     fs.append(Facet("location", chk, f"Same place as last time: {room}.", f"{room}, as usual.", CUES["location"],
-                                    "Which room should I book?", True, [] if "attendees" in carried else [Ops.events()]))
+                                    "Which room should I book?", True, [] if "attendees" in carried else [Ops.events(since)]))
                 else:
                     fs.append(Facet("location", chk, f"Put {room} as the location; we always meet there.", f"{room}; we always meet there.",
                                     CUES["location"], "Which room should I book?"))
@@ -812,7 +839,8 @@ class Episode:
             ("meetings", [lambda: self.meeting(titles_m[0], self.meet_time(), meet_people[0], trim(["attendees", "location"]), set(),
                                                meet_people[1:], room, []),
                           lambda: self.meeting(titles_m[1], self.meet_time(), meet_people[0], trim(["attendees", "location", "duration"]),
-                                               {"attendees", "location"}, meet_people[1:], room, [])]),
+                                               {"attendees", "location"}, meet_people[1:], room, [],
+                                               since=self.meeting_days[titles_m[0]])]),
             ("todo-label", [lambda: self.todo(titles_t[0], trim(["prefix", "priority"]), set(), label, self.due(), ""),
                             lambda: self.todo(titles_t[1], trim(["prefix", "due"]), {"prefix"}, label, self.due(), "")]),
             ("note-tags", [lambda: self.note(titles_n[0], self.points(2), trim(["tags", "mention"]), set(), tags, self.point()),
@@ -856,6 +884,7 @@ class Episode:
             self.plans.append(plan)
             day = next_workday(day)
         self.check_cues()
+        check_structure([plan.to_spec() for plan in self.plans])
 
     def meet_time(self) -> datetime:
         return next_workday(next_workday(self.day_dt)).replace(hour=self.rng.choice((10, 11, 14, 15)), minute=self.rng.choice((0, 30)))
@@ -912,10 +941,10 @@ def initial_tables(ep: Episode) -> dict[str, list[dict[str, Any]]]:
     contacts = [{"id": f"CT{i:03d}", "name": c["name"], "email": c["email"], "role": c["role"], "organization": p.organization}
                 for i, c in enumerate(ep.people, 1)]
     adv = ep.advisor
-    mail = [{"id": "M001", "folder": "inbox", "sender": adv["email"], "to": [p.owner_email],
+    mail = [{"id": SEEDED_MAIL_IDS[0], "folder": "inbox", "sender": adv["email"], "to": [p.owner_email],
              "subject": f"{p.report['title']}s", "body": f"Hi,\n\nplease keep sending me the {p.report['title'].lower()}s as they are ready.\n\n{adv['first']}",
              "time": (ep.start - timedelta(days=3)).strftime(TIME_FORMAT)},
-            {"id": "M002", "folder": "inbox", "sender": ep.people[3]["email"], "to": [p.owner_email],
+            {"id": SEEDED_MAIL_IDS[1], "folder": "inbox", "sender": ep.people[3]["email"], "to": [p.owner_email],
              "subject": "Data files", "body": f"The {p.batch_noun} files are all in {p.data_dir}/ now.\n\n{ep.people[3]['first']}",
              "time": (ep.start - timedelta(days=1)).strftime(TIME_FORMAT)}]
     todos = [{"id": "T001", "title": "Tidy the shared folder", "priority": "low"}]
@@ -935,12 +964,15 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
     ep.build()
     p = ep.p
     sessions = [plan.to_spec() for plan in ep.plans]
-    golden = [a for s in sessions for a in s["golden"]]
     world: dict[str, Any] = {
         "version": VERSION, "persona": persona, "owner": p.owner, "owner_email": p.owner_email,
         "organization": p.organization, "now": ep.start.strftime(TIME_FORMAT), "tables": initial_tables(ep),
         "sessions": sessions,
     }
+    from servicegym.envs.tasks.generators.workspace_skills import stage_skills  # issue 28 part 1: the persona's skills
+
+    stage_skills(ep, world, f"{persona}/{split}/{seed}/d{difficulty}")  # sessions a skill does use it in their golden route
+    golden = [a for s in sessions for a in s["golden"]]
     viol: dict[str, list[str]] = {}
     if violations:
         grng = random.Random(f"{persona}/{split}/{seed}/generic")
@@ -965,3 +997,158 @@ def golden_prefix(plans: list[Plan], k: int) -> list[str]:
 
 def golden_suffix(plans: list[Plan], k: int) -> list[str]:
     return [a for pl in plans[k + 1:] for a in pl.golden()]
+
+
+# ----- episode structure and session labels (derived from what each session requires) ------------
+# Our taxonomy of 18 action and reasoning types. pi-Bench labels its sessions with 18 fine-grained
+# action and reasoning types but the notes we hold do not list them; these are ours, nine of each,
+# and every label is derived by rule from a session's checklist and hidden intents (never typed per
+# session), so generated and frozen episodes are labelled alike.
+ACTION_TYPES = (
+    "write_report",      # a Markdown document (headings, contents)
+    "export_table",      # a CSV file (rows, cells, order)
+    "write_json",        # a JSON document (schema, values)
+    "send_mail",         # a sent mail
+    "attach_file",       # a workspace file attached to a mail
+    "schedule_meeting",  # a calendar event
+    "manage_todo",       # a to-do
+    "write_note",        # a note
+    "update_records",    # a record in the persona's own tables, through its own tools
+)
+REASONING_TYPES = (
+    "recall_convention",     # apply a convention an earlier session set (a carried hidden intent)
+    "elicit_hidden_intent",  # a hidden intent the workspace cannot tell: ask a targeted question
+    "reuse_artifact",        # the session's result must use an artifact an earlier session made
+    "filter_records",        # leave records out by a rule
+    "rank_select",           # order records or pick the best / top ones by a metric
+    "compute_value",         # derive a value (a column, a count)
+    "apply_format",          # a house format (sections, number format, schema)
+    "resolve_dates",         # a date or time (start, end, due date, as-of date)
+    "resolve_people",        # who is copied or invited
+)
+LABEL_TYPES = ACTION_TYPES + REASONING_TYPES
+_COMMON_TABLES = {"mail": "send_mail", "calendar": "schedule_meeting", "todos": "manage_todo", "notes": "write_note"}
+_FILE_KINDS = {".md": "write_report", ".csv": "export_table", ".json": "write_json"}
+_RANK_ITEMS = {"best", "sort", "top"}
+_COMPUTE_ITEMS = {"derived", "count"}
+_FORMAT_ITEMS = {"sections", "units", "schema"}
+_DATE_FIELDS = {"start", "end", "due"}
+_PEOPLE_FIELDS = {"cc", "attendees"}
+
+
+def _item_paths(params: dict[str, Any]) -> list[str]:
+    """The workspace paths an item reads: its ``path`` and any attachments it expects."""
+    out = [params["path"]] if isinstance(params.get("path"), str) else []
+    for field_ in ("expect_set", "expect_includes"):
+        out += [x for x in (params.get(field_) or {}).get("attachments", []) if isinstance(x, str)]
+    return out
+
+
+def _item_actions(kind: str, params: dict[str, Any]) -> set[str]:
+    table = params.get("table")
+    if kind == "ws.record" and isinstance(table, str):
+        out = {_COMMON_TABLES.get(table, "update_records")}
+        if "attachments" in (params.get("expect_set") or {}):
+            out.add("attach_file")
+        return out
+    if kind.startswith("ws.md_"):
+        return {"write_report"}
+    if kind.startswith("ws.csv_"):
+        return {"export_table"}
+    if kind.startswith("ws.json_"):
+        return {"write_json"}
+    path = params.get("path")
+    return {v for ext, v in _FILE_KINDS.items() if isinstance(path, str) and path.endswith(ext)}
+
+
+def session_labels(spec: dict[str, Any], made_before: set[str] = frozenset()) -> dict[str, list[str]]:
+    """``{"action": [...], "reasoning": [...]}`` of one session spec (``to_spec``'s form), in the
+    order of ``ACTION_TYPES``/``REASONING_TYPES``, derived from its checklist and hidden intents;
+    ``made_before`` holds the paths earlier sessions' checklists require to exist (for
+    ``reuse_artifact``)."""
+    action: set[str] = set()
+    reasoning: set[str] = set()
+    for it in spec["checklist"]:
+        kind, params, name = it["kind"], it.get("params") or {}, it["name"]
+        action |= _item_actions(kind, params)
+        expect = {**(params.get("expect") or {}), **(params.get("expect_set") or {})}
+        if kind == "ws.file_lacks":
+            reasoning.add("filter_records")
+        if name in _RANK_ITEMS or (kind == "ws.csv_keys" and params.get("ordered")) or (
+                params.get("table") == "mail" and name == "mention"):
+            reasoning.add("rank_select")
+        if name in _COMPUTE_ITEMS:
+            reasoning.add("compute_value")
+        if name in _FORMAT_ITEMS:
+            reasoning.add("apply_format")
+        if _DATE_FIELDS & set(expect) or "as_of" in ((params.get("schema") or {}).get("required") or []):
+            reasoning.add("resolve_dates")
+        if _PEOPLE_FIELDS & set(expect):
+            reasoning.add("resolve_people")
+        if any(p in made_before for p in _item_paths(params)):
+            reasoning.add("reuse_artifact")
+    for intent in spec["intents"]:
+        reasoning.add("recall_convention" if intent.get("carried") else "elicit_hidden_intent")
+    return {"action": [a for a in ACTION_TYPES if a in action], "reasoning": [r for r in REASONING_TYPES if r in reasoning]}
+
+
+def check_values(check: dict[str, Any]) -> list[str]:
+    """The strings a checklist item (``RubricItem`` as JSON) requires to be present: a report's
+    headings, a record's expected values (recipients, attendees, room, label, tags...); empty
+    for an item that requires an absence (``ws.file_lacks``) or other kinds."""
+    params = check.get("params") or {}
+    out: list[str] = []
+    if check.get("kind") == "ws.md_headings":
+        out += [h for h in params.get("headings") or [] if isinstance(h, str)]
+    elif check.get("kind") == "ws.record":
+        for v in (params.get("expect") or {}).values():
+            if isinstance(v, str):
+                out.append(v)
+        for fld in ("expect_set", "expect_includes", "expect_contains"):
+            for vs in (params.get(fld) or {}).values():
+                out += [x for x in vs if isinstance(x, str)] if isinstance(vs, list) else []
+    return out
+
+
+def episode_labels(sessions: list[dict[str, Any]]) -> list[dict[str, list[str]]]:
+    """``session_labels`` of every session of an episode, in order."""
+    out, made = [], set()
+    for spec in sorted(sessions, key=lambda s: s["index"]):
+        out.append(session_labels(spec, made))
+        made |= {it["params"]["path"] for it in spec["checklist"] if it["kind"] == "ws.file_exists"}
+    return out
+
+
+def episode_structure(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"groups": {name: [session indices]}, "independent": [indices]}`` of an episode."""
+    groups: dict[str, list[int]] = {}
+    independent = []
+    for s in sorted(sessions, key=lambda s: s["index"]):
+        if s["group"]:
+            groups.setdefault(s["group"], []).append(s["index"])
+        else:
+            independent.append(s["index"])
+    return {"groups": groups, "independent": independent}
+
+
+def check_structure(sessions: list[dict[str, Any]]) -> None:
+    """pi-Bench's shape, or AssertionError: ``SESSIONS`` sessions, ``GROUPS`` groups of 2-3 whose
+    later members each carry at least one hidden intent over from an earlier member (their
+    precursors), and ``INDEPENDENT`` sessions that carry nothing."""
+    st = episode_structure(sessions)
+    by_index = {s["index"]: s for s in sessions}
+    sizes = sorted(len(g) for g in st["groups"].values())
+    if (len(sessions) != SESSIONS or len(st["groups"]) != GROUPS or len(st["independent"]) != INDEPENDENT
+            or not all(GROUP_SIZES[0] <= n <= GROUP_SIZES[1] for n in sizes)):
+        raise AssertionError(f"episode shape: {len(sessions)} sessions, groups {sizes}, {len(st['independent'])} independent")
+    for name, members in st["groups"].items():
+        for pos, k in enumerate(members):
+            s = by_index[k]
+            carried = {i["key"] for i in s["intents"] if i["carried"]}
+            if s["precursors"] != members[:pos] or bool(carried) != (pos > 0):
+                raise AssertionError(f"group {name}: session {k} precursors {s['precursors']}, carried {sorted(carried)}")
+            if pos and not carried & {i["key"] for j in members[:pos] for i in by_index[j]["intents"]}:
+                raise AssertionError(f"group {name}: session {k} carries nothing an earlier member asked for")
+    for k in st["independent"]:
+        if by_index[k]["precursors"] or any(i["carried"] for i in by_index[k]["intents"]):
+            raise AssertionError(f"independent session {k} depends on an earlier one")
