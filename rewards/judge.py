@@ -170,6 +170,9 @@ class WindowLog:
 
 @dataclass
 class JudgeResult:
+    """The sliding-window judge's verdict on an episode: each item's final state, the log of every
+    window it read, and the error that stopped it, if any (then ``success`` is False)."""
+
     items: list[JudgeItem]
     states: dict[str, bool]
     windows: list[WindowLog]

@@ -25,6 +25,9 @@ from servicegym.world_state.core import History, World
 
 
 class RubricItem(BaseModel):
+    """One code-checked rubric item: ``name`` (its ``rubric/<name>`` score key), ``kind`` (the check
+    registered with ``check``), ``params`` for the check, and its ``weight`` in ``rubric_fraction``."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
     kind: str
@@ -35,6 +38,9 @@ class RubricItem(BaseModel):
 
 @dataclass
 class EpisodeView:
+    """What a rubric check reads of a finished episode: the final and the initial world, the
+    execution history and the agent's messages; checks never change it."""
+
     world: World
     initial: World
     history: History
@@ -73,6 +79,8 @@ def counts_in(item: RubricItem, scoring: str) -> bool:
 
 
 def evaluate(items: list[RubricItem], view: EpisodeView) -> dict[str, bool]:
+    """Each item's verdict (name -> passed) by its kind's registered check; ``KeyError`` for a kind
+    no check is registered for."""
     results = {}
     for item in items:
         fn = CHECKS.get(item.kind)

@@ -88,6 +88,10 @@ class IntentChange(BaseModel):
 
 
 class UserScript(BaseModel):
+    """What a scripted user knows and how it talks: language, style, persona, the opening message,
+    the hidden facts it reveals when asked about their topic, an optional change of intent, and
+    VitaBench's instruction points."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     language: Literal["en", "zh"] = "en"
     style: str = "polite"

@@ -24,7 +24,7 @@ def snippets() -> list[tuple[int, str | None, str]]:
 
 def test_the_readme_has_snippets_and_says_why_any_is_not_run():
     found = snippets()
-    assert len(found) >= 6
+    assert len(found) >= 1  # the quick start; the guides' and tutorials' blocks run in tests/test_docs.py
     assert all(reason.strip() for _, reason, _ in found if reason is not None)
     assert sum(reason is None for _, reason, _ in found) >= len(found) // 2  # most of them run
 

@@ -160,6 +160,9 @@ def _type_label(schema: dict[str, Any]) -> str:
 
 @dataclass
 class ToolSpec:
+    """A registered tool: its function, kind (read or write), argument model and OpenAI schema,
+    pre- and post-conditions, aliases and the description the agent reads."""
+
     name: str
     fn: Callable[..., Any]
     kind: ToolKind
@@ -358,6 +361,10 @@ def tool(
 
 
 class ToolResult(NamedTuple):
+    """The outcome of one tool call, with the text the agent reads: ``executed``, ``rejected`` (an
+    unknown tool, bad arguments, a failed pre-condition or the tool's refusal) or ``error`` (a
+    defect, or a failed post-condition); a call not executed leaves the world unchanged."""
+
     name: str
     outcome: Literal["executed", "rejected", "error"]
     content: str
@@ -581,6 +588,8 @@ class ToolGraph:
 
 
 def dependency_graph(toolkit: Toolkit) -> ToolGraph:
+    """The tool dependency graph derived from the pre-conditions: an edge A -> B when B requires
+    an earlier call of A."""
     nodes = tuple(toolkit.names)
     edges: set[tuple[str, str]] = set()
     for spec in toolkit.specs.values():

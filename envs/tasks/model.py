@@ -115,6 +115,7 @@ def nothing_loaded(path: Any, skipped: list[SkippedTask]) -> TaskFileError:
 
 
 def field_path(err: ValidationError) -> str:
+    """The first error of a pydantic ``ValidationError`` as ``field <dotted.path>: <message>``."""
     e = err.errors(include_url=False)[0]
     loc = ".".join(str(x) for x in e["loc"]) or "(root)"
     return f"field {loc}: {e['msg']}"
@@ -188,6 +189,8 @@ def read_json(path: Path) -> Any:
 
 
 def save_task_file(tasks: list[Task], path: str | os.PathLike[str]) -> None:
+    """Writes ``tasks`` as a task file of the project's format (gzipped for ``.gz``; byte-identical
+    for the same tasks)."""
     path = Path(path)
     payload = {"format": TASK_FILE_FORMAT, "version": 1, "tasks": [t.model_dump(mode="json") for t in tasks]}
     text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
