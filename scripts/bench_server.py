@@ -13,6 +13,16 @@ process) and the servers share the machine's cores.
     python scripts/bench_server.py --quick     # 16 sessions, the server in a thread: about 10 s
 
 Prints figures from one run; compare ratios, not absolute numbers, across machines.
+
+Idle sessions (``--idle N``): one server process, ``N`` WebSocket sessions opened against it on
+127.0.0.1 and left silent; prints the server's memory per idle session (its resident set with
+every session open, less before, divided by ``N``; the issue's bound is 32 KiB), then, with
+``--idle-timeout S``, waits for the server to close them all as idle and counts the close codes
+and reasons the clients got. ``--idle-reset`` sends each session a reset first (each then holds an
+env: the memory of a session between two episodes).
+
+    python scripts/bench_server.py --idle 5000                       # about 30 s
+    python scripts/bench_server.py --idle 5000 --idle-timeout 20     # and all closed as idle
 """
 
 from __future__ import annotations
@@ -62,10 +72,11 @@ def in_process_steps(env_id: str, jobs: list[tuple[str, int]], routes: dict[str,
     return times
 
 
-def start_servers(env_id: str, n: int, max_sessions: int) -> list[tuple[subprocess.Popen, str]]:
+def start_servers(env_id: str, n: int, max_sessions: int, extra: list[str] | None = None
+                  ) -> list[tuple[subprocess.Popen, str]]:
     procs = [subprocess.Popen([sys.executable, "-m", "servicegym.envs.cli.main", "serve", "--env", env_id, "--port", "0",
-                               "--max-sessions", str(max_sessions)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, cwd=ROOT) for _ in range(n)]
+                               "--max-sessions", str(max_sessions), *(extra or [])], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, cwd=ROOT) for _ in range(n)]
     out = []
     for proc in procs:
         line = proc.stdout.readline()
@@ -128,6 +139,98 @@ async def load(urls: list[str], sessions: list[list[tuple[str, int]]], routes: d
             "opened": dict(pool.opened)}
 
 
+async def open_idle(url: str, n: int, reset: bool, batch: int = 250) -> list:
+    """``n`` WebSocket sessions on ``url``, opened ``batch`` at a time (each sent a reset when
+    ``reset``); returns the open connections."""
+    from websockets.asyncio.client import connect
+
+    ws_url = url.replace("http", "ws", 1) + "/ws"
+
+    async def one():
+        ws = await connect(ws_url, proxy=None, max_size=None, ping_interval=None, open_timeout=120)
+        if reset:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            reply = json.loads(await ws.recv())
+            if reply.get("type") == "error":
+                raise RuntimeError(f"reset refused: {reply['data']}")
+        return ws
+
+    conns: list = []
+    for start in range(0, n, batch):
+        conns.extend(await asyncio.gather(*(one() for _ in range(min(batch, n - start)))))
+    return conns
+
+
+def sessions_of(url: str) -> dict:
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/sessions", timeout=30) as reply:
+        return json.loads(reply.read())
+
+
+async def idle_load(url: str, pid: int, n: int, reset: bool, timeout_s: float | None) -> dict:
+    """Memory of ``n`` idle sessions on the server ``pid``; with ``timeout_s`` (the server's idle
+    limit), also how the server closed them."""
+    from collections import Counter
+
+    conns = await open_idle(url, 1, True)  # warm: the first session loads the suite
+    await conns[0].close()
+    for _ in range(100):  # the warm session's close has been handled
+        if sessions_of(url)["active"] == 0:
+            break
+        await asyncio.sleep(0.05)
+    before = rss_kib(pid)
+    t0 = time.perf_counter()
+    conns = await open_idle(url, n, reset)
+    opened_s = time.perf_counter() - t0
+    await asyncio.sleep(1.0)  # let the server settle (the last handshakes' buffers)
+    after = rss_kib(pid)
+    active = sessions_of(url)["active"]
+    out = {"sessions": n, "reset": reset, "active": active, "rss_before_kib": before, "rss_after_kib": after,
+           "kib_per_session": (after - before) / n, "open_s": opened_s}
+    if timeout_s is not None:
+        t0 = time.perf_counter()
+        await asyncio.gather(*(ws.wait_closed() for ws in conns))
+        out["closed_after_s"] = time.perf_counter() - t0
+        out["close_codes"] = dict(Counter(f"{ws.close_code} {ws.close_reason}" for ws in conns))
+        await asyncio.sleep(0.5)
+        out["active_after_close"] = sessions_of(url)["active"]
+    else:
+        await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+    return out
+
+
+def idle_main(args: argparse.Namespace) -> int:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = args.idle + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))  # the server inherits it
+    extra = ["--idle-timeout", str(args.idle_timeout or 86400.0)]
+    servers = start_servers(args.env, 1, args.idle + 16, extra)
+    (proc, url), = servers
+    try:
+        r = asyncio.run(idle_load(url, proc.pid, args.idle, args.idle_reset, args.idle_timeout))
+    finally:
+        codes = stop_servers(servers)
+    what = "reset once, then silent" if args.idle_reset else "opened, never sent anything"
+    print(f"bench_server --idle: {args.env}, {r['sessions']} idle WebSocket sessions ({what}) on one server on "
+          f"127.0.0.1, opened in {r['open_s']:.1f} s; the server counts {r['active']} open")
+    print(f"memory: {r['kib_per_session']:.1f} KiB per idle session (server resident set {r['rss_before_kib'] / 1024:.0f} "
+          f"-> {r['rss_after_kib'] / 1024:.0f} MiB)")
+    if args.idle_timeout is not None:
+        print(f"idle limit {args.idle_timeout:g} s: every session closed {r['closed_after_s']:.1f} s after the last "
+              f"opened; close codes and reasons {r['close_codes']}; open afterwards {r['active_after_close']}")
+    print(f"server stopped with exit code {codes[0]}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({**r, "env_id": args.env, "server_exit_code": codes[0]}, indent=2))
+    ok = r["active"] == args.idle and codes[0] == 0
+    if args.idle_timeout is not None:
+        ok = ok and r["active_after_close"] == 0
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -137,7 +240,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--episodes", type=int, default=4, help="oracle episodes each session plays, one after another")
     ap.add_argument("--servers", type=int, default=1, help="server processes (the client spreads sessions in turn)")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--idle", type=int, default=None, metavar="N",
+                    help="instead: open N silent sessions and print the server's memory per idle session")
+    ap.add_argument("--idle-reset", action="store_true", help="with --idle: reset each session once first")
+    ap.add_argument("--idle-timeout", type=float, default=None, metavar="S",
+                    help="with --idle: the server's idle limit; wait for it to close every session")
     args = ap.parse_args(argv)
+    if args.idle is not None:
+        if args.idle < 1:
+            ap.error("--idle must be at least 1")
+        if args.idle_timeout is not None and not args.idle_timeout > 0:
+            ap.error("--idle-timeout must be positive")
+        try:
+            import openenv.core.env_server.http_server  # noqa: F401
+        except ImportError:
+            print("bench_server: skipped: openenv is not installed (pip install 'servicegym[server]')")
+            return 0
+        return idle_main(args)
     if args.sessions < 1 or args.servers < 1 or args.episodes < 1:
         ap.error("--sessions, --servers and --episodes must be at least 1")
     try:

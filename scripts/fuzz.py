@@ -1,16 +1,31 @@
-"""Fuzz an env with seeded garbage and near-misses; print exceptions, worst step latency and memory growth.
+"""Fuzz an env with seeded garbage and near-misses; print exceptions, the slowest step and memory growth.
 
     python scripts/fuzz.py servicegym/Delivery-v0 100000
     python scripts/fuzz.py all 20000 --seed 3
+    python scripts/fuzz.py all 1000000 --progress    # the nightly run: 1,000,000 actions per env
 
 Actions mix well-formed calls with random arguments drawn from the tool schemas, calls with wrong
 types, unknown tools and arguments, lone surrogates (raw and JSON-escaped), deep and broken JSON,
 too many calls in one action, oversized actions and arguments, plain messages, empty actions and
 ``###STOP###``. Episodes reset on fresh generated tasks (a new seed each time), so per-task
-caches are exercised too. Invariants checked on every step: ``step`` never raises, the
-observation is a string within the observation space, and the transcript encodes as UTF-8.
-Memory is the process's resident set (``/proc/self/statm``) after the first tenth of the actions
-and at the end.
+caches are exercised too. Invariants checked on every step: ``step`` (and ``reset``) never
+raises, the observation is a string within the observation space, and the transcript encodes as
+UTF-8. Memory is the process's resident set (``/proc/self/statm``) after the first tenth of the
+actions and at the end.
+
+Per env it prints the actions run, episodes, the count of exceptions (the run exits 1 unless it
+is 0; the first three tracebacks are printed), the slowest step (its duration, its kind and the
+action itself, cut to ``--show`` characters), the mean step and the memory. Everything is drawn
+from ``--seed``: a rerun replays the same actions (the durations differ).
+
+Duration (one core, measured with other work on the machine; ``actions/s`` is printed per env):
+Delivery and InStore run about 4,000 actions/s (1,000,000 in about 5 minutes), Workspace about
+2,700 (6 minutes), CrossScenario about 1,100 and Travel about 900 (15-20 minutes); Payments about
+65-170, as it resets on a freshly generated task every ~15 actions and each such reset takes about
+90 ms (1,000,000 in about 2-4 hours). The nightly ``all 1000000`` therefore takes about 3-5 hours,
+most of it Payments; run the envs as separate processes to use more cores. CI runs 250 actions
+per env (``tests/test_hardening_fuzz.py``). ``--progress`` prints a line every tenth of each
+env's run to stderr.
 """
 
 from __future__ import annotations
@@ -116,20 +131,45 @@ KINDS = Counter({"call": 40, "tagged": 10, "openai": 8, "surrogate": 6, "deep": 
                  "message": 18, "junk": 3})
 
 
-def fuzz(env_id: str, n: int, seed: int) -> dict:
+def fuzz(env_id: str, n: int, seed: int, show: int = 160, progress: bool = False) -> dict:
+    """``n`` seeded actions on ``env_id``: the counts, the slowest step and the memory (see the
+    module docstring). Every exception is counted; the first three are kept, with their action."""
     rng = random.Random(seed)
     env = gym.make(env_id, max_steps=40, max_errors=30)
     kinds = list(KINDS.elements())
-    exceptions: list[str] = []
-    worst = (0.0, "")
+    exceptions = 0
+    first: list[str] = []
+    worst = (0.0, "", "")  # seconds, kind, the action cut to ``show`` characters
     steps = resets = 0
-    obs, info = env.reset(seed=seed)
+
+    def failed(what: str, action: str) -> None:
+        nonlocal exceptions
+        exceptions += 1
+        if len(first) < 3:
+            first.append(f"{what} on {action[:show]!r}:\n{traceback.format_exc(limit=3)}")
+
+    def reset() -> list[dict]:
+        nonlocal resets
+        while True:  # a fresh generated task; one that fails to reset is counted and the next tried
+            resets += 1
+            try:
+                return env.reset(seed=seed * 1_000_003 + resets)[1]["tools"]
+            except Exception:
+                failed("reset", f"seed={seed * 1_000_003 + resets}")
+                if resets > n + 100:
+                    raise
+
+    _, info = env.reset(seed=seed)
     tools = info["tools"]
     base_mem = None
     t_start = time.perf_counter()
+    tenth = max(n // 10, 1)
     for i in range(n):
         if i == n // 10:
             base_mem = rss_mb()
+        if progress and i and i % tenth == 0:
+            print(f"  {env_id}: {i} actions, {exceptions} exceptions, {time.perf_counter() - t_start:.0f} s",
+                  file=sys.stderr, flush=True)
         kind = rng.choice(kinds)
         action = action_for(kind, tools, rng)
         t0 = time.perf_counter()
@@ -142,21 +182,20 @@ def fuzz(env_id: str, n: int, seed: int) -> dict:
                 json.dumps(env.unwrapped.messages, ensure_ascii=False).encode("utf-8")
         except Exception:
             dt = time.perf_counter() - t0
-            exceptions.append(f"{kind}: {traceback.format_exc(limit=3)}")
-            term = True
+            failed(kind, action)
+            term = trunc = True
         steps += 1
         if dt > worst[0]:
-            worst = (dt, kind)
+            worst = (dt, kind, action[:show])
         if term or trunc:
-            resets += 1
-            obs, info = env.reset(seed=seed * 1_000_003 + resets)  # a fresh generated task
-            tools = info["tools"]
+            tools = reset()
     elapsed = time.perf_counter() - t_start
     env.close()
     end_mem = rss_mb()
-    return {"env": env_id, "actions": steps, "episodes": resets, "exceptions": len(exceptions), "first": exceptions[:3],
-            "worst_ms": worst[0] * 1000, "worst_kind": worst[1], "us_per_step": elapsed / max(steps, 1) * 1e6,
-            "mem_start_mb": base_mem or end_mem, "mem_end_mb": end_mem}
+    return {"env": env_id, "actions": steps, "episodes": resets, "exceptions": exceptions, "first": first,
+            "worst_ms": worst[0] * 1000, "worst_kind": worst[1], "worst_action": worst[2],
+            "us_per_step": elapsed / max(steps, 1) * 1e6, "actions_per_s": steps / elapsed if elapsed > 0 else 0.0,
+            "elapsed_s": elapsed, "mem_start_mb": base_mem or end_mem, "mem_end_mb": end_mem}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("env", help="an env id, or 'all'")
     parser.add_argument("n", type=int, help="actions per env")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", type=int, default=160, help="characters of the slowest action to print")
+    parser.add_argument("--progress", action="store_true", help="a line to stderr every tenth of each env's run")
+    parser.add_argument("--json", default=None, help="also write each env's figures to this JSON file")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("n must be at least 1")
@@ -171,16 +213,23 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [e for e in ids if e not in servicegym.ENV_IDS]
     if unknown:
         parser.error(f"unknown env {unknown[0]!r}; choose from {', '.join(sorted(servicegym.ENV_IDS))} or all")
-    print(f"{'env':30} {'actions':>8} {'episodes':>8} {'exceptions':>10} {'worst step':>12} {'mean':>9} {'memory':>18}")
+    print(f"{'env':30} {'actions':>8} {'episodes':>8} {'exceptions':>10} {'actions/s':>9} {'mean':>9} "
+          f"{'memory':>18}  slowest step")
     bad = 0
+    results = []
     for env_id in ids:
-        r = fuzz(env_id, args.n, args.seed)
+        r = fuzz(env_id, args.n, args.seed, show=args.show, progress=args.progress)
+        results.append(r)
         bad += r["exceptions"]
-        print(f"{env_id:30} {r['actions']:>8} {r['episodes']:>8} {r['exceptions']:>10} "
-              f"{r['worst_ms']:>8.1f} ms ({r['worst_kind']}) {r['us_per_step']:>6.0f} us "
-              f"{r['mem_start_mb']:>7.1f} -> {r['mem_end_mb']:.1f} MB", flush=True)
+        print(f"{env_id:30} {r['actions']:>8} {r['episodes']:>8} {r['exceptions']:>10} {r['actions_per_s']:>9.0f} "
+              f"{r['us_per_step']:>6.0f} us {r['mem_start_mb']:>7.1f} -> {r['mem_end_mb']:.1f} MB  "
+              f"{r['worst_ms']:.1f} ms ({r['worst_kind']}): {r['worst_action']!r}", flush=True)
         for text in r["first"]:
             print(text)
+    total = sum(r["actions"] for r in results)
+    print(f"total: {total} actions, {bad} exceptions")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
     return 1 if bad else 0
 
 

@@ -27,7 +27,8 @@ import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a f
 from servicegym.envs.running.policies import episode_details, make_policy
 from servicegym.world_state.text import scrub
 
-__all__ = ["FAILED_REASONS", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker", "Job", "PolicyMaker", "episode_seed", "thread_per_episode"]
+__all__ = ["FAILED_REASONS", "MAX_WORKER_LOSSES", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker",
+           "Job", "PolicyMaker", "WorkerLost", "episode_seed", "thread_per_episode"]
 
 RECORD_FIELDS = (
     "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy", "config",
@@ -348,6 +349,23 @@ class EpisodeWorker:
 
     def close(self) -> None:
         self.env.close()
+
+
+MAX_WORKER_LOSSES = 3
+"""How many times one episode may lose the worker running it (a process-pool worker killed, a Ray
+actor killed or crashed) before the run stops with ``WorkerLost``; each time the episode runs
+again from its start on a fresh worker (its seed makes the rerun the same episode)."""
+
+
+class WorkerLost(RuntimeError):
+    """An episode lost its worker ``MAX_WORKER_LOSSES`` times (see there): likely the episode itself
+    kills it (memory, a crash in native code). The file keeps every whole record; a rerun resumes."""
+
+    def __init__(self, job: Job, losses: int, last: BaseException) -> None:
+        super().__init__(f"task {job.task_id!r} trial {job.trial} lost its worker {losses} times (the last: "
+                         f"{type(last).__name__}: {str(last)[:300]}); the records finished so far are kept, "
+                         "and a rerun resumes")
+        self.job = job
 
 
 def thread_per_episode(episodes: int) -> None:

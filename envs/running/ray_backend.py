@@ -23,6 +23,12 @@ actor runs one episode at a time, so ``concurrency`` actors run ``concurrency`` 
 once on its event loop, as the ``"async"`` backend does in one process: ``concurrency=256`` LLM
 episodes then need 8 actors (8 CPUs), not 256.
 
+An actor that dies (``ray.kill``, its worker process killed or out of memory, its node lost) is
+replaced by a fresh one, and every episode it had in flight runs again from its start there (the
+same seed, so the same record); only finished episodes are written, so the file still ends with
+one record per (task, trial). An episode that loses its actor ``MAX_WORKER_LOSSES`` times stops
+the run with ``WorkerLost`` (the records so far are kept; a rerun resumes).
+
 Each actor reserves one CPU by default (``ray_init_kwargs={"actor_options": {"num_cpus": 0.5}}``
 changes that: the ``actor_options`` key is taken out before ``ray.init``). Ray is an optional
 extra: ``pip install "servicegym[ray]"``.
@@ -33,7 +39,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from servicegym.envs.running.episodes import EpisodeResult, EpisodeWorker, Job, PolicyMaker, thread_per_episode
+from servicegym.envs.running.episodes import (
+    MAX_WORKER_LOSSES,
+    EpisodeResult,
+    EpisodeWorker,
+    Job,
+    PolicyMaker,
+    WorkerLost,
+    thread_per_episode,
+)
 
 ASYNC_EPISODES_PER_ACTOR = 32
 
@@ -112,20 +126,27 @@ def run_ray(
         ray.init(address=address, **init_kwargs)
         started = True
     actors: list[Any] = []
+    dead: list[Any] = []  # replaced actors, killed at the end all the same
     try:
         if per_actor == 1:
             actor_cls = ray.remote(**actor_options)(EpisodeWorker)
-            actors = [actor_cls.remote(env_id, env_kwargs, maker, inline_tools) for _ in range(n_actors)]
+
+            def new_actor() -> Any:
+                return actor_cls.remote(env_id, env_kwargs, maker, inline_tools)
         else:
             actor_cls = ray.remote(max_concurrency=per_actor, **actor_options)(AsyncEpisodeActor)
-            actors = [actor_cls.remote(env_id, env_kwargs, maker, per_actor, inline_tools) for _ in range(n_actors)]
-        todo = iter(jobs)
-        pending: dict[Any, int] = {}  # in-flight episode -> its actor's index
 
-        def submit(i: int) -> None:
-            job = next(todo, None)
+            def new_actor() -> Any:
+                return actor_cls.remote(env_id, env_kwargs, maker, per_actor, inline_tools)
+        actors = [new_actor() for _ in range(n_actors)]
+        todo = iter(jobs)
+        pending: dict[Any, tuple[int, Any, Job]] = {}  # in-flight episode -> its actor's index, the actor, the job
+        losses: dict[Job, int] = {}
+
+        def submit(i: int, job: Job | None = None) -> None:
+            job = job if job is not None else next(todo, None)
             if job is not None:
-                pending[actors[i].run.remote(job)] = i
+                pending[actors[i].run.remote(job)] = (i, actors[i], job)
 
         for _ in range(per_actor):  # fill every actor's slots, round robin
             for i in range(len(actors)):
@@ -134,8 +155,19 @@ def run_ray(
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                i = pending.pop(ref)
-                on_result(ray.get(ref))
+                i, actor, job = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayActorError as err:  # the actor died: a fresh one runs the episode again
+                    losses[job] = losses.get(job, 0) + 1
+                    if losses[job] >= MAX_WORKER_LOSSES:
+                        raise WorkerLost(job, losses[job], err) from err
+                    if actors[i] is actor:  # not yet replaced (an async actor loses several episodes at once)
+                        dead.append(actor)
+                        actors[i] = new_actor()
+                    submit(i, job)
+                    continue
+                on_result(result)
                 submit(i)  # the actor that finished one gets the next
     finally:
         if per_actor > 1 and actors:
@@ -143,7 +175,7 @@ def run_ray(
                 ray.get([a.close.remote() for a in actors], timeout=10)
             except Exception:  # an actor that died or hangs is killed below all the same
                 pass
-        for actor in actors:
+        for actor in [*actors, *dead]:
             ray.kill(actor)
         if started:
             ray.shutdown()

@@ -34,8 +34,12 @@ Backends:
 - ``"thread"``: a pool of ``concurrency`` threads, each with its own env (blocking policies,
   ``act`` only; policies that release the GIL).
 - ``"process"``: ``concurrency`` worker processes, each with its own env: the choice for CPU-bound
-  policies; the policy must be picklable, i.e. a name, a module-level function or class.
-- ``"ray"``: ``servicegym.envs.running.ray_backend``, Ray actors each hosting an env, locally or on a cluster.
+  policies; the policy must be picklable, i.e. a name, a module-level function or class. A worker
+  that dies (killed, out of memory) breaks the pool: a fresh pool runs the unfinished episodes again
+  (an episode that loses its worker ``MAX_WORKER_LOSSES`` times stops the run with ``WorkerLost``);
+  a worker whose collector dies (SIGKILL) exits too, instead of waiting on a pipe nobody feeds.
+- ``"ray"``: ``servicegym.envs.running.ray_backend``, Ray actors each hosting an env, locally or on a
+  cluster; an actor that dies (``ray.kill``, a crashed node) is replaced and its episodes run again.
 - ``"auto"`` (the default): ``"async"`` for a policy with ``aact`` at ``concurrency > 1``,
   else ``"thread"``.
 """
@@ -59,6 +63,7 @@ from typing import Any
 import gymnasium as gym
 
 from servicegym.envs.running.episodes import (
+    MAX_WORKER_LOSSES,
     RECORD_FIELDS,
     TIMING_FIELDS,
     TOOLS_REF,
@@ -66,6 +71,7 @@ from servicegym.envs.running.episodes import (
     EpisodeWorker,
     Job,
     PolicyMaker,
+    WorkerLost,
     episode_seed,
     failed,
     run_config,
@@ -74,8 +80,10 @@ from servicegym.envs.running.episodes import (
 from servicegym.envs.running.vector import resolve_env_id
 
 __all__ = [
+    "MAX_WORKER_LOSSES",
     "RECORD_FIELDS",
     "RolloutWriteError",
+    "WorkerLost",
     "failed",
     "CollectSummary",
     "EpisodeWorker",
@@ -335,8 +343,26 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
 _PROCESS_WORKER: EpisodeWorker | None = None
 
 
+def _exit_with_parent() -> None:
+    """In a pool worker: exit as soon as the collector that started it is gone (a SIGKILL leaves
+    its workers waiting forever on a queue that nobody feeds, each holding an env)."""
+    from multiprocessing.connection import wait as wait_for
+
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None)
+    if sentinel is None:
+        return
+
+    def watch() -> None:
+        wait_for([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="servicegym-parent-watch", daemon=True).start()
+
+
 def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> None:
     global _PROCESS_WORKER
+    _exit_with_parent()
     _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
 
 
@@ -361,34 +387,58 @@ def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], mak
     except Exception as err:
         raise ValueError(f"backend='process' needs a picklable policy (a name, or a module-level function or class): "
                          f"{err}") from None
+    from concurrent.futures.process import BrokenProcessPool
+
     ctx = _mp_context()
-    pool = ProcessPoolExecutor(max_workers=min(concurrency, len(jobs)), mp_context=ctx, initializer=_process_init,
-                               initargs=(env_id, env_kwargs, maker, inline_tools))
-    try:
-        _drain(pool, _process_run, jobs, concurrency, on_result)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    remaining = list(jobs)
+    losses: dict[Job, int] = {}
+    depth = 2  # jobs submitted per worker; 1 after a worker died, so a death is blamed on the episodes running
+    while remaining:
+        pool = ProcessPoolExecutor(max_workers=min(concurrency, len(remaining)), mp_context=ctx,
+                                   initializer=_process_init, initargs=(env_id, env_kwargs, maker, inline_tools))
+        finished: set[Job] = set()
+        submitted: set[Job] = set()
+        try:
+            _drain(pool, _process_run, remaining, concurrency, on_result, finished, submitted, depth)
+            return
+        except BrokenProcessPool as err:  # a worker died: the episodes it broke run again on a fresh pool
+            if "initializer" in str(err):  # the env or the policy cannot be made: no rerun helps
+                raise
+            remaining = [j for j in remaining if j not in finished]
+            depth = 1
+            for job in [j for j in remaining if j in submitted]:
+                losses[job] = losses.get(job, 0) + 1
+                if losses[job] >= MAX_WORKER_LOSSES:
+                    raise WorkerLost(job, losses[job], err) from err
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concurrency: int,
-           on_result: Callable[[EpisodeResult], None]) -> None:
-    """Keeps at most ``2 x concurrency`` jobs submitted; hands results over as they finish."""
+           on_result: Callable[[EpisodeResult], None], finished: set[Job] | None = None,
+           submitted: set[Job] | None = None, depth: int = 2) -> None:
+    """Keeps at most ``depth x concurrency`` jobs submitted; hands results over as they finish (and
+    notes the jobs handed over in ``finished``, those submitted in ``submitted``)."""
     todo = iter(jobs)
-    pending: set[Future] = set()
+    pending: dict[Future, Job] = {}
 
     def fill() -> None:
-        while len(pending) < 2 * concurrency:
+        while len(pending) < depth * concurrency:
             job = next(todo, None)
             if job is None:
                 return
-            pending.add(pool.submit(fn, job))
+            pending[pool.submit(fn, job)] = job
+            if submitted is not None:
+                submitted.add(job)
 
     fill()
     while pending:
         done, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in done:
-            pending.discard(fut)
+            job = pending.pop(fut)
             on_result(fut.result())
+            if finished is not None:
+                finished.add(job)
         fill()
 
 
@@ -436,6 +486,9 @@ def collect(
     ``TOOLS_REF``; the tool schemas are most of a record's bytes). Returns a ``CollectSummary``;
     raises ``CollectFailed`` (holding it) when every episode of the run failed for a reason other
     than the agent's behaviour (an endpoint down, a wrong model name), so that never passes quietly.
+    A process or Ray worker that dies mid-run is replaced and its episodes run again; one episode
+    losing its worker ``MAX_WORKER_LOSSES`` times raises ``WorkerLost`` (the file keeps its whole
+    records; a rerun resumes).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")

@@ -51,7 +51,10 @@ Safe by default: ``serve`` binds 127.0.0.1; with a token (read by the caller fro
 variable, never from argv, never logged) every route but ``/health`` needs ``Authorization:
 Bearer <token>`` (a WebSocket without it is refused at the handshake with 401); a message over
 ``max_message_bytes`` gets an error reply and is not run (a frame over twice that closes the
-connection, 1009); a session idle for ``idle_timeout_s`` gets an error reply and is closed;
+connection, 1009); a session idle for ``idle_timeout_s`` gets an error reply (``IDLE_TIMEOUT``) and is
+closed with code 1001 and the reason ``idle timeout: no message for N s`` (``serve --idle-timeout``,
+default 300 s; an idle session costs a timer, no task or thread of its own: about 28 KiB of memory
+each, 5,000 of them measured by ``scripts/bench_server.py --idle 5000``);
 a binary frame, a message that is not a JSON object or one nesting arrays and objects deeper than
 ``MAX_JSON_DEPTH`` gets an error reply (``INVALID_JSON``) and the session goes on; over HTTP, every
 route reads its body whole first: over ``max_message_bytes`` is a 413, nested too deep a 400 (on
@@ -76,6 +79,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qs
@@ -102,10 +106,11 @@ from servicegym.envs.integrations.openenv.compat import attached_sessions, serve
 from servicegym.envs.tasks.sources import SPLITS
 
 __all__ = [
-    "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "MAX_JSON_DEPTH",
+    "DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_MAX_SESSIONS", "DEFAULT_PORT", "IDLE_CLOSE_CODE",
+    "MAX_JSON_DEPTH",
     "RESET_KEYS", "RunningServer", "ServiceGymAction", "ServiceGymEnvironment", "ServiceGymObservation",
     "ServiceGymServer", "ServiceGymState", "TaskLookupError", "ToolCallSpec", "action_text", "build_app", "bind_socket",
-    "nests_deeper", "route_name", "serve", "serve_in_thread",
+    "idle_close_reason", "nests_deeper", "route_name", "serve", "serve_in_thread",
 ]
 
 log = logging.getLogger("servicegym.server")
@@ -124,6 +129,10 @@ OPEN_PATHS = frozenset({"/health"})  # the routes that need no token (a load bal
 # reads its result) recurses per level, and a 100,000-deep message would end a session with a
 # RecursionError; the protocol's messages nest about 10 deep, tool arguments a few more
 MAX_JSON_DEPTH = 128
+# a WebSocket session silent for the idle limit is closed with 1001 ("going away": RFC 6455 7.4.1)
+# and a reason naming the limit, after an error reply (code IDLE_TIMEOUT)
+IDLE_CLOSE_CODE = 1001
+_TIMEOUT = getattr(asyncio, "timeout", None)  # Python 3.11+: a timer, no task
 
 # set while a WebSocket connection is being served: the sessions it opens are closed by the
 # connection's end (or its idle limit); the others (HTTP MCP sessions) by the idle reaper
@@ -556,6 +565,12 @@ class ServiceGymServer(HTTPEnvServer):
                          concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
                                                               session_timeout=idle_timeout_s),
                          **server_kwargs(env_name=route_name(env_id), state_cls=ServiceGymState))
+        # openenv gives each session a thread of its own (a one-worker executor) to make and close
+        # its env in; this env never needs its thread (reset and step are awaited on the loop), so
+        # the sessions share a few: an idle session costs no thread (5,000 idle sessions, 5,000
+        # threads otherwise)
+        if getattr(self, "_shared_session_executor", False) is None:
+            self._shared_session_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="servicegym-session")
         self.opened = 0
         self.closed = 0
         self.closed_at_shutdown = 0  # by close_all (the connections' own ends close theirs first)
@@ -631,8 +646,32 @@ def _too_deep_text() -> str:
     return f"the message nests arrays and objects deeper than {MAX_JSON_DEPTH} levels; nothing was run"
 
 
+def idle_close_reason(idle_timeout_s: float) -> str:
+    """The reason of the close frame an idle WebSocket session gets (at most 123 bytes)."""
+    return f"idle timeout: no message for {idle_timeout_s:g} s"
+
+
 def _error_frame(message: str, code: str) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code}})
+
+
+def _ws_endpoint(app: Any) -> Any:
+    """openenv's ``/ws`` handler (``websocket_endpoint(websocket)``), which ``_Guard`` calls itself:
+    FastAPI's routing and middleware around a WebSocket route (three exit stacks and two exception
+    wrappers held for the connection's life, for a handler that uses none of them) cost an idle
+    session about 9 KiB of its 38. None (go through the app) when the route is not that plain."""
+    import inspect
+
+    for route in getattr(app, "routes", ()):
+        if getattr(route, "path", None) != "/ws" or "WebSocket" not in type(route).__name__:
+            continue
+        endpoint = getattr(route, "endpoint", None)
+        if getattr(route, "dependencies", None) or not inspect.iscoroutinefunction(endpoint):
+            return None
+        if list(inspect.signature(endpoint).parameters) != ["websocket"]:
+            return None
+        return endpoint
+    return None
 
 
 class _Guard:
@@ -646,6 +685,7 @@ class _Guard:
         self.max_bytes = max_message_bytes
         self.idle_s = idle_timeout_s
         self.server = server
+        self._ws_endpoint = _ws_endpoint(app)
 
     def _idle_left(self, scope: dict[str, Any]) -> float:
         """For a WebSocket attached to an HTTP MCP session (``/ws?session_id=``, openenv 0.10's
@@ -753,6 +793,8 @@ class _Guard:
             nonlocal accepted, closed
             if msg["type"] == "websocket.accept":
                 accepted = True
+            elif idle:  # closed as idle already (code 1001 and its reason): nothing more goes out
+                return
             elif msg["type"] == "websocket.close":
                 # openenv's handler closes the socket on its way out even when the peer is gone
                 # (a disconnect, a shutdown): nothing is left to tell, so that close is dropped
@@ -766,8 +808,13 @@ class _Guard:
             """The next message, or None once the session has been idle for ``idle_s``."""
             nonlocal pending
             if not via_session:
+                # one timer per waiting session (asyncio.timeout), not a task: thousands of idle
+                # sessions cost a timer handle each; a receive cancelled by it loses no message
                 try:
-                    return await asyncio.wait_for(receive(), self.idle_s)
+                    if _TIMEOUT is not None:
+                        async with _TIMEOUT(self.idle_s):
+                            return await receive()
+                    return await asyncio.wait_for(receive(), self.idle_s)  # Python 3.10
                 except asyncio.TimeoutError:
                     return None
             if pending is None:
@@ -791,12 +838,15 @@ class _Guard:
             while True:
                 if accepted and self.idle_s:
                     msg = await idle_receive()
-                    if msg is None:
-                        idle = True
+                    if msg is None:  # an error reply, then the close (1001, with the reason), then the session ends
                         with contextlib.suppress(Exception):
                             await send({"type": "websocket.send", "text": _error_frame(
                                 f"session idle for {self.idle_s:g} s: closed, its env released", "IDLE_TIMEOUT")})
-                        return {"type": "websocket.disconnect", "code": 1001}
+                        with contextlib.suppress(Exception):
+                            await send({"type": "websocket.close", "code": IDLE_CLOSE_CODE,
+                                        "reason": idle_close_reason(self.idle_s)})
+                        idle = True
+                        return {"type": "websocket.disconnect", "code": IDLE_CLOSE_CODE}
                 else:
                     msg = await receive()
                 if msg["type"] != "websocket.receive":
@@ -824,14 +874,16 @@ class _Guard:
 
         marker = _IN_WEBSOCKET.set(True)
         try:
-            await self.app(scope, guarded_receive, guarded_send)
+            if self._ws_endpoint is not None and scope.get("path") == "/ws":
+                from starlette.websockets import WebSocket
+
+                await self._ws_endpoint(WebSocket(scope, guarded_receive, guarded_send))
+            else:
+                await self.app(scope, guarded_receive, guarded_send)
         finally:
             _IN_WEBSOCKET.reset(marker)
             if pending is not None:
                 pending.cancel()
-            if idle and not closed:
-                with contextlib.suppress(Exception):
-                    await send({"type": "websocket.close", "code": 1001})
 
 
 def build_app(env_id: str, *, max_sessions: int = DEFAULT_MAX_SESSIONS, token: str | None = None,
