@@ -39,7 +39,14 @@ does for one dataset row:
   ``steps``, ``tool_errors``, ``score`` (every component, as ``info["score"]``) and, at the top
   level, each score component that is a reward (``score_keys`` less ``count_keys``:
   ``rubric_fraction``; ``goal``, ``process``, ``protection``, ``strict``; ``proc``, ``comp``), so
-  NeMo-Gym's metrics average them; then closes the session's env.
+  NeMo-Gym's metrics average them; then closes the session's env. ``judge_error`` is ``""``
+  unless the LLM judge (``judge="llm"``) could not score the episode (reward 0.0 then).
+
+A model endpoint inside the episode (``user="llm"``, ``judge="llm"``) never makes an endpoint
+answer with an HTTP error: each call is bounded by its ``LLMConfig`` (retries, ``deadline_s``), and a
+failed LLM user ends the episode, the ``respond`` result saying ``Error: the user simulator could
+not reply: ...`` and ``[The conversation has ended (user_error).]``; ``/verify`` then reports
+``termination_reason="user_error"``.
 
 Sessions live in the server's process (run it with one worker, NeMo-Gym's default); at most
 ``max_sessions`` are open (config, default 4096): seeding one more closes the least recently used.
@@ -158,6 +165,7 @@ class ServiceGymSession:
         self.success = False
         self.score: dict[str, Any] = {}
         self.reason = ""
+        self.judge_error = ""
         self.steps = 0
         self.tool_errors = 0
         self.last_used = time.monotonic()
@@ -173,6 +181,7 @@ class ServiceGymSession:
     def _started(self, info: dict[str, Any], seed: int | None) -> dict[str, Any]:
         self.task_id, self.seed = info["task_id"], seed
         self.started, self.done, self.success, self.score, self.reason = True, False, False, {}, ""
+        self.judge_error = ""
         self.steps = self.tool_errors = 0
         return {"env_id": self.env_id, "task_id": self.task_id, "seed": seed, "domain": info["domain"]}
 
@@ -222,6 +231,7 @@ class ServiceGymSession:
         self.success = bool(info.get("success"))
         self.score = dict(info.get("score") or {})
         self.reason = str(info.get("termination_reason") or "ended")
+        self.judge_error = str(info.get("judge_error") or "")
 
     def finish(self) -> None:
         """End an open episode as if the agent had sent ###STOP### (Workspace: one per session)."""
@@ -250,11 +260,13 @@ class ServiceGymSession:
 
     def result(self) -> dict[str, Any]:
         """What ``/verify`` adds to the row: ``reward`` (strict success, 1.0/0.0), ``success``,
-        ``termination_reason``, ``steps``, ``tool_errors``, ``score`` (every component) and each
-        reward component of ``score_keys`` (not the counts of ``count_keys``) at the top level."""
+        ``termination_reason``, ``judge_error`` (``""`` unless the LLM judge could not score the
+        episode), ``steps``, ``tool_errors``, ``score`` (every component) and each reward component
+        of ``score_keys`` (not the counts of ``count_keys``) at the top level."""
         u = self.env.unwrapped
         out: dict[str, Any] = {"reward": 1.0 if self.success else 0.0, "success": self.success,
-                               "termination_reason": self.reason, "steps": self.steps, "tool_errors": self.tool_errors,
+                               "termination_reason": self.reason, "judge_error": self.judge_error,
+                               "steps": self.steps, "tool_errors": self.tool_errors,
                                "score": _jsonable(self.score)}
         counts = set(u.count_keys)
         for key in u.score_keys:
@@ -271,8 +283,8 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-NO_SESSION = {"reward": 0.0, "success": False, "termination_reason": "no_session", "steps": 0, "tool_errors": 0,
-              "score": {}}
+NO_SESSION = {"reward": 0.0, "success": False, "termination_reason": "no_session", "judge_error": "", "steps": 0,
+              "tool_errors": 0, "score": {}}
 """``/verify`` for a session that was never seeded (or already verified, or evicted)."""
 
 
@@ -422,6 +434,7 @@ def _server_classes() -> dict[str, Any]:
         success: bool = False
         termination_reason: str = ""
         steps: int = 0
+        judge_error: str = ""
         tool_errors: int = 0
         score: dict[str, Any] = Field(default_factory=dict)
 

@@ -31,7 +31,11 @@ env reads ``<tool_call>`` blocks, JSON calls, or a message to the user) and retu
 conversation, system message first; ``[]`` on the last step, as in SkyRL's own envs, since nothing
 follows it), ``done`` (terminated or truncated), ``reward`` and ``metadata`` (``step``,
 ``tool_errors``, and on the last step ``termination_reason``, ``success``, ``score``, every
-component as in ``info["score"]``, and ``observations``, that step's turn messages). ``reward`` is 0.0 until the last step,
+component as in ``info["score"]``, ``observations``, that step's turn messages, and ``judge_error``:
+``""`` unless the LLM judge of ``judge="llm"`` could not score the episode, which then pays 0.0).
+A model endpoint inside the episode never raises out of ``step``: a failed LLM user
+(``user="llm"``) ends it with ``termination_reason="user_error"``, each call bounded by its
+``LLMConfig`` (retries, ``deadline_s``). ``reward`` is 0.0 until the last step,
 which pays the env's strict success (1.0/0.0: all rubric items; payments G and P and F; Workspace
 every session). With ``step_rewards`` every step pays the env's own reward instead (the same
 except in Workspace, whose session-ending steps pay that session's success). ``get_metrics()``
@@ -193,7 +197,8 @@ class ServiceGymTextEnv(BaseTextEnv):
             # nothing follows the last step: its turn (e.g. the user's goodbye) goes to metadata, and
             # observations are [] as in SkyRL's own envs (else the generator appends masked tokens)
             metadata.update(termination_reason=info.get("termination_reason", ""), success=success,
-                            score=info.get("score", {}), observations=turn)
+                            score=info.get("score", {}), observations=turn,
+                            judge_error=str(info.get("judge_error") or ""))
             paid = float(reward) if self.step_rewards else float(success)
         else:
             paid = float(reward) if self.step_rewards else 0.0

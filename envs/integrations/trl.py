@@ -42,6 +42,13 @@ such as ``rubric_items``, which TRL would log as a reward), which read the rollo
 and, with weight 0, are logged (``rewards/<key>/mean``) without changing the advantage. Everything here pickles
 (the factory, the reward functions), as TRL's async trainer needs; there the reward functions get
 no environments and return ``None`` (ignored), since that trainer has no reward weights.
+
+Model endpoints inside the episode (``user="llm"``, ``judge="llm"``; ``LLMConfig``'s retries and
+``deadline_s`` bound each call) never raise out of a tool or ``get_reward``: a failed LLM user ends
+the episode (the ``respond`` result says ``Error: the user simulator could not reply: ...`` and
+``[The conversation has ended (user_error).]``), a failed judge scores it 0.0. A reward function
+reads why from its environments: ``env.termination_reason`` and ``env.judge_error`` (properties,
+so TRL does not take them for tools).
 """
 
 from __future__ import annotations
@@ -206,6 +213,7 @@ class TRLEnvironment:
         self._success = False
         self._score: dict[str, Any] = {}
         self._reason = ""
+        self._judge_error = ""
         self._warned = False
 
     def reset(self, **row: Any) -> str | None:
@@ -221,6 +229,7 @@ class TRLEnvironment:
         options = {"task_id": str(task_id)} if task_id else None
         opening, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
         self._started, self._done, self._success, self._score, self._reason = True, False, False, {}, ""
+        self._judge_error = ""
         last = _last_user_text(row.get("prompt"))
         if not last.strip():
             return f"{trl_prompt(info['system_prompt'])}\n\n{opening}"
@@ -230,6 +239,21 @@ class TRLEnvironment:
                           "(rows made with other env arguments?); the model does not see what the user said",
                           stacklevel=2)
         return None
+
+    # properties, not tools: TRL exposes only the class's functions (``inspect.isfunction``)
+    @property
+    def termination_reason(self) -> str:
+        """Why the episode ended: the env's ``info["termination_reason"]`` (``agent_stop``,
+        ``user_stop``, ``max_steps``, ``max_errors``, ``user_error`` when the LLM user's endpoint
+        failed...); ``""`` while it is open. ``get_reward`` ends an open episode first."""
+        return self._reason
+
+    @property
+    def judge_error(self) -> str:
+        """What failed when the LLM judge (``judge="llm"``) could not score the episode (its
+        endpoint timed out, refused, answered 429/500 after retries...): the env's
+        ``info["judge_error"]``; such an episode is not a success. ``""`` when it did not fail."""
+        return self._judge_error
 
     def get_reward(self) -> float:
         """The episode's strict success (1.0 or 0.0); an open episode is ended first, as if the agent
@@ -254,6 +278,7 @@ class TRLEnvironment:
         self._success = bool(info.get("success"))
         self._score = dict(info.get("score") or {})
         self._reason = str(info.get("termination_reason") or "ended")
+        self._judge_error = str(info.get("judge_error") or "")
 
     def _finish(self) -> None:
         """End an open episode (the agent says ###STOP###; a Workspace episode needs one per session)."""

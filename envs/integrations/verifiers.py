@@ -32,7 +32,13 @@ What maps to what:
   it has to live where the tools do. A tool keeps one env per rollout, and a rollout stays a plain
   single-agent run that any MCP harness and trainer runs as it is.
 - the end: the env ends the episode (the user or the agent says ``###STOP###``, ``max_steps``,
-  ``max_errors``); a ``@vf.stop`` then ends the rollout. A rollout that ends while the
+  ``max_errors``, ``user_error`` when an LLM user's endpoint failed); a ``@vf.stop`` then ends the
+  rollout. A second stop, ``turns_without_env_steps``, ends a rollout whose model keeps making
+  turns that never reach the env (tool calls with arguments that are not JSON, which the harness
+  answers itself): ``max_errors`` more model turns than env steps, so such a model cannot loop
+  forever under verifiers' default of no turn limit. A failing policy endpoint is verifiers' own
+  to report (``trace.stop_condition`` ``provider_error``, ``trace.errors``); a failing LLM judge
+  (``judge="llm"``) is ``state.judge_error``, the episode then scored 0.0. A rollout that ends while the
   conversation is open (a reply without a tool call, a turn or time limit) is finished as TRL's
   adapter does: ``Task.finalize`` replays the rollout's actions (recorded in the rollout's state)
   on a fresh env in the eval process and sends ``###STOP###``, so the env scores it.
@@ -53,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import os
 import re
@@ -108,6 +115,18 @@ def _env_class(env_id: str) -> type:
     return entry
 
 
+def _max_errors(env_id: str, env_kwargs: dict[str, Any]) -> int:
+    """The env's ``max_errors``: the task's own argument, else the env class's default."""
+    if env_kwargs.get("max_errors") is not None:
+        return int(env_kwargs["max_errors"])
+    for klass in _env_class(env_id).__mro__:
+        init = klass.__dict__.get("__init__")
+        param = inspect.signature(init).parameters.get("max_errors") if init is not None else None
+        if param is not None and isinstance(param.default, int):
+            return param.default
+    return 10
+
+
 def _result(obs: str) -> tuple[str, bool]:
     """The text of the call's block and whether it is an error; what followed the block (the user's
     goodbye, a new session) is kept as tagged text."""
@@ -140,6 +159,7 @@ class ServiceGymState(vf.State):
     success: bool = False
     score: dict[str, float] = {}
     termination_reason: str = ""
+    judge_error: str = ""
     steps: int = 0
     tool_errors: int = 0
     actions: list[str] = []
@@ -154,6 +174,7 @@ def _record_end(state: ServiceGymState, info: dict[str, Any]) -> None:
     state.success = bool(info.get("success"))
     state.score = _numeric(dict(info.get("score") or {}))
     state.termination_reason = str(info.get("termination_reason") or "ended")
+    state.judge_error = str(info.get("judge_error") or "")
     state.tool_errors = int(info.get("tool_errors", state.tool_errors))
 
 
@@ -245,6 +266,15 @@ class ServiceGymTask(vf.Task[ServiceGymData, ServiceGymState, ServiceGymTaskConf
     async def episode_ended(self, trace: vf.Trace) -> bool:
         """The env ended the episode (a tool result said so): no further model turn."""
         return bool(trace.state.done)
+
+    @vf.stop
+    async def turns_without_env_steps(self, trace: vf.Trace) -> bool:
+        """The model made ``max_errors`` more turns than the env took steps: its tool calls do not
+        reach the env (arguments that are not JSON, which the harness answers itself), so neither
+        the env's step limit nor its error limit can end the rollout, and a model that keeps doing
+        so would loop forever (verifiers sets no turn limit by default)."""
+        state: ServiceGymState = trace.state
+        return trace.num_turns - state.steps >= _max_errors(self.data.env_id, self.data.env_kwargs)
 
     async def finalize(self, trace: vf.Trace, runtime: Any = None) -> None:
         state: ServiceGymState = trace.state
@@ -383,13 +413,16 @@ class ServiceGymChatHarness(vf.Harness[ServiceGymChatHarnessConfig]):
 
 def load_environment(env_id: str = "servicegym/Delivery-v0", split: str = "test", n: int | None = None,
                      tasks: str | None = None, seed: int = 0, harness: str | None = None,
-                     runtime: str = "subprocess", max_turns: int | None = None, **env_kwargs: Any) -> vf.Env:
+                     runtime: str = "subprocess", max_turns: int | None = None,
+                     rollout_timeout_s: float | None = None, **env_kwargs: Any) -> vf.Env:
     """The ``vf.Env`` (verifiers' single-agent env) over ``env_id``'s tasks: ``split`` (``train``
     needs ``n``), or a task file ``tasks``; ``harness``: a verifiers harness id (default: this
     module's in-process chat loop); ``runtime``: the agent's runtime type (``subprocess``: this
     machine; ``docker``, ``prime``... for a harness that runs code); ``max_turns``: the agent's model-turn cap (default: the env's
-    own ``max_steps`` ends the episode); ``env_kwargs`` go to ``gym.make`` (``max_steps``,
-    ``user``...)."""
+    own ``max_steps`` ends the episode); ``rollout_timeout_s``: the seconds one rollout's agent may
+    take (verifiers' ``agent.timeout.rollout``; default none: verifiers' client then waits on an
+    endpoint that never answers as long as it keeps the connection, since it sets no read timeout);
+    ``env_kwargs`` go to ``gym.make`` (``max_steps``, ``user``...)."""
     taskset = ServiceGymTasksetConfig(id=TASKSET_ID, env_id=resolve_env_id(env_id), split=split, n=n, tasks=tasks,
                                       seed=seed, env_kwargs=env_kwargs)
     # the agent's runtime: verifiers' default is a remote sandbox; the in-process harness needs none,
@@ -399,6 +432,8 @@ def load_environment(env_id: str = "servicegym/Delivery-v0", split: str = "test"
         agent["harness"] = {"id": harness}
     if max_turns is not None:
         agent["max_turns"] = max_turns
+    if rollout_timeout_s is not None:
+        agent["timeout"] = {"rollout": rollout_timeout_s}
     config = vf.resolve_env_config({"taskset": taskset.model_dump(), "agent": agent})
     return vf.load_environment(config)
 

@@ -43,7 +43,11 @@ its own; ``num_turns`` counts the prompt, each generation and each env turn. ``e
 ``info["score"]``: every component, e.g. ``rubric_fraction``, ``goal``/``process``/``protection``,
 ``proc``/``comp``; zeros of ``score_keys`` when the episode did not finish),
 ``turn_scores`` (each step's env reward; Workspace pays each session there), ``tool_rewards``
-(empty) and ``termination_reason``.
+(empty), ``termination_reason`` (the env's, ``user_error`` when an LLM user's endpoint failed, or
+``response_length`` / ``max_turns`` / ``empty_env_turn`` when the loop stopped first) and
+``judge_error`` (``""`` unless the LLM judge of ``judge="llm"`` could not score the episode, which
+then pays 0.0). A model endpoint inside the episode (``user="llm"``, ``judge="llm"``) never raises
+out of ``run``: each call is bounded by its ``LLMConfig`` (retries, ``deadline_s``).
 
 A Workspace episode is 20 sessions; a new session restarts the env's chat, and here its system
 message and opening are appended to the same trajectory (the whole episode is one trajectory).
@@ -331,6 +335,7 @@ class ServiceGymAgentLoop(AgentLoopBase):
             },
             "servicegym_score": score,
             "termination_reason": reason,
+            "judge_error": str(info.get("judge_error") or "") if done else "",
         }
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
