@@ -139,6 +139,7 @@ def payments_section() -> list[str]:
     """Payments-v0's frozen suite beside BizBench: scale of a world, and per difficulty the golden
     trace's calls, the capabilities it calls, the documents it reads and the workflows it couples."""
     from servicegym.envs.tasks.suites import payments_suite
+    from servicegym.simulators.llm_user import CUSTOMER_TOOLS, WRITE_TOOLS
     from servicegym.world_state.payments import CATALOGUE, RESIDENT_TOOLS, build_payments_world
 
     suite = payments_suite()
@@ -150,8 +151,8 @@ def payments_section() -> list[str]:
     out = [f"\nPayments-v0 (ours / BizBench): {len(CATALOGUE)} / {b['capabilities']} capabilities behind {len(RESIDENT_TOOLS)} / "
            f"{b['resident']} resident tools; {statistics.mean(docs):.0f} / {b['documents']} documents per world "
            f"(~{chars / 4000:.0f}k / ~{b['tokens_k']}k tokens); {len(worlds[0].tables)} / {b['collections']} collections, "
-           f"{statistics.mean(records):.0f} / {b['records']} records; 4 / {b['user_tools']} customer-side actions "
-           f"(approve or deny, upload, confirm a receipt, wait)"]
+           f"{statistics.mean(records):.0f} / {b['records']} records; {len(CUSTOMER_TOOLS)} / {b['user_tools']} customer-side "
+           f"tools (the LLM merchant's: {len(CUSTOMER_TOOLS) - len(WRITE_TOOLS)} views, {len(WRITE_TOOLS)} actions)"]
     out.append(f"  {'difficulty':>10s} {'tasks':>6s} {'golden calls (mean)':>20s} {'capabilities called':>20s} {'documents read':>15s} "
                f"{'workflows':>10s}")
     for diff in sorted({t.difficulty for t in suite}):
