@@ -3,17 +3,9 @@ persona's own records and tools."""
 
 from __future__ import annotations
 
-from servicegym.world_state.workspace.agenda import CALENDAR_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.contacts import CONTACT_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.csvfiles import CSV_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.files import FILE_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.jsonfiles import JSON_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.mail import MAIL_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.notes import NOTE_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.overview import OVERVIEW_TOOLS  # noqa: E402
+from servicegym.world_state.workspace.base_tools import BASE_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.personas import PERSONA_SCHEMA, PERSONAS, persona_profile, persona_tools  # noqa: E402
 from servicegym.world_state.workspace.skills import SKILL_TOOLS  # noqa: E402
-from servicegym.world_state.workspace.todos import TODO_TOOLS  # noqa: E402
 from servicegym.world_state.workspace.world import (
     COMMON_SCHEMA,
     FILE_TYPES,
@@ -40,8 +32,7 @@ WorkspaceWorld.schema = {**COMMON_SCHEMA, **PERSONA_SCHEMA}
 
 # the common tools every persona gets (files, CSV/JSON/Markdown, mail, calendar, notes, contacts, to-dos,
 # and the skills staged in the workspace: list_skills, read_skill, run_skill)
-COMMON_TOOLS = [*FILE_TOOLS, *CSV_TOOLS, *JSON_TOOLS, *MAIL_TOOLS, *CALENDAR_TOOLS, *NOTE_TOOLS, *CONTACT_TOOLS,
-                *TODO_TOOLS, *OVERVIEW_TOOLS, *SKILL_TOOLS]
+COMMON_TOOLS = [*BASE_TOOLS, *SKILL_TOOLS]
 
 __all__ = [
     "COMMON_SCHEMA", "COMMON_TOOLS", "FILE_TYPES", "MAX_FILE_CHARS", "MAX_WORKSPACE_CHARS", "PERSONAS", "Contact", "Event", "File",

@@ -615,9 +615,11 @@ def _depth(value: Any) -> int:
 
 
 def _persona_tools(world: WorkspaceWorld) -> dict[str, ToolSpec]:
-    from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, persona_tools
+    # the common tools from their own module, not the package (which imports this one)
+    from servicegym.world_state.workspace.base_tools import BASE_TOOLS
+    from servicegym.world_state.workspace.personas import PERSONAS, persona_tools
 
-    specs = [*COMMON_TOOLS, *(persona_tools(world.persona) if world.persona in PERSONAS else [])]
+    specs = [*BASE_TOOLS, *(persona_tools(world.persona) if world.persona in PERSONAS else [])]
     return {s.name: s for s in specs if s.name not in SKILL_TOOL_NAMES}
 
 
