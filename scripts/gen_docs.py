@@ -320,6 +320,12 @@ def _fill_nav(nav: list[Any], title: str, entries: list[dict[str, str]]) -> None
     raise ValueError(f"mkdocs.yml's nav has no section {title!r} to list the generated pages under")
 
 
+def on_startup(command: str, dirty: bool) -> None:
+    # before mkdocstrings' Python handler reads its ``paths`` (it drops a folder that does not exist
+    # yet, and a fresh clone has no build/docs-src): lay the package out first
+    layout_api_source()
+
+
 def on_config(config: Any) -> Any:
     _cache.clear()  # every build (mkdocs serve rebuilds) reads the code afresh
     layout_api_source()

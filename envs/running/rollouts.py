@@ -434,7 +434,7 @@ def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concur
     fill()
     while pending:
         done, _ = wait(pending, return_when=FIRST_COMPLETED)
-        for fut in done:
+        for fut in [f for f in pending if f in done]:  # in submission order (a set's order is arbitrary)
             job = pending.pop(fut)
             on_result(fut.result())
             if finished is not None:
