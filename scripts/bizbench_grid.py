@@ -21,21 +21,13 @@ strict (how far outcome-only scoring overestimates), then how episodes ended.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
-import servicegym  # noqa: F401  (registers the ids)
-from servicegym.envs.cli.compare import run_metadata, write_run_meta
-from servicegym.envs.running.llm_policy import golden_replay_handler
-from servicegym.envs.running.rollouts import collect, read_records
-from servicegym.simulators.loopback import LoopbackServer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gridlib import run_grid  # noqa: E402
 
 ENV_ID = "servicegym/Payments-v0"
 CONDITIONS: dict[str, dict[str, Any]] = {
@@ -72,63 +64,9 @@ def table(rows: list[tuple[str, str, dict[str, Any]]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="runs/bizbench", help="output directory (one subdirectory per cell)")
-    ap.add_argument("--limit", type=int, default=0, help="only the first N test tasks (0: all 50)")
-    ap.add_argument("--trials", type=int, default=1, help="trials per task")
-    ap.add_argument("--seed", type=int, default=0, help="base seed")
-    ap.add_argument("--conditions", default=",".join(CONDITIONS), help=f"comma-separated, of {', '.join(CONDITIONS)}")
-    ap.add_argument("--policies", default=",".join(POLICIES), help=f"comma-separated, of {', '.join(POLICIES)}")
-    ap.add_argument("--concurrency", type=int, default=4, help="loopback episodes in flight at once")
-    a = ap.parse_args(argv)
-    conds = [c for c in a.conditions.split(",") if c]
-    pols = [p for p in a.policies.split(",") if p]
-    bad = [c for c in conds if c not in CONDITIONS] + [p for p in pols if p not in POLICIES]
-    if bad or a.limit < 0 or a.trials < 1 or a.concurrency < 1:
-        ap.error(f"unknown condition or policy {', '.join(bad)}" if bad else "--limit >= 0, --trials and --concurrency >= 1")
-    probe = gym.make(ENV_ID, split="test").unwrapped
-    ids = probe.task_ids("test")
-    ids = ids[: a.limit] if a.limit else ids
-    tasks = [probe.source.get(t) for t in ids]
-    out = Path(a.out)
-    rows: list[tuple[str, str, dict[str, Any]]] = []
-    t0 = time.perf_counter()
-    server = LoopbackServer(handler=golden_replay_handler(tasks, strict=False, known=f"{len(tasks)} Payments test tasks"),
-                            record=False) if "loopback" in pols else None
-    try:
-        if server is not None:
-            server.start()
-        for policy in pols:
-            for cond in conds:
-                opts = CONDITIONS[cond]
-                cell = out / cond / policy
-                if policy == "loopback":
-                    llm = {"base_url": server.base_url, "model": server.model}
-                    kw: dict[str, Any] = {"policy": "llm", "policy_name": "loopback", "policy_kwargs": {"llm": llm},
-                                          "concurrency": a.concurrency}
-                else:
-                    llm = None
-                    kw = {"policy": policy}
-                collect(ENV_ID, out=cell / "rollouts.jsonl", task_ids=ids, split="test", trials=a.trials, seed=a.seed,
-                        env_kwargs=opts or None, resume=False, progress=False, **kw)
-                write_run_meta(cell, run_metadata(env_id=ENV_ID, policy=kw.get("policy_name", policy), trials=a.trials,
-                                                  seed=a.seed, split="test", tasks=len(ids), limit=a.limit,
-                                                  env_options=opts))
-                stats = cell_stats(list(read_records(cell / "rollouts.jsonl")))
-                rows.append((policy, cond, stats))
-                print(f"{policy:8s} {cond:8s} strict {stats['strict']:.3f}  G {stats['G']:.3f}  P {stats['P']:.3f}  "
-                      f"F {stats['F']:.3f}", file=sys.stderr)
-    finally:
-        if server is not None:
-            server.close()
-    text = table(rows)
-    print(f"{ENV_ID}, {len(ids)} test tasks x {a.trials} trial(s), seed {a.seed} ({time.perf_counter() - t0:.1f} s)\n")
-    print(text)
-    (out / "grid.md").write_text(text + "\n", encoding="utf-8")
-    (out / "grid.json").write_text(json.dumps([{"policy": p, "condition": c, **s} for p, c, s in rows], indent=1) + "\n",
-                                   encoding="utf-8")
-    print(f"\nwrote {out / 'grid.md'}, {out / 'grid.json'} and one rollouts.jsonl + run.json per cell under {out}")
-    return 0
+    return run_grid(argv, env_id=ENV_ID, description=__doc__.splitlines()[0], out_default="runs/bizbench", units="tasks",
+                    conditions=CONDITIONS, policies=POLICIES, stats=lambda records, tasks: cell_stats(records),
+                    line=lambda s: f"strict {s['strict']:.3f}  G {s['G']:.3f}  P {s['P']:.3f}  F {s['F']:.3f}", table=table)
 
 
 if __name__ == "__main__":
