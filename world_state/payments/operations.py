@@ -69,12 +69,16 @@ def _dispute(w: PaymentsWorld, dispute_id: str, status: str = "needs_response") 
     return d
 
 
+def _attach(w: PaymentsWorld, table: str, row: Any, field: str, upload_id: str) -> Any:
+    """Add the merchant's upload to ``row``'s tuple ``field`` (attaching it twice changes nothing)."""
+    _upload_of(w, upload_id, row.merchant_id)
+    if upload_id in getattr(row, field):
+        return row
+    return w.table(table).update(row.id, **{field: (*getattr(row, field), upload_id)})
+
+
 def _disputes_attach(w: PaymentsWorld, dispute_id: str, upload_id: str) -> Any:
-    d = _dispute(w, dispute_id)
-    _upload_of(w, upload_id, d.merchant_id)
-    if upload_id in d.evidence:
-        return d
-    return w.table("disputes").update(d.id, evidence=(*d.evidence, upload_id))
+    return _attach(w, "disputes", _dispute(w, dispute_id), "evidence", upload_id)
 
 
 def _disputes_submit(w: PaymentsWorld, dispute_id: str) -> dict[str, Any]:
@@ -344,11 +348,7 @@ def _verification(w: PaymentsWorld, verification_id: str) -> Any:
 
 
 def _verifications_attach(w: PaymentsWorld, verification_id: str, upload_id: str) -> Any:
-    v = _verification(w, verification_id)
-    _upload_of(w, upload_id, v.merchant_id)
-    if upload_id in v.attachments:
-        return v
-    return w.table("verifications").update(v.id, attachments=(*v.attachments, upload_id))
+    return _attach(w, "verifications", _verification(w, verification_id), "attachments", upload_id)
 
 
 def _verification_required(w: PaymentsWorld, merchant_id: str, kind: str) -> tuple[str, ...]:
@@ -449,14 +449,6 @@ def _fire_bank_change(w: PaymentsWorld, ev: Event) -> str:
 
 
 OPERATION_EVENTS["bank_change_effective"] = _fire_bank_change
-
-
-def cooling_change(w: PaymentsWorld, bank_account_id: str) -> Any:
-    """The requested (cooling) change that names ``bank_account_id``, if any: payouts to it wait."""
-    for c in w.table("account_changes"):
-        if c.bank_account_id == bank_account_id and c.status == "requested":
-            return c
-    return None
 
 
 _cap("account_changes.request_bank_change", "write",

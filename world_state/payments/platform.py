@@ -316,12 +316,14 @@ def platform_records(variant: int, merchants: tuple[str, ...]) -> dict[str, dict
     rng = random.Random(f"payments-platform/{variant}")
     ids: dict[str, list[str]] = {}
     out: dict[str, dict[str, Entity]] = {}
+    owners = list(merchants)
     for coll, spec in PLATFORM_SPEC.items():
         model = PLATFORM_SCHEMA[coll]
+        fields = _parse(spec)
         rows: dict[str, Entity] = {}
         for k in range(rng.randint(*ROWS_PER_COLLECTION)):
             rid = f"{PREFIXES[coll]}-{variant}{k:03d}"
-            values = {fname: _value(rng, coll, fname, kind, k, list(merchants), ids) for fname, kind in _parse(spec)}
+            values = {fname: _value(rng, coll, fname, kind, k, owners, ids) for fname, kind in fields}
             rows[rid] = model.model_validate({"id": rid, **values})
         ids[coll] = list(rows)
         out[coll] = rows
