@@ -117,6 +117,18 @@ CONCEPTS: dict[str, Concept] = {
                            _w("葱|葱花|香葱|小葱|大葱|洋葱|scallion|green onion|spring onion|onion|chive|leek"),
                            _w("葱油饼")),
     "cilantro": Concept(_w("香菜|芫荽|cilantro|coriander"), _w("香菜|芫荽|cilantro|coriander")),
+    # a drink or a snack a set comes with ("should include drinks": "2 Thai Milk Teas", "Colas Complimentary")
+    "drink": Concept(_w("饮品|饮料|喝的|drink|drinks|beverage|beverages|soft drink|soft drinks"),
+                     _w("饮品|饮料|奶茶|果茶|果汁|可乐|雪碧|汽水|苏打水|矿泉水|椰子水|柠檬水|豆浆|酸梅汤|咖啡|拿铁|茶饮|"
+                        "啤酒|红酒|鸡尾酒|drink|beverage|milk tea|fruit tea|juice|cola|coke|sprite|soda|lemonade|"
+                        "coconut water|mineral water|soy milk|smoothie|coffee|latte|iced tea|herbal tea|tea|beer|wine|"
+                        "cocktail|mojito"),
+                     _w("茶叶蛋|茶餐厅|茶楼|奶茶店|tea egg|tea house|teahouse|tea restaurant|tea room|tea-smoked|"
+                        "wine sauce|wine vinegar|beer-braised|beer braised|drinking")),
+    "snack": Concept(_w("小吃|零食|小食|点心|茶点|snack|snacks|nibbles"),
+                     _w("小吃|零食|小食|点心|茶点|爆米花|薯片|坚果|瓜子|果盘|snack|popcorn|chips|crisps|nuts|fruit platter|"
+                        "dim sum|pastry|pastries|cookie|biscuit|cracker|pretzel|fries"),
+                     _w("snack street|小吃街")),
     "vegetable": Concept(_w("蔬菜|青菜|时蔬|素菜|vegetable|vegetables|veggie|veggies|greens"),
                          _w("蔬菜|时蔬|青菜|素菜|生菜|白菜|菠菜|西兰花|油麦菜|豆芽|黄瓜|番茄|西红柿|胡萝卜|土豆|茄子|青椒|"
                             "包菜|卷心菜|苦瓜|羽衣甘蓝|芹菜|蘑菇|菌|vegetable|veggie|greens|lettuce|cabbage|spinach|"

@@ -137,6 +137,7 @@ from .world import (
     _place_fields,
     _places_named,
     _Spec,
+    across,
 )
 
 
@@ -210,7 +211,8 @@ def _mentions_line(concepts: list[str], line: Any) -> bool:
 
 def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
     """A place feature (``scope="place"``): the place's name, tags or category."""
-    found = any(phrase_in(p, f) for p in spec.phrases for f in _place_fields(place))
+    fields = _place_fields(place)
+    found = any(phrase_in(p, f) for p in spec.phrases for f in fields) or any(across(p, fields) for p in spec.phrases)
     return found != spec.negated
 
 
@@ -352,7 +354,13 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             tries = ([f"{alt} {noun}"] if noun and " " not in alt else []) + _variants(alt, zh, head)
             if sc != "place" and not zh:
                 tries += _spice_options(alt, ctx)  # "mild spicy" where a spice scale spells it "Mild"
-            hit = next((v for v in tries if _found(v, ctx, sc)), None)
+            # a variant one field spells first, then one a product's fields spell together ("cocktail
+            # set": a set tagged "Cocktail"), and only then the value without its unit ("cocktail")
+            unitless = {t[:u.start()] for t in tries for u in [_UNIT_TAIL_EN.search(t)] if u}
+            whole = [v for v in tries if v not in unitless]
+            hit = next((v for v in whole if _found(v, ctx, sc, split=False)), None) or \
+                next((v for v in whole if _found(v, ctx, sc)), None) or \
+                next((v for v in tries if _found(v, ctx, sc, split=False)), None)
             if hit is None:
                 if len(alts) > 1 and _CUP_SIZE.match(alt):
                     continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered

@@ -68,7 +68,7 @@ class CountSpec(_Spec):
     lines (those matching ``phrase`` when given) add up to ``value`` (``op``)."""
 
     kind: Literal["count"] = "count"
-    what: Literal["people", "items"]
+    what: Literal["people", "items", "servings"]
     op: Literal["==", ">=", "<="] = "=="
     value: int
     phrase: str = ""
@@ -79,12 +79,86 @@ class CountSpec(_Spec):
 def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
     if spec.what == "people":
         return record.customer_count is not None and _compare(record.customer_count, spec.op, spec.value)
+    if spec.what == "servings":  # "enough for two people": a set for two, or two single meals
+        return bool(record.lines) and _compare(sum(line_serves(x) * x.quantity for x in record.lines), spec.op, spec.value)
     lines = [x for x in record.lines if not spec.phrase or _line_has(x, [spec.phrase])]
     if spec.same and len(lines) != 1:
         return False
     if spec.distinct:  # different products: their ids, whatever each line's quantity
         return bool(lines) and _compare(len({x.product_id for x in lines}), spec.op, spec.value)
     return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
+
+
+# ----- how many people an ordered line serves -------------------------------------------------------
+_SERVES_EN = re.compile(rf"\bfor (?P<n>{_NUM_RE[1:-1]})(?:\s*(?:-|to|~)\s*(?P<hi>\d+|[a-z]+))?\b(?!\s*(?:hours?|h|minutes?|mins?|days?|"
+                        rf"nights?|years?|months?|weeks?|times?|sessions?|classes|lessons?|visits?|uses?)\b)"
+                        rf"|\b(?P<n2>{_NUM_RE[1:-1]})(?:\s*(?:-|to|~)\s*(?P<hi2>\d+|[a-z]+))?[- ](?:person|people|persons|pax)\b")
+_PEOPLE_PARTS_EN = re.compile(rf"\b({_NUM_RE[1:-1]})\s+(?:adults?|children|child|kids?|seniors?)\b")
+_SERVES_ZH = re.compile(r"(?P<n>\d+|[一二两三四五六七八九十]{1,2})(?:\s*[-~至到]\s*(?P<hi>\d+|[一二两三四五六七八九十]{1,2}))?人(?!民)")
+_PAIR_WORDS = re.compile(r"\b(?:double|couples?|two-person|twin)\b|双人|情侣")
+
+
+def line_serves(line: Any) -> int:
+    """How many people one unit of an ordered line serves, as its name and tags say ("Set for Two",
+    "3-Person Meal", "Suitable for 5-6 People": 6, "2 adults 1 child": 3, "双人套餐", "4人餐"); 1 when
+    they say none. The most any of its fields says counts (a range counts its upper end)."""
+    best = 0
+    for field in (getattr(line, "name", ""), *getattr(line, "tags", ())):
+        t = field.casefold()
+        if _is_zh(t):
+            for m in _SERVES_ZH.finditer(t):
+                best = max(best, int(_num(m.group("hi") or m.group("n"))))
+            if _PAIR_WORDS.search(t):
+                best = max(best, 2)
+            continue
+        parts = _PEOPLE_PARTS_EN.findall(t)
+        if parts:
+            best = max(best, sum(int(_num(x)) for x in parts))
+        for m in _SERVES_EN.finditer(t):
+            hi = m.group("hi") or m.group("hi2")
+            n = m.group("n") or m.group("n2")
+            try:
+                best = max(best, int(_num(hi if hi else n)))
+            except _Unclear:
+                continue
+        if _PAIR_WORDS.search(t):
+            best = max(best, 2)
+    return max(best, 1)
+
+
+# "should be enough for two people", "the portion should be suitable for 4 adults and 2 children", "份量应够3人食用"
+_ENOUGH_EN = re.compile(r"^(?:be )?(?:(?:large |big )?enough|sufficient|adequate)(?: in (?:portion|quantity|size))? for "
+                        r"(?P<who>.+?)(?: to (?:share|eat))?$")
+_SUITED_EN = re.compile(r"^(?:be )?(?:suitable|appropriate|sized|portioned) for (?P<who>.+)$")
+_PORTION_SUBJECT = re.compile(r"\b(?:portions?|servings?|quantity|amount|size|portion size)\b|份量|分量|量")
+_WHO_EN = re.compile(rf"^(?:a total of |the )?(?:{_NUM_RE[1:-1]}) (?:people|persons?|adults?|diners|guests|pax)"
+                     rf"(?: and (?:{_NUM_RE[1:-1]}) (?:children|child|kids?))?$")
+_ENOUGH_ZH = re.compile(r"^(?:应|要|需要|需)?(?:足够|够|满足|适合)(?P<n>\d+|[一二两三四五六七八九十]{1,2})(?:个)?人(?:食用|吃|用餐|享用|分享)?$")
+
+
+def _servings_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
+    """A lower bound on the people an order serves (``what="servings"``, ``>=``): the lines' servings
+    (``line_serves``) times their quantities add up to at least the number said; None when the item
+    says no such bound."""
+    p = _cut_purpose(pred).strip(" ,，.")
+    if _is_zh(subject + p):
+        m = _ENOUGH_ZH.match(p)
+        if m is None or not (_PORTION_SUBJECT.search(subject) or p.lstrip("应要需").startswith(("足够", "够"))):
+            return None
+        n = int(_num(m.group("n")))
+    else:
+        m = _ENOUGH_EN.match(p)
+        if m is None:
+            m = _SUITED_EN.match(p) if _PORTION_SUBJECT.search(subject) else None
+        if m is None:
+            return None
+        who = _WHO_EN.match(m.group("who").strip())
+        if who is None:
+            raise _Unclear  # "suitable for a 5-year-old child", "enough for everyone": not a number of people
+        n = sum(int(_num(x)) for x in re.findall(_NUM_RE, who.group(0)))
+    if neg or not 1 <= n <= 50:
+        raise _Unclear
+    return CountSpec(what="servings", op=">=", value=n)
 
 
 # ----- party sizes ----------------------------------------------------------------------------------
@@ -145,6 +219,9 @@ _EN_FROM_PLACE = re.compile(r",\s*(?:all |both |each )?(?:of them )?(?:from|at)\
 
 
 def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | list[Any] | None:
+    serves = _servings_item(subject, neg, pred, ctx)
+    if serves is not None:
+        return serves
     p = _cut_purpose(pred).strip()
     units = _COUNT_UNITS
     fm = None if _is_zh(subject + p) else _EN_FROM_PLACE.search(p)

@@ -145,7 +145,9 @@ def _stem(word: str) -> str:
 # words that say only that a thing comes with another ("Firing included", "includes firing"): dropped like
 # articles; a few general synonyms read as one word; a unit right after a number as its full word
 _INCLUDE_WORDS = frozenset({"include", "included", "including", "contain", "contained", "containing", "comes", "come"})
-_SYNONYMS = {"complimentary": "free", "menu": "meal", "additional": "extra"}
+_SYNONYMS = {"complimentary": "free", "menu": "meal", "additional": "extra",
+             # a taught unit: "experience course" is an "Experience Class", "single session" a "Single class"
+             "course": "class", "lesson": "class", "session": "class"}
 _UNITS_AFTER_NUMBER = {"h": "hour", "hr": "hour", "min": "minute"}
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .text import _NUMBER_WORDS, _PHRASE_STOP, _knorm, phrase_in
+from .text import _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _knorm, phrase_in
 
 
 # ----- what the compiler reads of the task's world ---------------------------------------------
@@ -219,7 +219,21 @@ def _place_fields(place: PlaceInfo) -> list[str]:
 
 
 def _line_has(line: LineFacts, phrases: list[str]) -> bool:
-    return any(phrase_in(p, f) for p in phrases for f in _line_fields(line))
+    fields = _line_fields(line)
+    return any(phrase_in(p, f) for p in phrases for f in fields) or any(across(p, fields) for p in phrases)
+
+
+def across(phrase: str, fields: list[str] | tuple[str, ...]) -> bool:
+    """Whether an English phrase of two or three words is spelled by a record's fields together, its words
+    split between the name and the tags ("cocktail set": "Specialty Set for Three" tagged "Specialty
+    Cocktail"); each field keeps its own neighbours (a number binds in its field only, "no" blocks
+    the word after it in its field only)."""
+    if len(fields) < 2 or not 2 <= len(phrase.split()) <= 3 or _is_zh(phrase):
+        return False  # a longer phrase is a name, which one field spells
+    return phrase_in(phrase, _SEP.join(f for f in fields if f))
+
+
+_SEP = " zzsep "  # a word no field holds: no word is next to another field's
 
 
 def _chose(line: LineFacts, phrases: list[str]) -> bool:
@@ -259,17 +273,20 @@ def _places_named(x: str, ctx: ItemContext, chain: bool) -> list[str]:
     return [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
 
 
-def _found(phrase: str, ctx: ItemContext, scope: str) -> bool:
+def _found(phrase: str, ctx: ItemContext, scope: str, split: bool = True) -> bool:
     """Whether a phrase is found in the catalogue: a product's name, tags or options
     (``scope="product"``; ``"option"``: its options only), or a place's name, tags or category
-    (``"place"``)."""
+    (``"place"``); with ``split``, also a short phrase whose words a product's name and tags (a
+    place's fields) spell together (``across``)."""
     if not phrase.strip():
         return False
     if scope == "option":
         return any(phrase_in(phrase, o) for pr in ctx.products for o in pr.options)
     if scope == "product":
-        return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options))
-    return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl))
+        return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options)) \
+            or split and any(across(phrase, (pr.name, *pr.tags)) for pr in ctx.products)
+    return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl)) \
+        or split and any(across(phrase, _place_fields(pl)) for pl in ctx.places)
 
 
 # what a product is sold as, after what it is: "... package / set meal / course / voucher"

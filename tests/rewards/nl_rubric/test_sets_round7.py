@@ -383,6 +383,7 @@ def test_a_set_that_serves_n_people() -> None:
     rec = lambda pid, name: nl_rubric.RecordFacts("orders", "o", "T1", lines=(line(pid, name),))  # noqa: E731
     assert nl_rubric.spec_holds(spec, rec("S1", "Classic Set for Two"), serves.place("T1"))
     assert not nl_rubric.spec_holds(spec, rec("S2", "Family Set for Four"), serves.place("T1"))
-    # "enough for two" is a lower bound (a set for four is enough): not a serving size, the judge's
+    # "enough for two" is a lower bound on the people served (round 8): a set for four is enough
     enough = nl_rubric.compile_item("The Thai package should be enough for two people", serves)
-    assert enough is None
+    assert isinstance(enough, nl_rubric.CountSpec) and (enough.what, enough.op, enough.value) == ("servings", ">=", 2)
+    assert nl_rubric.spec_holds(enough, rec("S2", "Family Set for Four"), serves.place("T1"))
