@@ -129,10 +129,12 @@ from rapidfuzz import fuzz, utils
 from servicegym.rewards.nl_rubric import (
     ADDRESS_TOLERANCE_M,
     SPEC_KINDS,
+    JointSpec,
     LineFacts,
     PlaceInfo,
     RecordFacts,
     TimeWindow,
+    joint_holds,
     parse_spec,
     spec_holds,
     spec_parts,
@@ -980,6 +982,18 @@ def record_facts(world: World, table: str, row: Any) -> RecordFacts:
                        total=float(row.total_price))
 
 
+def episode_orders(view: EpisodeView, params: dict[str, Any]) -> list[tuple[RecordFacts, PlaceInfo | None]]:
+    """The orders the episode made and did not cancel, each with its place (``JointSpec`` items)."""
+    initial_ids = set(params.get("initial_order_ids") or view.initial.table("orders").rows)
+    out = []
+    for row in view.world.table("orders"):
+        if row.key in initial_ids or row.status == "cancelled":
+            continue
+        facts = record_facts(view.world, "orders", row)
+        out.append((facts, place_info(view.world, facts.place_id)))
+    return out
+
+
 def executed_tools(view: EpisodeView) -> frozenset[str]:
     """The names of the tools executed in the episode."""
     return frozenset(e.name for e in view.history.tool_calls("executed"))
@@ -993,6 +1007,8 @@ def nl_item(view: EpisodeView, params: dict[str, Any]) -> bool:
     calls = executed_tools(view)
     if all(p.kind == "process" for p in spec_parts(spec)):
         return spec_holds(spec, None, None, calls)
+    if isinstance(spec, JointSpec):  # several orders at once: every order the episode made, not cancelled
+        return joint_holds(spec, episode_orders(view, params))
     records = governed_records(view, params)
     if not records:
         return False

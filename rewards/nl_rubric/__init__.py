@@ -67,6 +67,7 @@ from .address import ADDRESS_MIN_CHARS, ADDRESS_TOLERANCE_M, AddressSpec, addres
 from .best import BestSpec, best_can_fail, best_value
 from .compile import compile_item, compiled_count, nl_coverage
 from .duration import DurationSpec, HoursSpec
+from .joint import JointSpec, joint_holds
 from .note import NOTE_COVERAGE, NoteSpec, contradicts, note_carries, spice_levels
 from .place import RATING_MAX, DistanceSpec, RatingSpec, StoreSpec
 from .price import PRICE_AROUND_RATIO, PriceSpec
@@ -100,11 +101,11 @@ __all__ = [
     "ADDRESS_MIN_CHARS", "ADDRESS_TOLERANCE_M", "AROUND_TOLERANCE_MIN", "ASAP_SLACK_MIN", "BOUND_TOLERANCE_MIN",
     "EXACT_TOLERANCE_MIN", "MAX_ITEM_CHARS", "NOTE_COVERAGE", "PAST_DATE_DAYS", "PRICE_AROUND_RATIO", "RATING_MAX",
     "SPEC_KINDS", "TARGET_MARGIN_MIN", "TOLERANCE_MIN", "TOPICS", "UNDATED_GRACE_MIN",
-    "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "LineFacts",
+    "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "JointSpec", "LineFacts",
     "NoteSpec", "Part", "PlaceInfo", "PriceSpec", "ProcessSpec", "ProductInfo", "RatingSpec", "RecordFacts",
     "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow", "TripSpec",
     "address_within", "best_can_fail", "best_value", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",
-    "item_context", "item_topic", "nl_coverage", "norm_address", "normalise", "note_carries", "parse_spec",
+    "item_context", "item_topic", "joint_holds", "nl_coverage", "norm_address", "normalise", "note_carries", "parse_spec",
     "phrase_in", "spec_holds", "spec_parts", "spec_target", "spec_topic", "spice_levels", "subject_of",
     "subject_text",
 ]

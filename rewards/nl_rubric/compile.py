@@ -53,6 +53,7 @@ from .address import _address_item
 from .best import _best_item
 from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal
 from .duration import _duration_item, _hours_item, _usable_item
+from .joint import _joint_item
 from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
 from .price import _price_item
@@ -248,6 +249,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     only = _only_item(subject, neg, pred, ctx)  # "nothing other than X", "只包含X": an exclusive set, one record
     if only is not None:
         return [_with_about(only, about)]
+    joint = _joint_item(subject, neg, pred, ctx)  # "X and Y from the same store", "the total cost of A and B orders"
+    if joint is not None:
+        return [_with_about(joint, about)]
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"

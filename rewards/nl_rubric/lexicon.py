@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .text import _is_zh, phrase_in
 
@@ -236,13 +237,16 @@ def example_phrases(examples: str) -> list[str]:
 
 def mentions(concepts: list[str], text: str) -> bool:
     """Whether one of the concepts' terms is a phrase of ``text`` (its ``not_terms`` blanked out)."""
-    for name in concepts:
-        c = CONCEPTS.get(name)
-        if c is None:
-            continue
-        t = text.casefold()
-        for nt in sorted(c.not_terms, key=len, reverse=True):
-            t = t.replace(nt.casefold(), " | ")
-        if any(phrase_in(term, part) for part in t.split("|") if part.strip() for term in c.terms):
-            return True
-    return False
+    return any(_mentions_one(name, text) for name in concepts)
+
+
+@lru_cache(maxsize=1 << 15)
+def _mentions_one(name: str, text: str) -> bool:
+    """``mentions`` of one concept (a catalogue's names and tags recur: each pair is read once)."""
+    c = CONCEPTS.get(name)
+    if c is None:
+        return False
+    t = text.casefold()
+    for nt in sorted(c.not_terms, key=len, reverse=True):
+        t = t.replace(nt.casefold(), " | ")
+    return any(phrase_in(term, part) for part in t.split("|") if part.strip() for term in c.terms)

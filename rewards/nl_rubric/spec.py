@@ -21,6 +21,8 @@ each kind's own check, in the order below).
     status        StatusSpec     status      the record's status
     duration      DurationSpec   duration    the record's lines (their length)
     hours         HoursSpec      duration    the record's place (its closing time)
+    joint         JointSpec      joint       the episode's new orders together (one place sells each named
+                                             good; the orders at the named places cost, in all, within a bound)
     best          BestSpec       best        the record's place (rating, distance) or its lines (price,
                                              sales rank, length), against the gold's value (``bound``)
     trip          TripSpec       trip        a travel record's line dates (date, check-in/out, nights) or
@@ -37,6 +39,7 @@ from pydantic import Field, TypeAdapter
 from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
 from .best import PLACE_ATTRIBUTES, BestSpec, best_holds, describe_best
 from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
+from .joint import JointSpec, describe_joint
 from .note import NoteSpec, note_holds
 from .place import DistanceSpec, RatingSpec, StoreSpec, distance_holds, rating_holds, store_holds
 from .price import PriceSpec, price_holds
@@ -50,7 +53,7 @@ from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec | JointSpec,
     Field(discriminator="kind"),
 ]
 
@@ -65,7 +68,7 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "duration", "hours", "best", "trip", "all_of")
+                               "price", "note", "status", "duration", "hours", "best", "trip", "joint", "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -83,7 +86,8 @@ def spec_parts(spec: Any) -> list[Any]:
 def spec_target(spec: Any) -> str | None:
     """Which gold records an item is about: ``delivery`` orders, any ``order``, a ``visit``
     (booking or reservation), the ``place`` of an order or visit, any ``record`` (status items),
-    ``none`` (process items), or ``arrival`` (time items: a delivery or a visit)."""
+    ``none`` (process items), ``episode`` (every order the episode made: ``JointSpec``), or
+    ``arrival`` (time items: a delivery or a visit)."""
     targets = set()
     for p in spec_parts(spec):
         if isinstance(p, TimeWindow):
@@ -92,6 +96,8 @@ def spec_target(spec: Any) -> str | None:
             targets.add("delivery")
         elif isinstance(p, ProcessSpec):
             continue
+        elif isinstance(p, JointSpec):
+            targets.add("episode")
         elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
                 or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES) \
                 or (isinstance(p, TripSpec) and p.what in PLACE_TRIP):
@@ -163,6 +169,8 @@ def describe_spec(spec: Any) -> str:
         return _describe(spec)
     if isinstance(spec, BestSpec):
         return describe_best(spec)
+    if isinstance(spec, JointSpec):
+        return describe_joint(spec)
     if isinstance(spec, TripSpec):
         return describe_trip(spec)
     if isinstance(spec, StatusSpec):

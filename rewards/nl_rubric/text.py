@@ -208,10 +208,32 @@ def _numbers_bound(phrase: tuple[str, ...], field: tuple[str, ...]) -> bool:
 
 
 def _norm_zh(text: str) -> str:
+    return _norm_zh_cached(text) if len(text) <= _CACHED_CHARS else _norm_zh_once(text)
+
+
+def _norm_zh_once(text: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).casefold())
 
 
+_norm_zh_cached = lru_cache(maxsize=1 << 16)(_norm_zh_once)
+# a catalogue's names, tags and options are short and recur across records and episodes: their checks
+# are remembered; a longer text (an item being read) is not, so a read stays linear in its length
+_CACHED_CHARS = 256
+
+
 def phrase_in(phrase: str, field_text: str) -> bool:
+    """Whether ``phrase`` is found in ``field_text`` (``_phrase_in``; short texts remembered)."""
+    if len(field_text) <= _CACHED_CHARS and len(phrase) <= _CACHED_CHARS:
+        return _phrase_in_cached(phrase, field_text)
+    return _phrase_in(phrase, field_text)
+
+
+@lru_cache(maxsize=1 << 17)
+def _phrase_in_cached(phrase: str, field_text: str) -> bool:
+    return _phrase_in(phrase, field_text)
+
+
+def _phrase_in(phrase: str, field_text: str) -> bool:
     """Whether ``phrase`` is found in ``field_text`` (one name, tag or option part).
 
     English: every word of the phrase (stems, numbers as digits, articles dropped) is a word of the
@@ -222,6 +244,8 @@ def phrase_in(phrase: str, field_text: str) -> bool:
     if not phrase or not field_text:
         return False
     if _CJK_RE.search(phrase):
+        if not _CJK_RE.search(field_text):
+            return False  # Chinese words are in no English field
         p, f = _norm_zh(phrase), _norm_zh(field_text)
         start = f.find(p)
         while start != -1:

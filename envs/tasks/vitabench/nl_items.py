@@ -291,7 +291,7 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                     continue
             if not ties:
                 continue
-        elif target == "none":
+        elif target in ("none", "episode"):  # a process item; an item about every order the episode makes
             items.append(item)
             continue
         elif target is None:

@@ -92,3 +92,56 @@ def test_a_course_a_lesson_and_a_session_are_a_class() -> None:
     assert isinstance(spec, nl_rubric.FeatureSpec)
     assert nl_rubric.spec_holds(spec, order(line("S5", "Calligraphy Starter Package", ("Experience Class",))), None)
     assert not nl_rubric.spec_holds(spec, order(line("S6", "Calligraphy Ten-Week Package", ("Regular Class",))), None)
+
+
+SALON = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("N1", "Elegant Nails", ("Nail Art",), "Beauty", 4.6),
+                     nl_rubric.PlaceInfo("N2", "Fingertip Studio", ("Nail Art", "Eyelash"), "Beauty", 4.4),
+                     nl_rubric.PlaceInfo("B1", "Crown Bathhouse", ("Bathhouse", "Sauna"), "Leisure", 4.5),
+                     nl_rubric.PlaceInfo("J1", "Sakura", ("Japanese Restaurant",), "Dining", 4.7)),
+    products=(nl_rubric.ProductInfo("P1", "N1", "Classic Manicure Set", (), (), 99.0),
+              nl_rubric.ProductInfo("P2", "N1", "Eyelash Extension Set", (), (), 129.0),
+              nl_rubric.ProductInfo("P3", "N2", "Eyelash Extension Set", (), (), 119.0),
+              nl_rubric.ProductInfo("P4", "B1", "Sauna Pass", (), (), 388.0),
+              nl_rubric.ProductInfo("P5", "J1", "Sashimi Set for One", (), (), 138.0)),
+    tools=TOOLS)
+
+
+def rec(rid: str, place: str, *lines: nl_rubric.LineFacts) -> tuple[nl_rubric.RecordFacts, nl_rubric.PlaceInfo | None]:
+    total = sum(x.price * x.quantity for x in lines)
+    return nl_rubric.RecordFacts("orders", rid, place, lines=lines, total=total), SALON.place(place)
+
+
+def test_goods_from_the_same_place_read_every_order_of_the_episode() -> None:
+    spec = nl_rubric.compile_item("The manicure set and eyelash extension set should come from the same nail salon", SALON)
+    assert isinstance(spec, nl_rubric.JointSpec) and spec.what == "same_place"
+    assert spec.members == [["manicure set"], ["eyelash extension set"]]
+    assert nl_rubric.spec_target(spec) == "episode"
+    mani, lash1, lash2 = line("P1", "Classic Manicure Set"), line("P2", "Eyelash Extension Set"), line("P3", "Eyelash Extension Set")
+    assert nl_rubric.joint_holds(spec, [rec("o1", "N1", mani, lash1)])  # one order
+    assert nl_rubric.joint_holds(spec, [rec("o1", "N1", mani), rec("o2", "N1", lash1)])  # two orders, one salon
+    assert not nl_rubric.joint_holds(spec, [rec("o1", "N1", mani), rec("o2", "N2", lash2)])  # two salons
+    assert not nl_rubric.joint_holds(spec, [rec("o1", "N1", mani)])  # the lashes never ordered
+    # round trip through the JSON form the task files keep
+    assert nl_rubric.parse_spec(spec.model_dump(mode="json")) == spec
+    # a good the catalogue does not sell, or a negated demand: not read
+    assert nl_rubric.compile_item("The manicure set and the hair dye should come from the same salon", SALON) is None
+    assert nl_rubric.compile_item("The manicure set and eyelash extension set should not come from the same salon",
+                                  SALON) is None
+
+
+def test_a_total_over_the_orders_at_several_places() -> None:
+    spec = nl_rubric.compile_item("The total cost of bathhouse and Japanese restaurant orders should not exceed 600 yuan",
+                                  SALON)
+    assert isinstance(spec, nl_rubric.JointSpec) and spec.what == "total" and spec.high == 600
+    orders = [rec("o1", "B1", nl_rubric.LineFacts("P4", "Sauna Pass", (), "", 1, 388.0, ())),
+              rec("o2", "J1", nl_rubric.LineFacts("P5", "Sashimi Set for One", (), "", 1, 138.0, ()))]
+    assert nl_rubric.joint_holds(spec, orders)  # 526 yuan
+    pricier = [orders[0], rec("o2", "J1", nl_rubric.LineFacts("P5", "Sashimi Set for One", (), "", 2, 138.0, ()))]
+    assert not nl_rubric.joint_holds(spec, pricier)  # 664 yuan
+    assert not nl_rubric.joint_holds(spec, orders[:1])  # no Japanese restaurant order at all
+    # one order's total is the price reader's, not this kind
+    one = nl_rubric.compile_item("The total cost of the bathhouse order should not exceed 600 yuan", SALON)
+    assert not isinstance(one, nl_rubric.JointSpec)
+    # a place the task does not have: the judge's
+    assert nl_rubric.compile_item("The total cost of bathhouse and bowling orders should not exceed 600 yuan", SALON) is None
