@@ -25,7 +25,10 @@ Where each kind lives (its spec model, its grammar and its check, together)
     best.py      ``BestSpec``: a superlative ("the closest", "top-rated", "the cheapest", "the
                  best-selling", "the longest"): at least as good as the gold record, whose value
                  the loader fills in (``bound``)
-    quantity.py  ``CountSpec``: a party size, or how many items an order holds
+    quantity.py  ``CountSpec``: a party size, how many items an order holds, or how many people
+                 it serves at least ("enough for two people": a set for two, or two single sets)
+    joint.py     ``JointSpec``: several orders at once, read over every order the episode made
+                 ("X and Y from the same store"; "the total cost of the A and B orders")
     price.py     ``PriceSpec``: an order's total, or the unit price of what it holds (budgets)
     note.py      ``NoteSpec``: what the order's note says (coverage, contradictions)
     status.py    ``StatusSpec``: a record cancelled, or paid
