@@ -713,8 +713,10 @@ def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext
     value = re.sub(r"(?<=.)的$", "", value)
     if not value or len(value) > 60:
         return None
-    if not _found_any(concept_value(value) or concept_value(value, absence=True) or [], ctx):
-        return None  # no product of the task spells the concept: the check would hold whatever is ordered
+    if not neg and not _found_any(concept_value(value) or concept_value(value, absence=True) or [], ctx):
+        return None  # asked for, and no product of the task spells the concept: the literal reading, or the judge's
+    # an exclusion ("should not contain offal") no product of the task spells holds whatever is ordered from
+    # it: read all the same (the class is named, and an agent cannot break it), not left to the judge
     names = concept_value(value)
     if names is not None:
         phrases = [x for x in example_phrases(examples) if len(x) >= 2] if examples else []

@@ -138,7 +138,9 @@ def describe_spec(spec: Any) -> str:
     if isinstance(spec, StoreSpec):
         return f"the place is {no}{spec.name!r} ({', '.join(spec.place_ids)})"
     if isinstance(spec, FeatureSpec):
-        text = f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(map(repr, spec.phrases))}"
+        said = [*map(repr, spec.phrases), *(f"<{c}>" for c in spec.concepts),
+                *(f"<no {c}>" for c in spec.absent)]  # a class of food (``lexicon``) in angle brackets
+        text = f"the {spec.scope} {'has none of' if spec.negated else 'matches'} {' / '.join(said)}"
         if spec.some:
             text = f"some line of {text.removeprefix('the ')}"
         if spec.every:

@@ -145,3 +145,16 @@ def test_a_total_over_the_orders_at_several_places() -> None:
     assert not isinstance(one, nl_rubric.JointSpec)
     # a place the task does not have: the judge's
     assert nl_rubric.compile_item("The total cost of bathhouse and bowling orders should not exceed 600 yuan", SALON) is None
+
+
+def test_an_exclusion_no_product_spells_is_read_all_the_same() -> None:
+    """"Should not contain offal" where no product of the task is offal holds whatever is ordered from
+    it: a check (it cannot fail on this catalogue), not an item for the judge; asked for ("should
+    contain offal") it stays unread."""
+    spec = nl_rubric.compile_item("The movie package should not contain offal", CTX)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.negated and spec.concepts == ["offal"]
+    assert "<offal>" in nl_rubric.describe_spec(spec)
+    assert nl_rubric.spec_holds(spec, order(line("S3", "Romantic Movie Package", ("Coconut water",))), None)
+    assert not nl_rubric.spec_holds(spec, order(line("x", "Pork Liver Noodles")), None)  # were one sold, it fails
+    asked = nl_rubric.compile_item("The movie package should contain offal", CTX)
+    assert not (isinstance(asked, nl_rubric.FeatureSpec) and asked.concepts)
