@@ -9,14 +9,17 @@ callable or an instance; ``episode_seed`` derives an episode's seed from the run
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
 import inspect
+import itertools
 import json
+import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +30,8 @@ import servicegym.envs.environments.registration  # noqa: F401  (the ids, in a f
 from servicegym.envs.running.policies import episode_details, make_policy
 from servicegym.world_state.text import scrub
 
-__all__ = ["FAILED_REASONS", "MAX_WORKER_LOSSES", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker",
-           "Job", "PolicyMaker", "WorkerLost", "episode_seed", "thread_per_episode"]
+__all__ = ["BATCH_S", "FAILED_REASONS", "MAX_BATCH", "BatchSizer", "MAX_WORKER_LOSSES", "RECORD_FIELDS", "failed", "run_config", "EpisodeResult", "EpisodeWorker",
+           "Job", "PolicyMaker", "WorkerLost", "episode_seed", "next_run", "thread_per_episode"]
 
 RECORD_FIELDS = (
     "env_id", "env_version", "servicegym_version", "domain", "task_id", "trial", "seed", "policy", "config",
@@ -108,6 +111,47 @@ class EpisodeResult:
     line: str
     tools: tuple[str, str] | None = None  # (digest, JSON) of a tool list the record refers to, first time only
     failed: bool = False  # ``failed(record)``: ended for a reason other than the agent's behaviour
+
+
+BATCH_S = 0.05
+"""Seconds of episodes a process or Ray worker is sent at once, once the first results have shown
+how long an episode takes there: short episodes go in batches (one round trip each, not one per
+episode), episodes longer than this one at a time."""
+MAX_BATCH = 64
+_RUNS = itertools.count(1)
+
+
+def next_run() -> int:
+    """A fresh id for one run served by reused workers (``EpisodeWorker.run_batch``'s ``run``)."""
+    return next(_RUNS)
+
+
+class BatchSizer:
+    """How many episodes to send a worker at once: 1 until a batch has come back, then about
+    ``BATCH_S`` seconds of episodes (at most ``MAX_BATCH``), never more than an even share of what
+    is left (``left / (2 x workers)``: the last batches finish together), and 1 in ``careful`` mode
+    (after a worker died: a death is then blamed on the one episode it ran)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.per_episode: float | None = None
+        self.careful = False
+
+    def observe(self, episodes: int, seconds: float) -> None:
+        if episodes:
+            each = seconds / episodes
+            self.per_episode = each if self.per_episode is None else 0.5 * (self.per_episode + each)
+
+    def size(self, left: int) -> int:
+        if self.careful or self.per_episode is None:
+            return 1
+        n = int(BATCH_S / max(self.per_episode, 1e-6))
+        return max(1, min(MAX_BATCH, n, -(-left // (2 * self.workers))))
+
+    @property
+    def depth(self) -> int:
+        """Batches in flight per worker: 2 (the next one waits while one runs), 1 when careful."""
+        return 1 if self.careful else 2
 
 
 class _CallablePolicy:
@@ -217,6 +261,8 @@ class EpisodeWorker:
         self.env_id = env_id
         self.inline_tools = inline_tools
         self._tools_sent: set[str] = set()  # digests of the tool lists this worker has handed over
+        self._run: Any = None  # the collection the batches come from (``run_batch``)
+        self._warm = False
         self.env = gym.make(env_id, **(env_kwargs or {}))
         self.maker = maker
         self._static = {"env_id": env_id, "env_version": _env_version(env_id), "servicegym_version": _package_version()}
@@ -243,6 +289,32 @@ class EpisodeWorker:
                 request = episode.send(value)
         except StopIteration as stop:
             return stop.value
+
+    def run_batch(self, jobs: Sequence[Job], run: Any = None) -> tuple[list[EpisodeResult], float]:
+        """Runs ``jobs`` one after another and returns their results with the seconds they took: the
+        process and Ray backends send batches, one round trip for many short episodes. ``run`` names
+        the collection the batch belongs to: a worker that a later ``collect`` reuses hands its tool
+        lists over again (``inline_tools=False``: that run's sidecar may not hold them)."""
+        if run != self._run:
+            self._run = run
+            self._tools_sent.clear()
+        t = time.perf_counter()
+        results = [self.run(job) for job in jobs]
+        return results, time.perf_counter() - t
+
+    def warm(self) -> None:
+        """One reset, so that what the env loads lazily (its task suites) is loaded before the first
+        episode is timed; skipped for an env with a model behind its user or judge (no call to it
+        before a run). The episodes reset with their own seed and task, so this changes no record."""
+        if not self._warm and not self._blocking_env:
+            self._warm = True
+            with contextlib.suppress(Exception):  # a broken env is reported by the episodes themselves
+                self.env.reset(seed=0)
+
+    def ready(self) -> int:
+        """This worker's process id, once its env is built and warm (a Ray actor's readiness check)."""
+        self.warm()
+        return os.getpid()
 
     async def arun(self, job: Job) -> EpisodeResult:
         """Runs one episode on the running event loop (the ``"async"`` backend): a policy with an

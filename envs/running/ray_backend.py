@@ -1,9 +1,12 @@
 """The Ray backend of ``servicegym.envs.running.rollouts.collect``: Ray actors each hosting an env.
 
 ``collect(..., backend="ray", concurrency=N)`` starts ``N`` actors (each an
-``servicegym.envs.running.episodes.EpisodeWorker``: one env, the policy maker), keeps one episode in flight per
-actor, and streams each finished episode back to the collector's single writer as soon as it is
-done (``ray.wait``), so a run on a cluster resumes exactly like a local one.
+``servicegym.envs.running.episodes.EpisodeWorker``: one env, the policy maker; ``RayWorkers``), sends each
+batches of episodes (``BatchSizer``: about 50 ms of episodes a batch once the first have come back,
+one Ray call per batch, a second batch queued behind the running one), and streams each finished
+batch back to the collector's single writer as soon as it is done (``ray.wait``), so a run on a
+cluster resumes exactly like a local one. ``collect(..., workers=RayWorkers(...))`` reuses actors
+made once (no actor start or env construction per run).
 
 Where Ray runs:
 
@@ -36,18 +39,22 @@ extra: ``pip install "servicegym[ray]"``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from servicegym.envs.running.episodes import (
     MAX_WORKER_LOSSES,
+    BatchSizer,
     EpisodeResult,
     EpisodeWorker,
     Job,
     PolicyMaker,
     WorkerLost,
+    next_run,
     thread_per_episode,
 )
+from servicegym.envs.running.vector import resolve_env_id
 
 ASYNC_EPISODES_PER_ACTOR = 32
 
@@ -75,6 +82,10 @@ class AsyncEpisodeActor:
         finally:
             self._free.put_nowait(worker)
 
+    def ready(self) -> int:
+        """This actor's process id, once its envs are built and warm."""
+        return [w.ready() for w in self.workers][0]
+
     async def close(self) -> None:
         from servicegym.simulators.llm import aclose_clients
 
@@ -94,6 +105,159 @@ def require_ray():
     return ray
 
 
+class RayWorkers:
+    """Ray actors for ``collect(..., backend="ray")``, each hosting an env (``EpisodeWorker``, or
+    ``AsyncEpisodeActor`` with ``episodes_per_actor`` envs), created once and reused by every
+    ``collect`` given them as ``workers=``, so those runs pay no actor start or env construction:
+
+        with RayWorkers("servicegym/Delivery-v0", "oracle", size=4) as workers:
+            collect("servicegym/Delivery-v0", "oracle", out="runs/a", workers=workers)
+
+    ``size`` is how many episodes run at once (``collect``'s ``concurrency``); an actor of one
+    episode at a time is sent batches of episodes (``BatchSizer``: one Ray round trip for many short
+    episodes) with the next batch queued behind the running one. ``address``, ``init_kwargs`` and
+    ``episodes_per_actor`` are ``collect``'s ``ray_address``, ``ray_init_kwargs`` and
+    ``ray_episodes_per_actor``; Ray is started here when it is not running yet, and shut down by
+    ``close()`` (or leaving the ``with``) if it was started here."""
+
+    backend = "ray"
+
+    def __init__(self, env_id: str, policy: Any, size: int, *, env_kwargs: dict[str, Any] | None = None,
+                 policy_name: str | None = None, policy_kwargs: dict[str, Any] | None = None,
+                 inline_tools: bool = True, address: str | None = None, init_kwargs: dict[str, Any] | None = None,
+                 episodes_per_actor: int | None = None) -> None:
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        ray = self._ray = require_ray()
+        self.env_id = resolve_env_id(env_id)
+        self.env_kwargs = dict(env_kwargs or {})
+        self.maker = policy if isinstance(policy, PolicyMaker) else PolicyMaker.from_policy(policy, policy_name,
+                                                                                            policy_kwargs)
+        self.inline_tools = inline_tools
+        self.size = size
+        per_actor = episodes_per_actor or (ASYNC_EPISODES_PER_ACTOR if self.maker.asynchronous else 1)
+        self.per_actor = min(per_actor, size)
+        n_actors = -(-size // self.per_actor)
+        init_kwargs = dict(init_kwargs or {})
+        actor_options = {"num_cpus": 1, **init_kwargs.pop("actor_options", {})}
+        self._started = False
+        if not ray.is_initialized():
+            if address is None:
+                init_kwargs.setdefault("num_cpus", max(1, n_actors))
+                init_kwargs.setdefault("include_dashboard", False)
+            init_kwargs.setdefault("logging_level", "ERROR")
+            ray.init(address=address, **init_kwargs)
+            self._started = True
+        if self.per_actor == 1:
+            self._actor_cls = ray.remote(**actor_options)(EpisodeWorker)
+        else:
+            self._actor_cls = ray.remote(max_concurrency=self.per_actor, **actor_options)(AsyncEpisodeActor)
+        self.dead: list[Any] = []  # replaced actors, killed at the end all the same
+        self.batches_sent = 0  # over the actors' life: each is one Ray call, of one episode or many
+        self.actors: list[Any] = []
+        try:
+            self.actors = [self._new_actor() for _ in range(n_actors)]
+        except BaseException:
+            self.close()
+            raise
+
+    def _new_actor(self) -> Any:
+        if self.per_actor == 1:
+            return self._actor_cls.remote(self.env_id, self.env_kwargs, self.maker, self.inline_tools)
+        return self._actor_cls.remote(self.env_id, self.env_kwargs, self.maker, self.per_actor, self.inline_tools)
+
+    def matches(self, env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> bool:
+        """Whether these actors run what a ``collect`` with these settings asks for."""
+        return (env_id == self.env_id and env_kwargs == self.env_kwargs and maker == self.maker
+                and inline_tools == self.inline_tools)
+
+    def start(self, timeout_s: float = 300.0) -> list[int]:
+        """Waits until every actor has built its env; returns their process ids."""
+        return list(self._ray.get([a.ready.remote() for a in self.actors], timeout=timeout_s))
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[EpisodeResult], None]) -> None:
+        """Runs ``jobs`` on the actors and calls ``on_result`` (in this thread) for each finished
+        episode, as they finish; an actor that dies is replaced and its episodes run again."""
+        ray = self._ray
+        run = next_run()
+        todo = deque(jobs)
+        sizer = BatchSizer(len(self.actors))
+        inflight = [0] * len(self.actors)
+        pending: dict[Any, tuple[int, Any, list[Job]]] = {}  # in flight -> its actor's index, the actor, its jobs
+        losses: dict[Job, int] = {}
+
+        def fill() -> None:
+            cap = self.per_actor if self.per_actor > 1 else sizer.depth
+            placed = True
+            while todo and placed:  # round robin over the actors with room
+                placed = False
+                for i, actor in enumerate(self.actors):
+                    if not todo or inflight[i] >= cap:
+                        continue
+                    if self.per_actor > 1:
+                        batch = [todo.popleft()]
+                        ref = actor.run.remote(batch[0])
+                    else:
+                        batch = [todo.popleft() for _ in range(min(sizer.size(len(todo)), len(todo)))]
+                        ref = actor.run_batch.remote(batch, run)
+                    pending[ref] = (i, actor, batch)
+                    inflight[i] += 1
+                    self.batches_sent += 1
+                    placed = True
+
+        fill()
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                i, actor, batch = pending.pop(ref)
+                current = self.actors[i] is actor
+                if current:
+                    inflight[i] -= 1
+                try:
+                    value = ray.get(ref)
+                except ray.exceptions.RayActorError as err:  # the actor died: a fresh one runs the episodes again
+                    sizer.careful = True
+                    for job in batch:
+                        losses[job] = losses.get(job, 0) + 1
+                        if losses[job] >= MAX_WORKER_LOSSES:
+                            raise WorkerLost(job, losses[job], err) from err
+                    if current:  # not yet replaced (an actor loses all it had in flight at once)
+                        self.dead.append(actor)
+                        self.actors[i] = self._new_actor()
+                        inflight[i] = 0
+                    todo.extendleft(reversed(batch))
+                    continue
+                if self.per_actor > 1:
+                    on_result(value)
+                    continue
+                results, seconds = value
+                sizer.observe(len(results), seconds)
+                for result in results:
+                    on_result(result)
+            fill()
+
+    def close(self) -> None:
+        """Kills the actors (and shuts Ray down if it was started here)."""
+        ray = self._ray
+        if self.per_actor > 1 and self.actors:
+            try:
+                ray.get([a.close.remote() for a in self.actors], timeout=10)
+            except Exception:  # an actor that died or hangs is killed below all the same
+                pass
+        for actor in [*self.actors, *self.dead]:
+            ray.kill(actor)
+        self.actors, self.dead = [], []
+        if self._started:
+            self._started = False
+            ray.shutdown()
+
+    def __enter__(self) -> RayWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def run_ray(
     jobs: Sequence[Job],
     *,
@@ -107,75 +271,9 @@ def run_ray(
     episodes_per_actor: int | None = None,
     inline_tools: bool = True,
 ) -> None:
-    """Runs ``jobs``, ``concurrency`` at a time, on actors of ``episodes_per_actor`` episodes each
-    (``None``: 32 for a policy with ``aact``, else 1); calls ``on_result`` (in this thread) for
-    each finished episode, in the order they finish."""
-    ray = require_ray()
-    per_actor = episodes_per_actor or (ASYNC_EPISODES_PER_ACTOR if maker.asynchronous else 1)
-    slots = min(concurrency, len(jobs))
-    per_actor = min(per_actor, slots)
-    n_actors = -(-slots // per_actor)
-    init_kwargs = dict(init_kwargs or {})
-    actor_options = {"num_cpus": 1, **init_kwargs.pop("actor_options", {})}
-    started = False
-    if not ray.is_initialized():
-        if address is None:
-            init_kwargs.setdefault("num_cpus", max(1, n_actors))
-            init_kwargs.setdefault("include_dashboard", False)
-        init_kwargs.setdefault("logging_level", "ERROR")
-        ray.init(address=address, **init_kwargs)
-        started = True
-    actors: list[Any] = []
-    dead: list[Any] = []  # replaced actors, killed at the end all the same
-    try:
-        if per_actor == 1:
-            actor_cls = ray.remote(**actor_options)(EpisodeWorker)
-
-            def new_actor() -> Any:
-                return actor_cls.remote(env_id, env_kwargs, maker, inline_tools)
-        else:
-            actor_cls = ray.remote(max_concurrency=per_actor, **actor_options)(AsyncEpisodeActor)
-
-            def new_actor() -> Any:
-                return actor_cls.remote(env_id, env_kwargs, maker, per_actor, inline_tools)
-        actors = [new_actor() for _ in range(n_actors)]
-        todo = iter(jobs)
-        pending: dict[Any, tuple[int, Any, Job]] = {}  # in-flight episode -> its actor's index, the actor, the job
-        losses: dict[Job, int] = {}
-
-        def submit(i: int, job: Job | None = None) -> None:
-            job = job if job is not None else next(todo, None)
-            if job is not None:
-                pending[actors[i].run.remote(job)] = (i, actors[i], job)
-
-        for _ in range(per_actor):  # fill every actor's slots, round robin
-            for i in range(len(actors)):
-                if len(pending) < slots:
-                    submit(i)
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                i, actor, job = pending.pop(ref)
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayActorError as err:  # the actor died: a fresh one runs the episode again
-                    losses[job] = losses.get(job, 0) + 1
-                    if losses[job] >= MAX_WORKER_LOSSES:
-                        raise WorkerLost(job, losses[job], err) from err
-                    if actors[i] is actor:  # not yet replaced (an async actor loses several episodes at once)
-                        dead.append(actor)
-                        actors[i] = new_actor()
-                    submit(i, job)
-                    continue
-                on_result(result)
-                submit(i)  # the actor that finished one gets the next
-    finally:
-        if per_actor > 1 and actors:
-            try:
-                ray.get([a.close.remote() for a in actors], timeout=10)
-            except Exception:  # an actor that died or hangs is killed below all the same
-                pass
-        for actor in [*actors, *dead]:
-            ray.kill(actor)
-        if started:
-            ray.shutdown()
+    """Runs ``jobs``, ``concurrency`` at a time, on fresh ``RayWorkers`` of ``episodes_per_actor``
+    episodes an actor (``None``: 32 for a policy with ``aact``, else 1), closed at the end; calls
+    ``on_result`` (in this thread) for each finished episode, in the order they finish."""
+    with RayWorkers(env_id, maker, min(concurrency, len(jobs)), env_kwargs=env_kwargs, inline_tools=inline_tools,
+                    address=address, init_kwargs=init_kwargs, episodes_per_actor=episodes_per_actor) as workers:
+        workers.run(jobs, on_result)

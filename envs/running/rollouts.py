@@ -33,13 +33,23 @@ Backends:
   runs its ``act`` in a worker thread.
 - ``"thread"``: a pool of ``concurrency`` threads, each with its own env (blocking policies,
   ``act`` only; policies that release the GIL).
-- ``"process"``: ``concurrency`` worker processes, each with its own env: the choice for CPU-bound
-  policies; the policy must be picklable, i.e. a name, a module-level function or class. A worker
-  that dies (killed, out of memory) breaks the pool: a fresh pool runs the unfinished episodes again
-  (an episode that loses its worker ``MAX_WORKER_LOSSES`` times stops the run with ``WorkerLost``);
-  a worker whose collector dies (SIGKILL) exits too, instead of waiting on a pipe nobody feeds.
+- ``"process"``: ``concurrency`` worker processes (``ProcessWorkers``), each building its env once:
+  the choice for CPU-bound policies; the policy must be picklable, i.e. a name, a module-level
+  function or class. Workers are sent batches of ``(task id, trial, seed)`` and send back finished
+  records in batches (``BatchSizer``: about ``BATCH_S`` seconds of episodes each, so a short episode
+  costs no round trip of its own), with a second batch queued behind the running one. A collect
+  starts its workers and stops them at the end; ``workers=ProcessWorkers(...)`` are started once
+  and reused by every collect given them (no process start, import or env construction per run).
+  A worker that dies (killed, out of memory) breaks the pool: a fresh pool runs the unfinished
+  episodes again, one at a time (an episode that loses its worker ``MAX_WORKER_LOSSES`` times stops
+  the run with ``WorkerLost``); a worker whose collector dies (SIGKILL) exits too, instead of
+  waiting on a pipe nobody feeds.
 - ``"ray"``: ``servicegym.envs.running.ray_backend``, Ray actors each hosting an env, locally or on a
-  cluster; an actor that dies (``ray.kill``, a crashed node) is replaced and its episodes run again.
+  cluster, sent batches like process workers (``workers=RayWorkers(...)`` reuses them); an actor
+  that dies (``ray.kill``, a crashed node) is replaced and its episodes run again.
+
+Which records a run writes never depends on the backend, the worker count or the batches: each
+episode resets its env with its own seed and task.
 - ``"auto"`` (the default): ``"async"`` for a policy with ``aact`` at ``concurrency > 1``,
   else ``"thread"``.
 """
@@ -54,11 +64,12 @@ import pickle
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
@@ -67,6 +78,7 @@ from servicegym.envs.running.episodes import (
     RECORD_FIELDS,
     TIMING_FIELDS,
     TOOLS_REF,
+    BatchSizer,
     EpisodeResult,
     EpisodeWorker,
     Job,
@@ -74,10 +86,14 @@ from servicegym.envs.running.episodes import (
     WorkerLost,
     episode_seed,
     failed,
+    next_run,
     run_config,
     thread_per_episode,
 )
 from servicegym.envs.running.vector import resolve_env_id
+
+if TYPE_CHECKING:
+    from servicegym.envs.running.ray_backend import RayWorkers
 
 __all__ = [
     "MAX_WORKER_LOSSES",
@@ -89,6 +105,7 @@ __all__ = [
     "EpisodeWorker",
     "Job",
     "PolicyMaker",
+    "ProcessWorkers",
     "collect",
     "episode_seed",
     "read_records",
@@ -342,7 +359,6 @@ def _run_async(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: 
 
 _PROCESS_WORKER: EpisodeWorker | None = None
 
-
 def _exit_with_parent() -> None:
     """In a pool worker: exit as soon as the collector that started it is gone (a SIGKILL leaves
     its workers waiting forever on a queue that nobody feeds, each holding an env)."""
@@ -360,65 +376,190 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="servicegym-parent-watch", daemon=True).start()
 
 
-def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> None:
+def _process_init(env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool,
+                  environ: dict[str, str] | None = None) -> None:
     global _PROCESS_WORKER
     _exit_with_parent()
+    if environ is not None:  # a forkserver child has the server's environment: take the collector's, as spawn does
+        os.environ.clear()
+        os.environ.update(environ)
     _PROCESS_WORKER = EpisodeWorker(env_id, env_kwargs, maker, inline_tools)
+    _PROCESS_WORKER.warm()
 
 
-def _process_run(job: Job) -> EpisodeResult:
+def _process_batch(run: int, jobs: list[Job]) -> tuple[list[EpisodeResult], float]:
     assert _PROCESS_WORKER is not None
-    return _PROCESS_WORKER.run(job)
+    return _PROCESS_WORKER.run_batch(jobs, run)
+
+
+def _process_ready(hold_s: float) -> int:
+    """A worker's pid once its env is built (the initializer ran); ``hold_s`` keeps it busy so the
+    next call goes to another worker."""
+    time.sleep(hold_s)
+    return os.getpid()
 
 
 def _mp_context():
-    """``spawn`` (no fork of a process that has threads: tqdm's, the caller's), except when the main
-    module is not a file spawn can re-import (``python - <<EOF``), where only ``fork`` works."""
+    """``forkserver`` where there is one (POSIX), else ``spawn``: never a fork of this process, which
+    may have threads (tqdm's, the caller's). The fork server imports this module once, before its
+    first worker, and every worker is forked from it with servicegym already imported: a worker
+    starts in milliseconds, not the second a fresh interpreter's imports take, and a later pool
+    (a later ``collect``) starts as fast. When the main module is not a file a child can re-import
+    (``python - <<EOF``), only ``fork`` works."""
+    methods = multiprocessing.get_all_start_methods()
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if main_file and not os.path.exists(main_file) and "fork" in multiprocessing.get_all_start_methods():
+    if main_file and not os.path.exists(main_file) and "fork" in methods:
         return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        return ctx
     return multiprocessing.get_context("spawn")
 
 
-def _run_processes(jobs: list[Job], env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, concurrency: int,
-                   on_result: Callable[[EpisodeResult], None], inline_tools: bool = True) -> None:
-    try:
-        pickle.dumps(maker)
-    except Exception as err:
-        raise ValueError(f"backend='process' needs a picklable policy (a name, or a module-level function or class): "
-                         f"{err}") from None
-    from concurrent.futures.process import BrokenProcessPool
+class ProcessWorkers:
+    """``size`` worker processes for ``collect(..., backend="process")``, each building its env and
+    its policy maker once and then running batches of episodes (``(task id, trial, seed)`` in,
+    finished records out, ``BatchSizer``); started once and reused by every ``collect`` given them
+    as ``workers=``, so those runs pay no process start, import or env construction:
 
-    ctx = _mp_context()
-    remaining = list(jobs)
-    losses: dict[Job, int] = {}
-    depth = 2  # jobs submitted per worker; 1 after a worker died, so a death is blamed on the episodes running
-    while remaining:
-        pool = ProcessPoolExecutor(max_workers=min(concurrency, len(remaining)), mp_context=ctx,
-                                   initializer=_process_init, initargs=(env_id, env_kwargs, maker, inline_tools))
-        finished: set[Job] = set()
-        submitted: set[Job] = set()
+        with ProcessWorkers("servicegym/Delivery-v0", "oracle", size=4) as workers:
+            for seed in range(10):
+                collect("servicegym/Delivery-v0", "oracle", out=f"runs/{seed}", seed=seed, workers=workers)
+
+    ``env_kwargs``, ``policy_name``, ``policy_kwargs`` and ``inline_tools`` are those of ``collect``
+    (a ``collect`` given these workers must ask for the same). The policy must be picklable (a name,
+    a module-level function or class). A worker that dies (killed, out of memory) breaks the pool:
+    fresh processes run the unfinished episodes again (``MAX_WORKER_LOSSES``). ``start()`` starts
+    the processes now (else the first run does); ``close()`` (or leaving the ``with``) stops them.
+    Workers exit by themselves when the process that started them dies."""
+
+    backend = "process"
+
+    def __init__(self, env_id: str, policy: Any, size: int, *, env_kwargs: dict[str, Any] | None = None,
+                 policy_name: str | None = None, policy_kwargs: dict[str, Any] | None = None,
+                 inline_tools: bool = True) -> None:
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.env_id = resolve_env_id(env_id)
+        self.env_kwargs = dict(env_kwargs or {})
+        self.maker = policy if isinstance(policy, PolicyMaker) else PolicyMaker.from_policy(policy, policy_name,
+                                                                                            policy_kwargs)
+        if self.maker.kind == "instance":
+            raise ValueError("process workers need a policy name, factory or callable, not a policy object")
         try:
-            _drain(pool, _process_run, remaining, concurrency, on_result, finished, submitted, depth)
-            return
-        except BrokenProcessPool as err:  # a worker died: the episodes it broke run again on a fresh pool
-            if "initializer" in str(err):  # the env or the policy cannot be made: no rerun helps
-                raise
-            remaining = [j for j in remaining if j not in finished]
-            depth = 1
-            for job in [j for j in remaining if j in submitted]:
-                losses[job] = losses.get(job, 0) + 1
-                if losses[job] >= MAX_WORKER_LOSSES:
-                    raise WorkerLost(job, losses[job], err) from err
+            self._maker_bytes = pickle.dumps(self.maker)
+        except Exception as err:
+            raise ValueError(f"backend='process' needs a picklable policy (a name, or a module-level function or "
+                             f"class): {err}") from None
+        self.size = size
+        self.inline_tools = inline_tools
+        self.pools_started = 0  # over the workers' life: 1, plus 1 for each pool a dead worker broke
+        self.batches_sent = 0  # over the workers' life: each is one round trip, of one episode or many
+        self._pool: ProcessPoolExecutor | None = None
+
+    def matches(self, env_id: str, env_kwargs: dict[str, Any], maker: PolicyMaker, inline_tools: bool) -> bool:
+        """Whether these workers run what a ``collect`` with these settings asks for."""
+        return (env_id == self.env_id and run_config(env_kwargs, maker.kwargs) == run_config(self.env_kwargs, self.maker.kwargs)
+                and pickle.dumps(maker) == self._maker_bytes and inline_tools == self.inline_tools)
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            ctx = _mp_context()
+            environ = dict(os.environ) if ctx.get_start_method() == "forkserver" else None
+            self._pool = ProcessPoolExecutor(max_workers=self.size, mp_context=ctx, initializer=_process_init,
+                                             initargs=(self.env_id, self.env_kwargs, self.maker, self.inline_tools,
+                                                       environ))
+            self.pools_started += 1
+        return self._pool
+
+    def start(self, timeout_s: float = 300.0) -> list[int]:
+        """Starts every worker and waits until each has built its env; returns their pids."""
+        pool = self._executor()
+        pids: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(pids) < self.size:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.size - len(pids)} of {self.size} workers not ready after {timeout_s:.0f} s")
+            pids.update(f.result() for f in [pool.submit(_process_ready, 0.02) for _ in range(self.size)])
+        return sorted(pids)
+
+    def run(self, jobs: Sequence[Job], on_result: Callable[[EpisodeResult], None]) -> None:
+        """Runs ``jobs`` on the workers and calls ``on_result`` (in this thread) for each finished
+        episode; a broken pool (a worker died) is replaced and the unfinished episodes run again."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        run = next_run()
+        remaining = list(jobs)
+        losses: dict[Job, int] = {}
+        sizer = BatchSizer(self.size)
+        while remaining:
+            finished: set[Job] = set()
+            submitted: set[Job] = set()
+            try:
+                self._drain(run, remaining, sizer, on_result, finished, submitted)
+                return
+            except BrokenProcessPool as err:  # a worker died: the episodes it broke run again on a fresh pool
+                self._discard()
+                if "initializer" in str(err):  # the env or the policy cannot be made: no rerun helps
+                    raise
+                remaining = [j for j in remaining if j not in finished]
+                sizer.careful = True
+                for job in [j for j in remaining if j in submitted]:
+                    losses[job] = losses.get(job, 0) + 1
+                    if losses[job] >= MAX_WORKER_LOSSES:
+                        raise WorkerLost(job, losses[job], err) from err
+
+    def _drain(self, run: int, jobs: list[Job], sizer: BatchSizer, on_result: Callable[[EpisodeResult], None],
+               finished: set[Job], submitted: set[Job]) -> None:
+        """Keeps ``sizer.depth`` batches in flight per worker and hands results over as batches
+        finish, in submission order among those done together."""
+        pool = self._executor()
+        todo = deque(jobs)
+        pending: dict[Future, list[Job]] = {}
+
+        def fill() -> None:
+            while todo and len(pending) < sizer.depth * self.size:
+                batch = [todo.popleft() for _ in range(min(sizer.size(len(todo)), len(todo)))]
+                pending[pool.submit(_process_batch, run, batch)] = batch
+                submitted.update(batch)
+                self.batches_sent += 1
+
+        try:
+            fill()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in [f for f in pending if f in done]:  # in submission order (a set's order is arbitrary)
+                    batch = pending.pop(fut)
+                    results, seconds = fut.result()
+                    sizer.observe(len(results), seconds)
+                    for result in results:
+                        on_result(result)
+                    finished.update(batch)
+                fill()
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            for fut in pending:  # the run stopped early (a write failed): what has not started never runs
+                fut.cancel()
+
+    def _discard(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        """Stops the worker processes (a later run starts fresh ones)."""
+        self._discard()
+
+    def __enter__(self) -> ProcessWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concurrency: int,
-           on_result: Callable[[EpisodeResult], None], finished: set[Job] | None = None,
-           submitted: set[Job] | None = None, depth: int = 2) -> None:
-    """Keeps at most ``depth x concurrency`` jobs submitted; hands results over as they finish (and
-    notes the jobs handed over in ``finished``, those submitted in ``submitted``)."""
+           on_result: Callable[[EpisodeResult], None], depth: int = 2) -> None:
+    """Keeps at most ``depth x concurrency`` jobs submitted; hands results over as they finish."""
     todo = iter(jobs)
     pending: dict[Future, Job] = {}
 
@@ -428,17 +569,13 @@ def _drain(pool, fn: Callable[[Job], EpisodeResult], jobs: Iterable[Job], concur
             if job is None:
                 return
             pending[pool.submit(fn, job)] = job
-            if submitted is not None:
-                submitted.add(job)
 
     fill()
     while pending:
         done, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in [f for f in pending if f in done]:  # in submission order (a set's order is arbitrary)
-            job = pending.pop(fut)
+            pending.pop(fut)
             on_result(fut.result())
-            if finished is not None:
-                finished.add(job)
         fill()
 
 
@@ -465,6 +602,7 @@ def collect(
     ray_init_kwargs: dict[str, Any] | None = None,
     ray_episodes_per_actor: int | None = None,
     inline_tools: bool = True,
+    workers: ProcessWorkers | RayWorkers | None = None,
 ) -> CollectSummary:
     """Runs ``policy`` on every task (``task_ids``, or the ids of ``split``, ``train`` by default:
     trajectories for fine-tuning must not come from the frozen ``test`` suite unless asked for; the
@@ -488,7 +626,9 @@ def collect(
     than the agent's behaviour (an endpoint down, a wrong model name), so that never passes quietly.
     A process or Ray worker that dies mid-run is replaced and its episodes run again; one episode
     losing its worker ``MAX_WORKER_LOSSES`` times raises ``WorkerLost`` (the file keeps its whole
-    records; a rerun resumes).
+    records; a rerun resumes). ``workers``: a started ``ProcessWorkers`` or
+    ``ray_backend.RayWorkers`` made with this collect's env id, policy and settings, reused as they
+    are (``backend`` is theirs, ``concurrency`` their size; they stay up after the run).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -501,11 +641,21 @@ def collect(
     env_id = resolve_env_id(env_id)
     env_kwargs = dict(env_kwargs or {})
     maker = PolicyMaker.from_policy(policy, policy_name, policy_kwargs)
+    if workers is not None:
+        if backend not in ("auto", workers.backend):
+            raise ValueError(f"workers= are {workers.backend} workers: backend must be {workers.backend!r} (or 'auto'), "
+                             f"got {backend!r}")
+        if not workers.matches(env_id, env_kwargs, maker, inline_tools):
+            raise ValueError("these workers run another env, policy or settings than this collect asks for: make "
+                             "them with the same env id, policy, env_kwargs, policy_kwargs and inline_tools")
+        backend, concurrency = workers.backend, workers.size
     if backend == "auto":
         backend = "async" if maker.asynchronous and concurrency > 1 else "thread"
     if maker.kind == "instance" and (concurrency > 1 or backend != "thread"):
         raise ValueError("a policy object serves one episode at a time; for concurrency > 1 or another backend pass "
                          "a factory (e.g. the policy's class) or a name")
+    if backend == "process" and workers is None:
+        ProcessWorkers(env_id, maker, concurrency)  # a policy that cannot go to a process fails now, before the file
     probe = gym.make(env_id, **env_kwargs)
     try:
         ids = _resolve_task_ids(probe, task_ids, split, limit)
@@ -610,7 +760,14 @@ def collect(
                 elif backend == "async":
                     _run_async(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
                 elif backend == "process":
-                    _run_processes(jobs, env_id, env_kwargs, maker, concurrency, on_result, inline_tools)
+                    if workers is not None:
+                        workers.run(jobs, on_result)
+                    else:
+                        with ProcessWorkers(env_id, maker, concurrency, env_kwargs=env_kwargs,
+                                            inline_tools=inline_tools) as fresh:
+                            fresh.run(jobs, on_result)
+                elif workers is not None:
+                    workers.run(jobs, on_result)
                 else:
                     from servicegym.envs.running.ray_backend import run_ray
 
