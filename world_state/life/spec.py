@@ -8,9 +8,10 @@ per table of the domain's world class (table name = key, e.g. ``stores``, ``prod
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from servicegym.world_state.core import parse_time
 from servicegym.world_state.life.entities import LifeWorld
@@ -28,10 +29,20 @@ class WorldSpecError(ValueError):
     """A world spec that does not validate; the message names the field."""
 
 
+@cache
+def _table_adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(list[model])
+
+
 def _rows(model: Any, spec: dict[str, Any], section: str) -> list[Any]:
     items = spec.get(section, [])
     if not isinstance(items, list):
         raise WorldSpecError(f"field world.{section}: must be a list")
+    try:
+        # the whole table in one call: the same entities as row by row, at about half the cost
+        return _table_adapter(model).validate_python(items)
+    except ValidationError:
+        pass  # find the first bad row, row by row, to name it
     rows = []
     for i, raw in enumerate(items):
         try:

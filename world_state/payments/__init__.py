@@ -5,6 +5,7 @@ capabilities behind ten resident tools."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,6 +26,7 @@ from servicegym.world_state.payments.world import (
     PRODUCTS,
     REGIONS,
     TIERS,
+    Document,
     DocumentIndex,
     PaymentsWorld,
     background_documents,
@@ -45,6 +47,57 @@ __all__ = [
 
 class PaymentsSpecError(ValueError):
     """A payments world spec that does not validate; the message names the field."""
+
+
+def _under(own: dict[str, Any], rows: dict[str, Any]) -> dict[str, Any]:
+    """``own`` followed by the rows of ``rows`` whose keys it lacks (own rows win, in their place):
+    ``own.setdefault`` for each row, done by dict merges (C speed: the background is thousands of
+    rows). ``rows`` itself when ``own`` is empty (the caller copies it before any change)."""
+    if not own:
+        return rows
+    merged = {**own, **rows}  # own's keys first, then the new ones, in order
+    merged.update(own)  # own's rows where both have the key (their places are own's already)
+    return merged
+
+
+@lru_cache(maxsize=KB_VARIANTS)
+def _documents_base(variant: int) -> tuple[tuple[Document, ...], dict[str, Document], dict[tuple[str, ...], list[str]]] | None:
+    """Per knowledge-base variant, built once: the procedures it was built with, every procedure
+    and background document by id (procedures first, in order), and the ids of the background
+    documents of each ``(product, region, tier, currency)``. None when ids repeat (then a pinned
+    scope's removal is not a deletion by id, and ``_with_background_documents`` filters row by row)."""
+    procedures = tuple(procedure_documents(""))
+    background = background_documents(variant)
+    base = {d.id: d for d in procedures}
+    base.update((d.id, d) for d in background)
+    if len(base) != len(procedures) + len(background):
+        return None
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for d in background:
+        groups.setdefault((d.product, d.region, d.tier, d.currency), []).append(d.id)
+    return procedures, base, groups
+
+
+def _with_background_documents(own: dict[str, Document], now_text: str, kb_seed: int, now: Any) -> dict[str, Document]:
+    """The task's documents, then the procedures, then the background knowledge base but for the
+    ``(product, scope)`` pairs the task pins: what ``own.setdefault`` of each in turn gives."""
+    pinned = {(d.product, d.region, d.tier, d.currency) for d in own.values()}
+    procedures = procedure_documents(now_text)
+    cached = _documents_base(kb_seed % KB_VARIANTS)
+    if cached is None or len(cached[0]) != len(procedures) or any(a is not b for a, b in zip(cached[0], procedures)):
+        docs = dict(own)
+        for d in procedures + background_documents(kb_seed, pinned, now):
+            docs.setdefault(d.id, d)
+        return docs
+    _, base, groups = cached
+    docs = _under(own, base)
+    if docs is base:
+        return base  # nothing pinned; the caller copies it
+    for scope in pinned:
+        for doc_id in groups.get(scope, ()):
+            if doc_id not in own:
+                del docs[doc_id]
+    return docs
 
 
 def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
@@ -79,18 +132,11 @@ def build_payments_world(spec: dict[str, Any]) -> PaymentsWorld:
     background = background_records(variant, REGIONS, TIERS, CURRENCIES)
     platform = platform_records(variant, tuple(background["merchants"]))
     for name, rows in [*background.items(), *platform.items()]:
-        own = tables[name]
-        if own:
-            for key, row in rows.items():
-                own.setdefault(key, row)
-        else:
-            tables[name] = rows  # the world copies the dict; the rows are shared
-    docs = tables["documents"]
+        own = tables[name]  # the world copies the dict; the rows are shared
+        tables[name] = _under(own, rows) if own else rows
     # the background keeps every (product, scope) the task does not pin: the merchant's own scope
     # gets its governing documents for the products the task leaves unpinned
-    pinned = {(d.product, d.region, d.tier, d.currency) for d in docs.values()}
-    for d in procedure_documents(spec["now"]) + background_documents(int(spec.get("kb_seed", 0)), pinned, now):
-        docs.setdefault(d.id, d)
+    tables["documents"] = _with_background_documents(tables["documents"], spec["now"], int(spec.get("kb_seed", 0)), now)
     rates = spec.get("fx_rates", DEFAULT_FX_RATES)
     if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
         raise PaymentsSpecError("field world.fx_rates: must map currency codes to positive numbers")

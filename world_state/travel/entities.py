@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, ClassVar, Literal
 
 from servicegym.world_state.core import DATE_FORMAT, Entity, World
@@ -214,8 +215,9 @@ def products_by_slot(world: World, kind: Kind) -> dict[tuple[str, str, str], str
     index = world.extra.get(key)
     if index is None:
         index = {}
+        slot_of = attrgetter(kind.owner, kind.type_field, "date")
         for p in world.table(kind.products):
-            index.setdefault((getattr(p, kind.owner), getattr(p, kind.type_field), p.date), p.product_id)
+            index.setdefault(slot_of(p), p.product_id)
         world.extra[key] = index
     return index
 
@@ -225,12 +227,12 @@ def products_of(world: World, kind: Kind, owner_id: str) -> list[Entity]:
     key = f"_owned_{kind.products}"
     index = world.extra.get(key)
     if index is None:
-        index = {}
+        owned: dict[str, list[Entity]] = {}
+        owner_of = attrgetter(kind.owner)
         for p in world.table(kind.products):
-            index.setdefault(getattr(p, kind.owner), []).append(p.product_id)
-        for ids in index.values():
-            rows = world.table(kind.products).rows
-            ids.sort(key=lambda pid, rows=rows: rows[pid].date)
+            owned.setdefault(owner_of(p), []).append(p)
+        by_date = attrgetter("date")
+        index = {owner: [p.product_id for p in sorted(ps, key=by_date)] for owner, ps in owned.items()}
         world.extra[key] = index
     rows = world.table(kind.products).rows
     return [rows[pid] for pid in index.get(owner_id, ()) if pid in rows]

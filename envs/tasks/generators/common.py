@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -26,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from servicegym.envs.tasks.model import Task
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.scripted_user import HiddenFact, IntentChange, UserScript
+from servicegym.world_state.tools import dumps
 
 
 def task_rng(domain: str, split: str, seed: int, difficulty: int, version: int, attempt: int = 0) -> random.Random:
@@ -78,7 +78,8 @@ def at_distance(rng: random.Random, lon: float, lat: float, dist_m: float) -> tu
 
 
 def call(name: str, **arguments: Any) -> str:
-    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    # ``dumps`` gives ``json.dumps(..., ensure_ascii=False)``'s text with one encoder for every call
+    return dumps({"name": name, "arguments": arguments})
 
 
 def hhmm(minutes: int) -> str:

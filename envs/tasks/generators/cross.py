@@ -37,8 +37,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
-from functools import lru_cache
+from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
@@ -71,13 +71,11 @@ from servicegym.envs.tasks.generators.content_cross import (
     WRONG_WEEK,
 )
 from servicegym.envs.tasks.generators.content_delivery import CUISINES, DIETS
-from servicegym.envs.tasks.generators.content_instore import CATEGORIES, Category, ProductType
+from servicegym.envs.tasks.generators.content_instore import CATEGORIES, ProductType
 from servicegym.envs.tasks.generators.content_travel import (
     CITIES,
     EVENTS,
     FLIGHT_CLASSES,
-    HOLIDAYS,
-    HOTEL_TAGS,
     MODE_WISH,
     ROOM_TYPES,
     TRAIN_CLASSES,
@@ -88,9 +86,12 @@ from servicegym.envs.tasks.generators.delivery import (
 from servicegym.envs.tasks.generators.delivery import StoreWorld
 from servicegym.envs.tasks.generators.instore import ShopWorld
 from servicegym.envs.tasks.generators.travel import (
+    HOTEL_TAG_NAMES,
     TravelCatalogue,
     TravelItems,
+    city_pairs,
     draw_hotel,
+    holiday_options,
     hotel_booking,
     journey,
     process_violations,
@@ -105,7 +106,6 @@ from servicegym.envs.tasks.model import Task
 from servicegym.rewards.life_service import HOTEL_CHECK_IN
 from servicegym.world_state.core import DATE_FORMAT, TIME_FORMAT, haversine_m
 from servicegym.world_state.delivery.tools import delivery_minutes
-from servicegym.world_state.life.tools import china_holidays
 from servicegym.world_state.travel import KINDS
 
 GENERATOR_VERSION = 1
@@ -206,34 +206,14 @@ def _cost(option: str, legs: set[str]) -> int:
     return 1
 
 
-@lru_cache(maxsize=1)
-def _holiday_options() -> tuple[tuple[str, int, date, bool], ...]:
-    """(name, year, first day, lasts several days) of the holidays a user may name."""
-    out = []
-    for year in (2025, 2026):
-        table = china_holidays(year, "en_US")  # the same (cached) calendar the tools answer from
-        for name in HOLIDAYS:
-            days = sorted(d for d, n in table.items() if n == name)
-            if days and days[0].timetuple().tm_yday > 30:
-                out.append((name, year, days[0], len(days) > 1))
-    return tuple(out)
+EVENING_CATEGORIES = tuple(sorted(EVENING_VISITS))  # sorted once per process, as the draws pick
+HOTEL_NOTE_KEYS = tuple(sorted(HOTEL_NOTES))
 
 
-@lru_cache(maxsize=2)
-def _city_pairs(mode: str) -> tuple[tuple[str, str, float], ...]:
-    """(from, to, km) of the city pairs a flight (350 km or more) or a train (150-1300 km) serves."""
-    out = []
-    for a in sorted(CITIES):
-        for b in sorted(CITIES):
-            if a != b:
-                km = haversine_m(CITIES[a][0], CITIES[a][1], CITIES[b][0], CITIES[b][1]) / 1000
-                if (mode == "flight" and km >= 350) or (mode == "train" and 150 <= km <= 1300):
-                    out.append((a, b, km))
-    return tuple(out)
-
-
-def _evening_types(cat: Category) -> list[ProductType]:
-    return [t for t in cat.products if not any(w in t[0] for w in DAYTIME_WORDS)]
+@cache
+def _evening_types(category: str) -> tuple[ProductType, ...]:
+    """The product types of an in-store category that suit an evening (once per process)."""
+    return tuple(t for t in CATEGORIES[category].products if not any(w in t[0] for w in DAYTIME_WORDS))
 
 
 @dataclass(frozen=True)
@@ -481,7 +461,7 @@ class _Builder:
         self.mode = mode = rng.choice(["flight", "train"])
         classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
         other_mode = "train" if mode == "flight" else "flight"
-        city_a, city_b, km = rng.choice(_city_pairs(mode))
+        city_a, city_b, km = rng.choice(city_pairs(mode))
         self.city_b = city_b
         dur, base_fare = journey(mode, km)
         name, style, user_id = draw_user(rng)
@@ -492,7 +472,7 @@ class _Builder:
         # -- when: the arrival day (maybe a holiday), the stay, the evening visit, the delivery
         holiday = None
         if d >= 2 and rng.random() < 0.4:
-            hname, year, first, multi = rng.choice(_holiday_options())
+            hname, year, first, multi = rng.choice(holiday_options())
             self.arrive = datetime(first.year, first.month, first.day)
             now = self.arrive - timedelta(days=rng.randint(6, 25))
             holiday = (hname, year, multi)
@@ -583,7 +563,7 @@ class _Builder:
             at_distance(rng, v_lon, v_lat, rng.uniform(2500, 6000)),
             s2,
             rng.uniform(3.8, 4.8),
-            sorted(rng.sample(sorted(HOTEL_TAGS), rng.randint(0, 2))),
+            sorted(rng.sample(HOTEL_TAG_NAMES, rng.randint(0, 2))),
             self._room_prices(s2, [ROOM_TYPES[0], rng.choice(ROOM_TYPES[1:])]),
         )
 
@@ -597,10 +577,10 @@ class _Builder:
         fee = 0.0
         instore_budget = shop_min = None
         if instore:
-            category = rng.choice(sorted(EVENING_VISITS))
+            category = rng.choice(EVENING_CATEGORIES)
             cat = CATEGORIES[category]
             kind = cat.kind
-            t_type, o_type = rng.sample(_evening_types(cat), 2)
+            t_type, o_type = rng.sample(_evening_types(category), 2)
             item_phrase = t_type[0]
             shop_min = rng.choice([4.5, 4.6, 4.7]) if "shop_rating" in c else None
             s_score = rng.uniform(shop_min, 5.0) if shop_min else rng.uniform(4.0, 4.9)
@@ -630,7 +610,7 @@ class _Builder:
                     score=shop_min - rng.choice([0.2, 0.3, 0.5]),
                 )
             # another shop of the same kind of visit by the hotel, selling something else
-            others = [k for k in sorted(EVENING_VISITS) if k != category and CATEGORIES[k].kind == kind]
+            others = [k for k in EVENING_CATEGORIES if k != category and CATEGORIES[k].kind == kind]
             sk = rng.choice(others)
             same_kind = self._shop(
                 sk,
@@ -639,7 +619,7 @@ class _Builder:
                 sorted(CATEGORIES[sk].tags[:2]),
                 float(rng.choice([0, 20])),
             )
-            st = rng.choice(_evening_types(CATEGORIES[sk]))
+            st = rng.choice(_evening_types(sk))
             self._package(same_kind, f"{st[1]} for 2", st[2] * 2, list(st[3]))
 
         # -- the late-night delivery
@@ -679,7 +659,7 @@ class _Builder:
                 stores["store_distance"] = self._clone_store(
                     store, city_b, at_distance(rng, *h_pos, store_max + rng.uniform(600, 1200))
                 )
-            note_key = rng.choice(sorted(HOTEL_NOTES)) if "delivery_note" in c else None
+            note_key = rng.choice(HOTEL_NOTE_KEYS) if "delivery_note" in c else None
         # the user's usual late-night store back home, where their order history is
         cz = self.cuisine if delivery else rng.choice(SUPPER_CUISINES)
         home_store = self._store(

@@ -68,6 +68,16 @@ QUESTIONS = {
     "attribute": "Which option or flavor should it be?",
     "note": "Any note or special request for the restaurant?",
 }
+# the content's orderings, computed once per process (each draw picks from the same sequence as before)
+_CITY_NAMES = sorted(CITIES)
+_CUISINE_NAMES = sorted(CUISINES)
+_MULTI_DISH_CUISINES = [k for k in _CUISINE_NAMES if len(CUISINES[k][1]) >= 2]
+_OTHER_CUISINES = {c: [k for k in _CUISINE_NAMES if k != c] for c in CUISINES}
+_DISH_TYPES = {c: sorted(CUISINES[c][1]) for c in CUISINES}
+_OTHER_DISH_TYPES = {(c, t): [x for x in _DISH_TYPES[c] if x != t] for c in CUISINES for t in CUISINES[c][1]}
+_MENUS = {c: [x for dt in _DISH_TYPES[c] for x in CUISINES[c][1][dt]] for c in CUISINES}
+_DIET_ITEMS = sorted(DIETS.items())
+_NOTE_KEYS = sorted(NOTES)
 _DIET_VARIANT = {
     "Contains peanuts": "{} with Peanut Sauce",
     "Seafood": "{} with Shrimp",
@@ -201,7 +211,7 @@ class _Builder:
         c = self.chosen
 
         # -- the user and their places
-        self.city = rng.choice(sorted(CITIES))
+        self.city = rng.choice(_CITY_NAMES)
         clon, clat, self.districts = CITIES[self.city]
         name, style, user_id = draw_user(rng)
         home_lon, home_lat = at_distance(rng, clon, clat, rng.uniform(500, 3000))
@@ -214,14 +224,14 @@ class _Builder:
         now_text = now.strftime(TIME_FORMAT)
 
         # -- what they want
-        self.cuisine = rng.choice([k for k in sorted(CUISINES) if len(CUISINES[k][1]) >= 2])
+        self.cuisine = rng.choice(_MULTI_DISH_CUISINES)
         dishes = CUISINES[self.cuisine][1]
-        dish_type = rng.choice(sorted(dishes))
+        dish_type = rng.choice(_DISH_TYPES[self.cuisine])
         options = dishes[dish_type]
         diet_key = None
         if "diet" in c:
             base = rng.choice(options)
-            candidates = [k for k, v in sorted(DIETS.items()) if v[0] not in base[2]]
+            candidates = [k for k, v in _DIET_ITEMS if v[0] not in base[2]]
             diet_key = rng.choice(candidates)
         else:
             base = rng.choice(options)
@@ -262,7 +272,7 @@ class _Builder:
             budget = float(math.ceil(price * qty * rng.uniform(1.1, 1.3)))
             dear = math.ceil(budget / qty) + rng.randint(6, 15)
             variants["budget"] = self._product(target_store, f"Deluxe {dish_name}", float(dear), list(dish_tags), attrs)
-        other_type = rng.choice([t for t in sorted(dishes) if t != dish_type])
+        other_type = rng.choice(_OTHER_DISH_TYPES[self.cuisine, dish_type])
         o_name, o_price, o_tags = rng.choice(dishes[other_type])
         safe_tags = [t for t in o_tags if t != forbidden]
         variants["dish"] = self._product(target_store, o_name, float(min(o_price, price)), safe_tags, attrs)
@@ -288,10 +298,10 @@ class _Builder:
 
         # -- unrelated stores
         for _ in range(3 + d):
-            cz = rng.choice([k for k in sorted(CUISINES) if k != self.cuisine])
+            cz = rng.choice(_OTHER_CUISINES[self.cuisine])
             s = self._store(cz, *at_distance(rng, mid_lon, mid_lat, rng.uniform(300, 5000)), rng.uniform(3.8, 4.9),
                             sorted(rng.sample(STORE_TAGS, rng.randint(0, 2))))
-            menu = [x for dt in sorted(CUISINES[cz][1]) for x in CUISINES[cz][1][dt]]
+            menu = _MENUS[cz]
             for n, pr, tg in rng.sample(menu, min(len(menu), rng.randint(2, 4))):
                 self._product(s, n, float(pr), list(tg), list(ATTRIBUTE_SETS[DISH_ATTRIBUTE.get(n.lower(), "spice")]))
         fillers = [s for s in self.stores if s["store_id"] not in {target_store["store_id"]} | {v[0]["store_id"] for v in clones.values()}]
@@ -343,7 +353,7 @@ class _Builder:
             m = delivery_minutes(self._dist(store, addr))
             return max(now, after - timedelta(minutes=m) + timedelta(minutes=5)).strftime(TIME_FORMAT)
 
-        note_key = rng.choice(sorted(NOTES)) if "note" in c else None
+        note_key = rng.choice(_NOTE_KEYS) if "note" in c else None
         note_text = note_key if note_key else ""
         if diet_key and not note_key:
             note_text = ""
@@ -444,37 +454,39 @@ class _Builder:
         ctx = dict(user_id=user_id, task_key=task_key, facts=facts, mistaken=mistaken, kept=kept, change=change_msg,
                    target_store=target_store, target=target, measure=bool(max_m or by))
         golden_actions = self._actions(golden, ctx)
-        violations: dict[str, Route] = {
-            "dish": replace(golden, product_id=variants["dish"]["product_id"]),
-            "order_count": replace(golden, duplicate=True),
-            "paid": replace(golden, pay=False),
-            "confirmed": replace(golden, confirm=False),
-            "informed_total": replace(golden, tell_total=False),
-        }
-        if "quantity" in c:
-            violations["quantity"] = replace(golden, qty=qty0 if change == "quantity" else qty - 1)
-        if "address" in c:
-            other = address0 if change == "address" else addr_other
-            violations["address"] = replace(golden, address=other["address"], dispatch=dispatch_for(target_store, other))
-        if by is not None:
-            late = by - timedelta(minutes=delivery_minutes(self._dist(target_store, address))) + timedelta(minutes=15)
-            violations["deadline"] = replace(golden, dispatch=late.strftime(TIME_FORMAT))
-        if budget is not None:
-            violations["budget"] = replace(golden, product_id=variants["budget"]["product_id"])
-        if forbidden:
-            violations["diet"] = replace(golden, product_id=variants["diet"]["product_id"])
-        for key in ("store_rating", "store_tag", "store_distance"):
-            if key in clones:
-                st, mapping = clones[key]
-                violations[key] = replace(golden, store_id=st["store_id"], product_id=mapping[target["product_id"]],
-                                          dispatch=dispatch_for(st, address))
-        if attr_value:
-            violations["attribute"] = replace(golden, attribute=next(a for a in attr_options if a != attr_value))
-        if note_key:
-            violations["note"] = replace(golden, note="")
-        if mistaken:
-            violations["cancel_mistaken"] = replace(golden, cancel_old=False)
-            violations["keep_other_order"] = replace(golden, cancel_kept=True)
+        violations: dict[str, Route] = {}
+        if self.with_violations:  # no draw from rng below: skipping them leaves the task as it is
+            violations = {
+                "dish": replace(golden, product_id=variants["dish"]["product_id"]),
+                "order_count": replace(golden, duplicate=True),
+                "paid": replace(golden, pay=False),
+                "confirmed": replace(golden, confirm=False),
+                "informed_total": replace(golden, tell_total=False),
+            }
+            if "quantity" in c:
+                violations["quantity"] = replace(golden, qty=qty0 if change == "quantity" else qty - 1)
+            if "address" in c:
+                other = address0 if change == "address" else addr_other
+                violations["address"] = replace(golden, address=other["address"], dispatch=dispatch_for(target_store, other))
+            if by is not None:
+                late = by - timedelta(minutes=delivery_minutes(self._dist(target_store, address))) + timedelta(minutes=15)
+                violations["deadline"] = replace(golden, dispatch=late.strftime(TIME_FORMAT))
+            if budget is not None:
+                violations["budget"] = replace(golden, product_id=variants["budget"]["product_id"])
+            if forbidden:
+                violations["diet"] = replace(golden, product_id=variants["diet"]["product_id"])
+            for key in ("store_rating", "store_tag", "store_distance"):
+                if key in clones:
+                    st, mapping = clones[key]
+                    violations[key] = replace(golden, store_id=st["store_id"], product_id=mapping[target["product_id"]],
+                                              dispatch=dispatch_for(st, address))
+            if attr_value:
+                violations["attribute"] = replace(golden, attribute=next(a for a in attr_options if a != attr_value))
+            if note_key:
+                violations["note"] = replace(golden, note="")
+            if mistaken:
+                violations["cancel_mistaken"] = replace(golden, cancel_old=False)
+                violations["keep_other_order"] = replace(golden, cancel_kept=True)
 
         world = {
             "time": now_text,
@@ -495,7 +507,7 @@ class _Builder:
                 "work address": work["address"],
                 "residence": self.city,
                 "dietary notes": [hint] if hint else [],
-                "frequently purchased categories": sorted({self.cuisine, rng.choice(sorted(CUISINES))}),
+                "frequently purchased categories": sorted({self.cuisine, rng.choice(_CUISINE_NAMES)}),
             },
         }
         trajectories = {k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {}
@@ -507,7 +519,7 @@ class _Builder:
         return haversine_m(addr["longitude"], addr["latitude"], loc["longitude"], loc["latitude"])
 
     def _store_by(self, store_id: str) -> dict[str, Any]:
-        return next(s for s in self.stores if s["store_id"] == store_id)
+        return self.world.places[store_id]
 
     def _actions(self, r: Route, ctx: dict[str, Any]) -> list[str]:
         """The action strings that carry out route ``r`` with the scripted user."""
@@ -519,7 +531,7 @@ class _Builder:
                 asked.append(QUESTIONS["store_pref"])
             out.append("Happy to help. " + " ".join(asked))
         store = self._store_by(r.store_id)
-        product = next(p for p in self.products if p["product_id"] == r.product_id)
+        product = self.world.items[r.product_id]
         out.append(call("delivery_product_search_recommend", keywords=[product["name"]]))
         out.append(call("get_delivery_store_info", store_id=r.store_id))
         if ctx["measure"]:

@@ -83,6 +83,11 @@ TOPIC_CUES = {
     "fallback": ["sold out", "instead"],
 }
 FLAG = {"book": "enable_book", "reservation": "enable_reservation"}
+# the content's orderings, computed once per process (each draw picks from the same sequence as before)
+_CITY_NAMES = sorted(CITIES)
+_CATEGORY_NAMES = sorted(CATEGORIES)
+_OTHER_CATEGORIES = {c: [k for k in _CATEGORY_NAMES if k != c] for c in CATEGORIES}
+_SAME_KIND = {c: [k for k in _OTHER_CATEGORIES[c] if CATEGORIES[k].kind == CATEGORIES[c].kind] for c in CATEGORIES}
 TABLE = {"book": "books", "reservation": "reservations"}
 
 
@@ -241,7 +246,7 @@ class _Builder:
         rng = self.rng
         d = max(0, min(6, self.difficulty))
         points = 3 + d
-        self.category = rng.choice(sorted(CATEGORIES))
+        self.category = rng.choice(_CATEGORY_NAMES)
         cat = CATEGORIES[self.category]
         kind, table = cat.kind, TABLE[cat.kind]
         intent = None
@@ -253,7 +258,7 @@ class _Builder:
         c = set(picks)
 
         # -- the user and their places
-        self.city = rng.choice(sorted(CITIES))
+        self.city = rng.choice(_CITY_NAMES)
         clon, clat, self.districts = CITIES[self.city]
         name, style, user_id = draw_user(rng)
         home_lon, home_lat = at_distance(rng, clon, clat, rng.uniform(500, 3000))
@@ -330,8 +335,7 @@ class _Builder:
             self._clone(target_shop, inside(), hours=CLOSED_HOURS)
 
         # -- other shops: the same kind of visit first (for the mistaken and kept records), then any
-        same_kind = [k for k in sorted(CATEGORIES) if k != self.category and CATEGORIES[k].kind == kind]
-        other = [k for k in sorted(CATEGORIES) if k != self.category]
+        same_kind, other = _SAME_KIND[self.category], _OTHER_CATEGORIES[self.category]
         fillers = []
         for i in range(3 + d):
             cz = same_kind[i] if i < 2 else rng.choice(other)
@@ -473,38 +477,40 @@ class _Builder:
         proposal = (wanted[party0 if kind == "book" else 1], party0 if kind == "reservation" else 1, party0)
         ctx = dict(user_id=user_id, task_key=task_key, facts=facts, kind=kind, mistaken=mistaken,
                    kept=kept, intent=intent, measure=anchor if max_m else None, search=target["name"], proposal=proposal)
-        violations: dict[str, Route] = {
-            "product": replace(golden, product_id=wrong["product_id"]),
-            "order_count": replace(golden, duplicate_order=True),
-            "paid": replace(golden, pay=False),
-            "confirmed": replace(golden, confirm=False, time=final_visit.strftime(TIME_FORMAT), final_time=None),
-            "informed_total": replace(golden, tell_total=False),
-            "visit_count": replace(golden, duplicate_visit=True),
-            "visit_time": replace(golden, final_time=None) if visit2 else
-            replace(golden, time=(visit + timedelta(days=1)).strftime(TIME_FORMAT)),
-            "party": replace(golden, party=party0 if intent == "party" else party - 1 if party > 1 else party + 1),
-        }
-        if no_visits:
-            violations["same_shop"] = replace(golden, order_shop=no_visits[0]["shop_id"],
-                                              product_id=no_visits[1][target["product_id"]])
-        else:
-            violations["same_shop"] = replace(golden, visit_shop=filler_visit["shop_id"])
-        if fee > 0:
-            violations["booking_paid"] = replace(golden, pay_book=False)
-        if "quantity" in {i.name for i in items}:
-            violations["quantity"] = replace(golden, qty=party0 if intent == "party" else qty - 1)
-        if budget is not None:
-            violations["budget"] = replace(golden, product_id=variants["budget"]["product_id"])
-        if forbidden:
-            violations["diet"] = replace(golden, product_id=variants["diet"]["product_id"])
-        for key in ("shop_rating", "shop_feature", "shop_distance"):
-            if key in clones:
-                st, mapping = clones[key]
-                violations[key] = replace(golden, order_shop=st["shop_id"], visit_shop=st["shop_id"],
-                                          product_id=mapping[target["product_id"]])
-        if mistaken:
-            violations["cancel_mistaken"] = replace(golden, cancel_old=False)
-            violations["keep_other"] = replace(golden, cancel_kept=True)
+        violations: dict[str, Route] = {}
+        if self.with_violations:  # no draw from rng below: skipping them leaves the task as it is
+            violations = {
+                "product": replace(golden, product_id=wrong["product_id"]),
+                "order_count": replace(golden, duplicate_order=True),
+                "paid": replace(golden, pay=False),
+                "confirmed": replace(golden, confirm=False, time=final_visit.strftime(TIME_FORMAT), final_time=None),
+                "informed_total": replace(golden, tell_total=False),
+                "visit_count": replace(golden, duplicate_visit=True),
+                "visit_time": replace(golden, final_time=None) if visit2 else
+                replace(golden, time=(visit + timedelta(days=1)).strftime(TIME_FORMAT)),
+                "party": replace(golden, party=party0 if intent == "party" else party - 1 if party > 1 else party + 1),
+            }
+            if no_visits:
+                violations["same_shop"] = replace(golden, order_shop=no_visits[0]["shop_id"],
+                                                  product_id=no_visits[1][target["product_id"]])
+            else:
+                violations["same_shop"] = replace(golden, visit_shop=filler_visit["shop_id"])
+            if fee > 0:
+                violations["booking_paid"] = replace(golden, pay_book=False)
+            if "quantity" in {i.name for i in items}:
+                violations["quantity"] = replace(golden, qty=party0 if intent == "party" else qty - 1)
+            if budget is not None:
+                violations["budget"] = replace(golden, product_id=variants["budget"]["product_id"])
+            if forbidden:
+                violations["diet"] = replace(golden, product_id=variants["diet"]["product_id"])
+            for key in ("shop_rating", "shop_feature", "shop_distance"):
+                if key in clones:
+                    st, mapping = clones[key]
+                    violations[key] = replace(golden, order_shop=st["shop_id"], visit_shop=st["shop_id"],
+                                              product_id=mapping[target["product_id"]])
+            if mistaken:
+                violations["cancel_mistaken"] = replace(golden, cancel_old=False)
+                violations["keep_other"] = replace(golden, cancel_kept=True)
 
         world = {
             "time": now.strftime(TIME_FORMAT),
@@ -526,7 +532,7 @@ class _Builder:
                 "home address": home["address"],
                 "work address": work["address"],
                 "residence": self.city,
-                "in-store habits": {"favourite categories": sorted({self.category, rng.choice(sorted(CATEGORIES))}),
+                "in-store habits": {"favourite categories": sorted({self.category, rng.choice(_CATEGORY_NAMES)}),
                                     "usual party size": 2 if kind == "book" else 1},
                 "notes": [RESTRICTIONS[forbidden][1]] if forbidden else [],
             },
@@ -537,7 +543,7 @@ class _Builder:
                               world, user, items, golden_actions, trajectories)
 
     def _shop_by(self, shop_id: str) -> dict[str, Any]:
-        return next(s for s in self.shops if s["shop_id"] == shop_id)
+        return self.world.places[shop_id]
 
     def _actions(self, r: Route, ctx: dict[str, Any]) -> list[str]:
         """The action strings that carry out route ``r`` with the scripted user."""
@@ -558,7 +564,7 @@ class _Builder:
                 out.append(call(cancel, **{id_key: ctx["mistaken"][id_key]}))
             if r.cancel_kept:
                 out.append(call(cancel, **{id_key: ctx["kept"][id_key]}))
-        product = next(p for p in self.products if p["product_id"] == r.product_id)
+        product = self.world.items[r.product_id]
         shop = self._shop_by(r.order_shop)
         visit_shop = self._shop_by(r.visit_shop)
         when = datetime.strptime(r.time, TIME_FORMAT)

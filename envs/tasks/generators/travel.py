@@ -17,6 +17,12 @@ a trajectory that breaks only that item (``task.violations``).
 Reasoning points are the constraint items of the rubric plus one for a change of intent;
 ``difficulty`` d gives exactly 4 + 2d of them (10 at the default 3, near VitaBench's OTA mean of
 9.7). Generation is a pure function of (seed, difficulty, split): splits draw from disjoint streams.
+
+A reset of the env generates a task, so generation is kept lean without changing a byte of what it
+draws: what depends on no seed (city pairs, the holiday calendar, sorted content) is computed once
+per process, the catalogue's hot loops (about 200 priced products a task) draw their ids and stock
+with ``getrandbits`` directly (the values ``randrange`` gives), and the violation routes are made
+only when asked for; tests/test_generator_speed_travel.py pins digests of the output.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
@@ -158,8 +165,72 @@ def _cost(feature: str, chosen: set[str]) -> int:
     return 1
 
 
+@lru_cache(maxsize=8192)
 def _day(d: datetime) -> str:
+    """``d`` as ``YYYY-MM-DD`` (memoised: a task names the same few days dozens of times)."""
     return d.strftime(DATE_FORMAT)
+
+
+@lru_cache(maxsize=8192)
+def _weekday(day: str) -> int:
+    """The weekday (Monday 0) of a ``YYYY-MM-DD`` date."""
+    return datetime.fromisoformat(day).weekday()
+
+
+@lru_cache(maxsize=2)
+def city_pairs(mode: str) -> tuple[tuple[str, str, float], ...]:
+    """(from, to, km) of the city pairs a flight (350 km or more) or a train (150-1300 km) serves,
+    in the order of the sorted city names (computed once per process)."""
+    out = []
+    for a in CITY_NAMES:
+        for b in CITY_NAMES:
+            if a != b:
+                km = haversine_m(CITIES[a][0], CITIES[a][1], CITIES[b][0], CITIES[b][1]) / 1000
+                if (mode == "flight" and km >= 350) or (mode == "train" and 150 <= km <= 1300):
+                    out.append((a, b, km))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def holiday_options() -> tuple[tuple[str, int, date, bool], ...]:
+    """(name, year, first day, lasts several days) of the holidays a user may name: each of
+    ``HOLIDAYS`` in 2025 and 2026 that starts after January 30 (computed once per process)."""
+    out = []
+    for year in (2025, 2026):
+        table = china_holidays(year, "en_US")  # the same (cached) calendar the tools answer from
+        for name in HOLIDAYS:
+            days = sorted(d for d, n in table.items() if n == name)
+            if days and days[0].timetuple().tm_yday > 30:
+                out.append((name, year, days[0], len(days) > 1))
+    return tuple(out)
+
+
+# content in the order draws pick from, sorted once per process (a draw from a tuple is the draw
+# from the same list)
+CITY_NAMES = tuple(sorted(CITIES))
+HOTEL_TAG_NAMES = tuple(sorted(HOTEL_TAGS))
+ATTRACTION_KINDS = tuple(sorted(ATTRACTIONS))
+TICKET_REASON_TYPES = tuple(sorted(TICKET_REASONS))
+
+# the draws of the catalogue's hot loops, inlined: ``random.Random.randrange(n)`` is
+# ``_randbelow(n)``: ``getrandbits(n.bit_length())`` until below ``n`` (CPython 3.10-3.13), so
+# these give the very values, from the very stream, that ``randrange``/``randint`` and
+# ``IdPool.new`` give (the pinned digests in tests/test_generator_speed_travel.py hold them to it)
+_ID_BOUND = {d: (10**d, (10**d).bit_length()) for d in (6, 7)}
+
+
+def _new_id(ids: IdPool, prefix: str, digits: int) -> str:
+    """``ids.new(prefix, digits)``: the same id from the same draws, without ``randrange``'s checks."""
+    n, k = _ID_BOUND[digits]
+    getbits = ids.rng.getrandbits
+    r = getbits(k)
+    while r >= n:
+        r = getbits(k)
+    value = prefix + str(r).zfill(digits)  # f"{prefix}{r:0{digits}d}", at half the cost
+    if value in ids.used:  # a repeat (about once in 10**5 tasks): draw on as IdPool does
+        return ids.new(prefix, digits)
+    ids.used.add(value)
+    return value
 
 
 def _spoken_day(d: datetime) -> str:
@@ -315,7 +386,7 @@ def draw_hotel(
     star = rng.choice([3, 4, 5])
     min_score = rng.choice([4.5, 4.6, 4.7]) if rating else None
     score = math.ceil(rng.uniform(min_score, 5.0) * 10) / 10 if min_score else rng.uniform(4.0, 4.9)
-    tag = rng.choice(sorted(HOTEL_TAGS)) if amenity else None
+    tag = rng.choice(HOTEL_TAG_NAMES) if amenity else None
     tags = sorted(set(rng.sample([t for t in HOTEL_TAGS if t != tag], rng.randint(0, 2)) + ([tag] if tag else [])))
     return star, min_score, score, tag, tags
 
@@ -423,9 +494,9 @@ class TravelCatalogue:
         """``fares[date][class]``: ``base`` times the class's multiplier, one level per service, jittered per date."""
         factor = self.rng.uniform(0.85, 1.25)
         out = {}
-        for date in dates:
+        for day in dates:
             f = factor * self.rng.uniform(0.92, 1.12)
-            out[date] = {cls: float(round(base * m * f)) for cls, m in classes}
+            out[day] = {cls: float(round(base * m * f)) for cls, m in classes}
         return out
 
     def cheaper(self, fares: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -475,20 +546,19 @@ class TravelCatalogue:
         row["tags"] = tags if tags is not None else sorted(rng.sample(pool, rng.randint(1, 2)))
         self.tables["flights" if mode == "flight" else "trains"].append(row)
         self.places[sid] = row
-        for date, by_class in prices.items():
+        ids, slot, append, getbits = self.ids, self.slot, self.tables[seats].append, rng.getrandbits
+        qty = stock
+        for day, by_class in prices.items():
             for cls, price in by_class.items():
-                pid = self.ids.new(pid_prefix, 7)
-                self.tables[seats].append(
-                    {
-                        "product_id": pid,
-                        owner: sid,
-                        "seat_type": cls,
-                        "date": date,
-                        "price": float(price),
-                        "quantity": stock if stock is not None else rng.randint(9, 30),
-                    }
-                )
-                self.slot[(sid, cls, date)] = (pid, float(price))
+                pid = _new_id(ids, pid_prefix, 7)
+                price = float(price)
+                if stock is None:  # rng.randint(9, 30)
+                    qty = getbits(5)
+                    while qty >= 22:
+                        qty = getbits(5)
+                    qty += 9
+                append({"product_id": pid, owner: sid, "seat_type": cls, "date": day, "price": price, "quantity": qty})
+                slot[(sid, cls, day)] = (pid, price)
         return row
 
     def over_budget(
@@ -516,10 +586,10 @@ class TravelCatalogue:
         lo, hi = NIGHTLY_BASE[star]
         base = self.rng.uniform(lo, hi)
         out = {}
-        for date in dates:
-            weekend = datetime.fromisoformat(date).weekday() in (4, 5)  # Friday and Saturday nights
+        for day in dates:
+            weekend = _weekday(day) in (4, 5)  # Friday and Saturday nights
             f = base * (1.15 if weekend else 1.0) * self.rng.uniform(0.96, 1.04)
-            out[date] = {t: float(round(f * m / 10) * 10) for t, m in types}
+            out[day] = {t: float(round(f * m / 10) * 10) for t, m in types}
         return out
 
     def hotel_stem(self, used: set[str]) -> str:
@@ -558,24 +628,23 @@ class TravelCatalogue:
         }
         self.tables["hotels"].append(row)
         self.places[hid] = row
-        for date, by_type in prices.items():
+        ids, slot, append, getbits = self.ids, self.slot, self.tables["hotel_rooms"].append, self.rng.getrandbits
+        fixed = isinstance(stock, int)
+        per_night = stock or {}
+        qty = stock
+        for day, by_type in prices.items():
             for rtype, price in by_type.items():
-                pid = self.ids.new("HR", 7)
-                if isinstance(stock, int):
-                    qty = stock
-                else:
-                    qty = (stock or {}).get((rtype, date), self.rng.randint(3, 10))
-                self.tables["hotel_rooms"].append(
-                    {
-                        "product_id": pid,
-                        "hotel_id": hid,
-                        "room_type": rtype,
-                        "date": date,
-                        "price": float(price),
-                        "quantity": qty,
-                    }
-                )
-                self.slot[(hid, rtype, date)] = (pid, float(price))
+                pid = _new_id(ids, "HR", 7)
+                if not fixed:
+                    # rng.randint(3, 10), drawn even where ``stock`` names the number (as ever)
+                    drawn = getbits(4)
+                    while drawn >= 8:
+                        drawn = getbits(4)
+                    qty = per_night.get((rtype, day), drawn + 3)
+                price = float(price)
+                append({"product_id": pid, "hotel_id": hid, "room_type": rtype, "date": day, "price": price,
+                        "quantity": qty})
+                slot[(hid, rtype, day)] = (pid, price)
         return row
 
 
@@ -661,23 +730,23 @@ class _Builder:
         }
         self.tables["attractions"].append(row)
         self.places[aid] = row
-        for date in dates:
-            if closed is not None and datetime.fromisoformat(date).weekday() == closed:
+        for day in dates:
+            if closed is not None and _weekday(day) == closed:
                 continue  # no tickets on a closed day
             for ttype, m in types:
-                pid = self._id("K", 7)
+                pid = _new_id(self.ids, "K", 7)
                 price = float(round(base * m))
                 self.tables["attraction_tickets"].append(
                     {
                         "product_id": pid,
                         "attraction_id": aid,
                         "ticket_type": ttype,
-                        "date": date,
+                        "date": day,
                         "price": price,
                         "quantity": 60,
                     }
                 )
-                self.slot[(aid, ttype, date)] = (pid, price)
+                self.slot[(aid, ttype, day)] = (pid, price)
         return row
 
     # ----- the task ---------------------------------------------------------------------------
@@ -713,15 +782,7 @@ class _Builder:
         self.mode = mode = rng.choice(["flight", "train"])
         self.classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
         other_mode = "train" if mode == "flight" else "flight"
-        pairs = []
-        for a in sorted(CITIES):
-            for b in sorted(CITIES):
-                if a == b:
-                    continue
-                km = haversine_m(CITIES[a][0], CITIES[a][1], CITIES[b][0], CITIES[b][1]) / 1000
-                if (mode == "flight" and km >= 350) or (mode == "train" and 150 <= km <= 1300):
-                    pairs.append((a, b, km))
-        city_a, city_b, km = rng.choice(pairs)
+        city_a, city_b, km = rng.choice(city_pairs(mode))
         self.city_b = city_b
         dur, base_fare = journey(mode, km)
 
@@ -737,17 +798,10 @@ class _Builder:
         # -- when: the arrival day (maybe a holiday), the stay, the change of plan
         holiday = None
         if d >= 2 and rng.random() < 0.4:
-            options = []
-            for year in (2025, 2026):
-                table = china_holidays(year, "en_US")  # the same (cached) calendar the tools answer from
-                for hname in HOLIDAYS:
-                    days = sorted(x for x, n in table.items() if n == hname)
-                    if days and days[0].timetuple().tm_yday > 30:
-                        options.append((hname, year, days))
-            hname, year, days = rng.choice(options)
-            arrive = datetime(days[0].year, days[0].month, days[0].day)
+            hname, year, first, multi = rng.choice(holiday_options())
+            arrive = datetime(first.year, first.month, first.day)
             now = arrive - timedelta(days=rng.randint(6, 25))
-            holiday = (hname, year, len(days) > 1)
+            holiday = (hname, year, multi)
         else:
             now = datetime(2025, 1, 6) + timedelta(days=rng.randrange(560))
             arrive = now + timedelta(days=rng.randint(4, 30))
@@ -880,7 +934,7 @@ class _Builder:
                 *at_distance(rng, v_lon, v_lat, rng.uniform(500, 6000)),
                 s2,
                 rng.uniform(3.8, 4.8),
-                sorted(rng.sample(sorted(HOTEL_TAGS), rng.randint(0, 2))),
+                sorted(rng.sample(HOTEL_TAG_NAMES, rng.randint(0, 2))),
                 self._room_prices(s2, t2, room_dates),
             )
 
@@ -890,14 +944,14 @@ class _Builder:
         ticket_type = STANDARD_TICKET
         attraction_ids: list[str] = []
         if "attraction" in c:
-            kind = rng.choice(sorted(ATTRACTIONS))
+            kind = rng.choice(ATTRACTION_KINDS)
             keyword, stems = ATTRACTIONS[kind]
             first_visit = arrive + timedelta(days=1)
             last_visit = max(first_visit, check_out - timedelta(days=1))
             visit_day = first_visit + timedelta(days=rng.randint(0, (last_visit - first_visit).days))
             visit = _day(visit_day)
             tdates = [_day(visit_day + timedelta(days=k)) for k in range(-1, 3)]
-            ticket_type = rng.choice(sorted(TICKET_REASONS)) if "ticket_type" in c else STANDARD_TICKET
+            ticket_type = rng.choice(TICKET_REASON_TYPES) if "ticket_type" in c else STANDARD_TICKET
             ttypes = [TICKET_TYPES[0], *[x for x in TICKET_TYPES[1:] if x[0] == ticket_type]]
             ttypes += rng.sample([x for x in TICKET_TYPES[1:] if x not in ttypes], 1)
             s_main, s_closed = rng.sample(stems, 2)
@@ -919,7 +973,7 @@ class _Builder:
                 tdates,
                 visit_day.weekday(),
             )
-            o_kind = rng.choice([k for k in sorted(ATTRACTIONS) if k != kind])
+            o_kind = rng.choice([k for k in ATTRACTION_KINDS if k != kind])
             o_name, o_desc = rng.choice(ATTRACTIONS[o_kind][1])
             other_attraction = self._attraction(
                 o_name,
@@ -972,7 +1026,7 @@ class _Builder:
             self.cat.service(
                 mode,
                 city_a,
-                rng.choice([x for x in sorted(CITIES) if x not in (city_a, city_b)]),
+                rng.choice([x for x in CITY_NAMES if x not in (city_a, city_b)]),
                 rng.randrange(7 * 60, 18 * 60, 5),
                 dur,
                 {},
@@ -986,7 +1040,7 @@ class _Builder:
         if "cancel_old" in c:
             old_kind = rng.choice(["flight", "train"])
             self.classes, saved = (FLIGHT_CLASSES if old_kind == "flight" else TRAIN_CLASSES), self.classes
-            elsewhere = [x for x in sorted(CITIES) if x not in (city_a, city_b)]
+            elsewhere = [x for x in CITY_NAMES if x not in (city_a, city_b)]
             c2, c3 = rng.sample(elsewhere, 2)
             d2 = _day(check_out + timedelta(days=rng.randint(3, 9)))
             d3 = _day(check_out + timedelta(days=rng.randint(10, 20)))
@@ -1154,42 +1208,48 @@ class _Builder:
             visit_date=visit or "",
             ticket_qty=qty,
         )
-        v: dict[str, Route] = {
-            "outbound": replace(golden, move_to=None) if intent else replace(golden, date0=shift(D, 1)),
-            "check_in": replace(golden, stay1=(shift(D1, 1), shift(C, 1)))
-            if intent
-            else replace(golden, stay0=(shift(D, 1), shift(C, 1))),
-            **process_violations(golden),
-        }
-        if intent:
-            v["nights"] = replace(golden, stay1=(D1, shift(C, -1) if final_nights >= 2 else shift(C, 1)))
-        else:
-            v["nights"] = replace(golden, stay0=(D, shift(C, -1) if n0 >= 2 else shift(C, 1)))
-        for key in ("arrive_by", "depart_after", "ticket_budget"):
-            if key in decoys:
-                v[key] = replace(golden, transport_id=decoys[key][f"{mode}_id"])
-        if "seat_class" in c:
-            v["seat_class"] = replace(golden, seat_type=cheap_class)
-        if "travellers" in c:
-            v["travellers"] = replace(golden, qty=qty - 1)
-        for key, h in clones.items():
-            v[key] = replace(golden, hotel_id=h["hotel_id"])
-        if "room_type" in c:
-            v["room_type"] = replace(golden, room_type=STANDARD_ROOM)
-        if attraction is not None:
-            v["attraction"] = replace(golden, attraction_id=other_attraction["attraction_id"])
-            v["ticket_date"] = replace(golden, visit_date=shift(visit, 1))
-            v["ticket_count"] = replace(golden, extra=frozenset({"attraction"}))
-            v["ticket_paid"] = replace(golden, pay_tickets=False)
-            if "ticket_type" in c:
-                v["ticket_type"] = replace(golden, ticket_type=STANDARD_TICKET)
+        def violation_routes() -> dict[str, Route]:
+            """One route per rubric item that breaks only that item (made only when asked for)."""
+            v: dict[str, Route] = {
+                "outbound": replace(golden, move_to=None) if intent else replace(golden, date0=shift(D, 1)),
+                "check_in": replace(golden, stay1=(shift(D1, 1), shift(C, 1)))
+                if intent
+                else replace(golden, stay0=(shift(D, 1), shift(C, 1))),
+                **process_violations(golden),
+            }
+            if intent:
+                v["nights"] = replace(golden, stay1=(D1, shift(C, -1) if final_nights >= 2 else shift(C, 1)))
+            else:
+                v["nights"] = replace(golden, stay0=(D, shift(C, -1) if n0 >= 2 else shift(C, 1)))
+            for key in ("arrive_by", "depart_after", "ticket_budget"):
+                if key in decoys:
+                    v[key] = replace(golden, transport_id=decoys[key][f"{mode}_id"])
+            if "seat_class" in c:
+                v["seat_class"] = replace(golden, seat_type=cheap_class)
             if "travellers" in c:
-                v["ticket_quantity"] = replace(golden, ticket_qty=qty - 1)
-        if mistaken is not None:
-            v["cancel_mistaken"] = replace(golden, cancel_old=False)
-            v["keep_other_order"] = replace(golden, cancel_kept=True)
-        if "informed_changes" in {i.name for i in items}:
-            v["informed_changes"] = replace(golden, tell_changes=False)
+                v["travellers"] = replace(golden, qty=qty - 1)
+            for key, h in clones.items():
+                v[key] = replace(golden, hotel_id=h["hotel_id"])
+            if "room_type" in c:
+                v["room_type"] = replace(golden, room_type=STANDARD_ROOM)
+            if attraction is not None:
+                v["attraction"] = replace(golden, attraction_id=other_attraction["attraction_id"])
+                v["ticket_date"] = replace(golden, visit_date=shift(visit, 1))
+                v["ticket_count"] = replace(golden, extra=frozenset({"attraction"}))
+                v["ticket_paid"] = replace(golden, pay_tickets=False)
+                if "ticket_type" in c:
+                    v["ticket_type"] = replace(golden, ticket_type=STANDARD_TICKET)
+                if "travellers" in c:
+                    v["ticket_quantity"] = replace(golden, ticket_qty=qty - 1)
+            if mistaken is not None:
+                v["cancel_mistaken"] = replace(golden, cancel_old=False)
+                v["keep_other_order"] = replace(golden, cancel_kept=True)
+            if "informed_changes" in {i.name for i in items}:
+                v["informed_changes"] = replace(golden, tell_changes=False)
+            missing = {i.name for i in items} - set(v)
+            if missing:
+                raise RuntimeError(f"rubric items without a violation trajectory: {sorted(missing)}")
+            return v
 
         self.ctx = dict(
             user_id=user_id,
@@ -1208,10 +1268,7 @@ class _Builder:
             kind=kind,
         )
         golden_actions = self._actions(golden)
-        missing = {i.name for i in items} - set(v)
-        if missing:
-            raise RuntimeError(f"rubric items without a violation trajectory: {sorted(missing)}")
-        violations = {k: self._actions(r) for k, r in v.items()} if self.with_violations else {}
+        violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
         self._check_amounts(golden)
 
         world = {
