@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -537,7 +538,8 @@ def _word_terms(word: str) -> list[str]:
     """``tokens`` of one query word, remembered (do not change the list)."""
     hit = _WORDS.get(word)
     if hit is None:
-        hit = tokens(word)
+        # a plain ASCII word is one token (the common case): no pattern to run
+        hit = [_stem(word.lower())] if word.isascii() and word.isalnum() else tokens(word)
         if len(_WORDS) >= 65_536:
             _WORDS.clear()
         _WORDS[word] = hit
@@ -562,10 +564,14 @@ FIELDS = ("product", "region", "tier", "currency")
 
 class BM25Index:
     """BM25 over a fixed set of documents (sorted by id, so position order is id order): per term,
-    the positions holding it and their BM25 weights (numpy arrays); per filter value, a mask.
-    Built once per knowledge base; immutable but for its mask cache."""
+    the positions holding it and their BM25 weights (numpy arrays); per filter value, a mask; each
+    document's result JSON. Built once per knowledge base; immutable but for its caches (masks, and
+    the weights of the documents outside it that worlds add)."""
 
-    __slots__ = ("items", "keys", "pos", "n", "idf", "avgdl", "post", "_json", "_cols", "_masks")
+    MAX_MASKS = 4096  # filter values remembered (the cache starts afresh when full)
+    MAX_OTHERS = 512  # other documents' weights remembered (likewise)
+
+    __slots__ = ("items", "keys", "pos", "n", "idf", "avgdl", "post", "json_array", "_cols", "_masks", "_others")
 
     def __init__(self, docs: Iterable[Document]) -> None:
         self.items = tuple(sorted(docs, key=lambda d: d.id))
@@ -588,39 +594,39 @@ class BM25Index:
                     p = plists[t] = ([], [])
                 p[0].append(i)
                 p[1].append(self.idf[t] * tf * (K1 + 1) / (tf + norm))
-        # a frequent term (in an eighth of the documents or more) as a dense vector, added whole;
-        # the others as (positions, weights), added by position
-        self.post: dict[str, tuple[Any, Any]] = {}
-        for t, (p, w) in plists.items():
-            if len(p) * 8 >= self.n:
-                dense = np.zeros(self.n)
-                dense[p] = w
-                self.post[t] = (None, dense)
-            else:
-                self.post[t] = (np.asarray(p, dtype=np.intp), np.asarray(w, dtype=np.float64))
-        self._json: list[str | None] = [dumps(document_summary(d)) for d in self.items]
+        self.post = {t: (np.asarray(p, dtype=np.intp), np.asarray(w, dtype=np.float64)) for t, (p, w) in plists.items()}
+        self.json_array = np.empty(self.n, dtype=object)  # each document's result JSON
+        self.json_array[:] = [dumps(document_summary(d)) for d in self.items]
         self._cols = {f: np.array([getattr(d, f) for d in self.items], dtype=object) for f in FIELDS}
         self._masks: dict[tuple[str, str], np.ndarray] = {}
+        self._others: dict[str, tuple[Document, dict[str, float], str]] = {}
 
     def weights(self, d: Document) -> dict[str, float]:
         """``d``'s term weights under this index's statistics (a task's own documents)."""
         c = _doc_terms(d)
-        norm = K1 * (1 - B + B * sum(c.values()) / self.avgdl)
+        dl = sum(c.values())
+        norm = K1 * (1 - B + B * dl / self.avgdl) if self.avgdl else K1  # no statistics: every length average
         top = log(1 + (self.n + 0.5) / 0.5)  # a term the knowledge base lacks
         return {t: self.idf.get(t, top) * tf * (K1 + 1) / (tf + norm) for t, tf in c.items()}
+
+    def other(self, d: Document) -> tuple[dict[str, float], str]:
+        """A document outside this index (a task's own): its weights and result JSON, remembered
+        for that very document (documents are immutable; the procedures are in every world)."""
+        hit = self._others.get(d.id)
+        if hit is None or hit[0] is not d:
+            if len(self._others) >= self.MAX_OTHERS:
+                self._others.clear()
+            hit = self._others[d.id] = (d, self.weights(d), dumps(document_summary(d)))
+        return hit[1], hit[2]
 
     def mask(self, field: str, value: str) -> np.ndarray:
         m = self._masks.get((field, value))
         if m is None:
             col = self._cols[field]
+            if len(self._masks) >= self.MAX_MASKS:
+                self._masks.clear()
             m = self._masks[(field, value)] = (col == value) | (col == "*")
         return m
-
-    def json(self, i: int) -> str:
-        text = self._json[i]
-        if text is None:
-            text = self._json[i] = dumps(document_summary(self.items[i]))
-        return text
 
 
 def background_index(seed: int) -> BM25Index:
@@ -634,117 +640,171 @@ def _background_index(variant: int) -> BM25Index:
     return BM25Index(_background(variant))
 
 
-def _keep(d: Document, filters: list[tuple[str, str]]) -> bool:
-    return all(getattr(d, k) in (v, "*") for k, v in filters)
+def _best(s: np.ndarray, limit: int) -> np.ndarray:
+    """Ascending positions of ``s`` (scores, never negative) that hold its ``limit`` best positive
+    scores and every score tied with the last of them, and perhaps a few lower positive ones."""
+    m = len(s)
+    at = None
+    if m > 64:
+        # the best lie at or above a score estimated from every 8th position (about the limit+16th
+        # best): look there first, else at every hit
+        sample = s[::8].copy()
+        sample.sort()
+        est = sample[max(0, len(sample) - limit // 8 - 2)]
+        if est > 0:
+            at = (s >= est).nonzero()[0]
+            if len(at) < limit:
+                at = None
+    elif m > limit:
+        kth = np.sort(s)[m - limit]  # exact
+        if kth > 0:
+            return (s >= kth).nonzero()[0]
+    if at is None:
+        at = (s > 0).nonzero()[0]
+    if len(at) > 2 * limit + 16:  # many: cut at the limit-th best (every tie at the cut stays)
+        vals = s[at]
+        k = len(at) - limit
+        at = at[vals >= np.partition(vals, k)[k]]
+    return at
 
 
 class DocumentIndex:
     """What ``search_documents`` reads for one documents table (``rows``, the dict itself: world
-    copies share it until one changes its documents, so episodes share the index): the background
-    knowledge base's shared BM25 index less the documents this table does not hold, plus the
-    table's own documents (the task's pinned ones and the procedures) weighted with the shared
-    statistics. Results: BM25 score descending, then id."""
+    copies share it until one changes its documents, so episodes share the index).
 
-    MAX_CACHED = 1024
+    The table's documents are numbered in id order: the background knowledge base's that the table
+    holds (the shared ``BM25Index``) merged with the table's own (the task's pinned documents and
+    the procedures, weighted with the background's statistics). A term's weights over those
+    numbers are one vector, made from both postings on the term's first use and kept; a search adds
+    the vectors of its known terms in query order (the sums a document-at-a-time BM25 makes, bit for
+    bit), keeps the filter's numbers (kept per filter), takes the scores at or above a threshold
+    sampled from every 8th one (the few best, every tie included) and sorts only those, stably,
+    so ties stay in id order; each document's result JSON is rendered once per knowledge base.
+    Results: BM25 score descending, then id; a result is kept per (words, filters, limit)."""
 
-    __slots__ = ("rows", "shared", "present", "own", "own_json", "own_post", "_masks", "_results")
+    MAX_CACHED = 1024  # results and filters remembered (each cache starts afresh when full)
+    MAX_TERMS = 256  # term vectors remembered (8 bytes a document each: 2 MB at most)
+
+    __slots__ = ("rows", "shared", "n", "_spot", "_json", "_own_at", "_own_cols", "_own_post", "_vecs", "_filters", "_results")
 
     def __init__(self, rows: dict[str, Document], shared: BM25Index | None = None) -> None:
         self.rows = rows
         shared = shared if shared is not None else BM25Index(())
         self.shared = shared
         items = shared.items
-        present = np.fromiter((rows.get(d.id) is d for d in items), dtype=bool, count=len(items))
-        self.present = None if present.all() else present
-        self.own = sorted((d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d), key=lambda d: d.id)
-        self.own_json = [dumps(document_summary(d)) for d in self.own]
-        # term -> (own document's position, its weight) for the own documents holding it
-        self.own_post: dict[str, list[tuple[int, float]]] = {}
-        for j, d in enumerate(self.own):
-            for t, x in shared.weights(d).items():
-                self.own_post.setdefault(t, []).append((j, x))
-        self._masks: dict[tuple[tuple[str, str], ...], tuple[Any, Any, frozenset[int] | None]] = {}
+        held = np.flatnonzero(np.fromiter((rows.get(d.id) is d for d in items), dtype=bool, count=len(items)))
+        own = sorted((d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d), key=lambda d: d.id)
+        # merged by id: the held background documents before each own one give every number
+        before = np.searchsorted(held, np.array([bisect_left(shared.keys, d.id) for d in own], dtype=np.intp))
+        own_at = before + np.arange(len(own), dtype=np.intp)
+        held_at = np.arange(len(held), dtype=np.intp) + np.searchsorted(before, np.arange(len(held)), side="right")
+        self.n = n = len(held) + len(own)
+        self._spot = np.full(shared.n, n, dtype=np.intp)  # background position -> number (n, a spare slot: not held)
+        self._spot[held] = held_at
+        texts = np.empty(n, dtype=object)
+        texts[held_at] = shared.json_array[held]
+        others = [shared.other(d) for d in own]
+        own_json = np.empty(len(own), dtype=object)
+        own_json[:] = [j for _, j in others]
+        texts[own_at] = own_json
+        self._json: list[str] = texts.tolist()
+        self._own_at = own_at
+        self._own_cols = {f: np.array([getattr(d, f) for d in own], dtype=object) for f in FIELDS}
+        # term -> (number, weight) of each own document holding it
+        self._own_post: dict[str, list[tuple[int, float]]] = {}
+        for at, (weights, _) in zip(own_at.tolist(), others):
+            for t, x in weights.items():
+                p = self._own_post.get(t)
+                if p is None:
+                    p = self._own_post[t] = []
+                p.append((at, x))
+        self._vecs: dict[str, np.ndarray] = {}
+        self._filters: dict[tuple[tuple[str, str], ...], np.ndarray] = {}
         self._results: dict[tuple[Any, ...], RawJson] = {}
 
-    def _filter(self, filters: list[tuple[str, str]]) -> tuple[Any, Any, frozenset[int] | None]:
-        """(mask over the shared documents or None, its positions, the own documents it keeps or None)."""
-        key = tuple(filters)
-        hit = self._masks.get(key)
+    def _vector(self, t: str) -> np.ndarray | None:
+        """The term's weight for every document (0 where it is absent), or None if none holds it."""
+        v = self._vecs.get(t)
+        if v is None:
+            p = self.shared.post.get(t)
+            o = self._own_post.get(t)
+            if p is None and o is None:
+                return None
+            full = np.zeros(self.n + 1)
+            if p is not None:
+                full[self._spot[p[0]]] = p[1]
+            if o is not None:
+                for at, x in o:  # a few
+                    full[at] = x
+            v = full[: self.n]
+            if len(self._vecs) >= self.MAX_TERMS:
+                self._vecs.clear()
+            self._vecs[t] = v
+        return v
+
+    def _filter(self, filters: tuple[tuple[str, str], ...]) -> np.ndarray:
+        """The numbers of the documents the filters keep (ascending)."""
+        hit = self._filters.get(filters)
         if hit is None:
-            m = self.present
+            m = om = None
             for f, v in filters:
                 fm = self.shared.mask(f, v)
                 m = fm if m is None else m & fm
-            own = frozenset(j for j, d in enumerate(self.own) if _keep(d, filters)) if filters else None
-            hit = (m, None if m is None else np.flatnonzero(m), own)
-            if len(self._masks) >= self.MAX_CACHED:
-                self._masks.clear()
-            self._masks[key] = hit
+                col = self._own_cols[f]
+                fm = (col == v) | (col == "*")
+                om = fm if om is None else om & fm
+            ok = np.zeros(self.n + 1, dtype=bool)
+            ok[self._spot[m]] = True
+            ok[self._own_at[om]] = True
+            hit = ok[: self.n].nonzero()[0]
+            if len(self._filters) >= self.MAX_CACHED:
+                self._filters.clear()
+            self._filters[filters] = hit
         return hit
 
     def search(self, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
-        shared = self.shared
-        mask, allowed, own_ok = self._filter(filters)
-        keys = shared.keys
-        if not words:
-            idx = allowed.tolist() if allowed is not None else range(shared.n)
-            hits = [(0.0, keys[i], shared.json(i)) for i in idx[:limit]]
-            hits += [(0.0, d.id, j) for n, (d, j) in enumerate(zip(self.own, self.own_json)) if own_ok is None or n in own_ok]
-            hits.sort(key=lambda h: h[1])
-            return json_array([h[2] for h in hits[:limit]])
-        rkey = (tuple(words), tuple(filters), limit)
+        fkey = tuple(filters)
+        keep = self._filter(fkey) if fkey else None
+        texts = self._json
+        if not words:  # a listing, by id
+            at = range(min(limit, self.n)) if keep is None else keep[:limit].tolist()
+            return json_array([texts[i] for i in at])
+        rkey = (tuple(words), fkey, limit)
         done = self._results.get(rkey)
         if done is not None:  # a repeated query: the table has not changed since (the index is its own)
             return done
-        terms = [t for w in words for t in _word_terms(w)]
-        found: list[tuple[float, str, int]] = []
-        if shared.n:
-            post = shared.post
-            s = None
-            for t in terms:
-                p = post.get(t)
-                if p is None:
-                    continue
-                if s is None:
-                    s = p[1].copy() if p[0] is None else np.zeros(shared.n)
-                    if p[0] is None:
+        vecs = self._vecs
+        known = _WORDS.get
+        s = None
+        owned = False  # whether ``s`` is this search's own array (else a cached vector)
+        for w in words:
+            for t in known(w) or _word_terms(w):
+                v = vecs.get(t)
+                if v is None:
+                    v = self._vector(t)
+                    if v is None:
                         continue
-                if p[0] is None:
-                    s += p[1]
+                if s is None:
+                    s = v
+                elif owned:
+                    s += v
                 else:
-                    s[p[0]] += p[1]
-            if s is not None:
-                if allowed is not None and len(allowed) <= 128:  # a narrow filter: score its documents only
-                    vals = s[allowed]
-                    keep = vals > 0
-                    nz, vals = allowed[keep], vals[keep]
-                else:
-                    if mask is not None:
-                        s *= mask
-                    # the top ``limit`` lie at or above a score estimated from every 8th document
-                    # (about the limit+16th best): look there first, else at every hit
-                    sample = np.sort(s[::8])
-                    est = sample[max(0, len(sample) - limit // 8 - 2)]
-                    cut = s >= est if est > 0 else s > 0
-                    if est > 0 and np.count_nonzero(cut) < limit:
-                        cut = s > 0
-                    nz = np.flatnonzero(cut)
-                    vals = s[nz]
-                if len(nz) > limit:
-                    m = len(vals)
-                    kth = (np.sort(vals) if m <= 256 else np.partition(vals, m - limit))[m - limit]
-                    keep = vals >= kth  # every tie at the cut stays: the id decides below
-                    nz, vals = nz[keep], vals[keep]
-                found = [(-x, keys[i], i) for i, x in zip(nz.tolist(), vals.tolist())]
-        acc: dict[int, float] = {}
-        for t in terms:
-            for j, x in self.own_post.get(t, ()):
-                acc[j] = acc.get(j, 0.0) + x
-        if acc:
-            own = self.own
-            found += [(-x, own[j].id, -1 - j) for j, x in acc.items() if x and (own_ok is None or j in own_ok)]
-        found.sort()  # (-score, id): ids are unique
-        out = json_array([shared.json(i) if i >= 0 else self.own_json[-1 - i] for _, _, i in found[:limit]])
+                    s = s + v
+                    owned = True
+        if s is None:
+            out = json_array([])
+        else:
+            if keep is not None:
+                s = s[keep]
+            at = _best(s, limit)
+            vals = s[at]
+            at = (at if keep is None else keep[at]).tolist()
+            if len(at) <= 64:  # best first; the sort is stable, so ties stay in number (id) order
+                vl = vals.tolist()
+                order = sorted(range(len(vl)), key=vl.__getitem__, reverse=True)[:limit]
+            else:
+                order = np.argsort(-vals, kind="stable")[:limit].tolist()
+            out = json_array([texts[at[k]] for k in order])
         if len(self._results) >= self.MAX_CACHED:
             self._results.clear()
         self._results[rkey] = out
