@@ -29,7 +29,15 @@ the official ``openai`` package and adds what an RL loop needs around it:
   transport when installed), one HTTP session per event loop, closed as the loop shuts down its
   async generators (``asyncio.run`` does, before it closes the loop) or sooner by ``aclose_clients()``;
 - ``LLMClient.shared(config)``: the process's one client per config and key, so the policies,
-  users and judges built per episode share one connection pool.
+  users and judges built per episode share one connection pool;
+- the request is the openai client's (its base URL, auth and default headers, taken once per
+  endpoint; the body serialised here, the tool schemas once) and, for an endpoint reached without a
+  proxy, it goes out on the lean HTTP/1.1 transport of ``simulators/llm_http.py``: a pooled
+  keep-alive connection per call in flight (sync: per thread), one write, the reply framed and read
+  within ``max_response_bytes``, raw JSON parsed by ``parse_completion`` (no pydantic reply
+  models, no task per ``wait_for``); at 64 episodes in flight it costs a fraction of the generic
+  stacks' CPU per call. A proxy from the environment or a redirect takes the openai client's own
+  HTTP stack (httpx; aiohttp for asyncio when installed), as every call did before.
 
 The API key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``)
 when the client is built; it is never stored on the config, in cache keys or files, reprs,
@@ -65,10 +73,19 @@ import warnings
 import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from servicegym.simulators.llm_http import (
+    AsyncPool,
+    BadResponse,
+    DeadlineExpired,
+    Redirect,
+    SyncPool,
+    direct_ok,
+    request_head,
+)
 from servicegym.world_state.text import scrub
 
 __all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "MAX_JSON_DEPTH", "LLMConfig", "ChatResult", "LLMError",
@@ -114,6 +131,10 @@ class LLMConfig(BaseModel):
     cache_dir: str | None = None
     # False: the endpoint has no native tool calling; the agent policy uses the text action path
     native_tools: bool = True
+    # "lean": requests the openai client builds go out on the pooled keep-alive transport of
+    # ``simulators/llm_http.py`` (a proxy or a redirect still takes the openai client's stack);
+    # "openai": every call through the openai client's own HTTP stack (httpx, or aiohttp when installed)
+    http: Literal["lean", "openai"] = "lean"
 
     @field_validator("base_url")
     @classmethod
@@ -263,6 +284,7 @@ def _close_shared() -> None:
     sockets may be collected first, each with a ResourceWarning)."""
     for client in list(_SHARED.values()):
         with contextlib.suppress(Exception):
+            client._endpoint.close_direct()
             client._client.close()
 
 
@@ -309,7 +331,10 @@ class LLMClient:
         http = _sync_http_client(openai, httpx2, httpcore2, self.config.timeout_s)
         self._client = openai.OpenAI(base_url=self.config.base_url, api_key=self._key,
                                      timeout=self.config.timeout_s, max_retries=0, http_client=http)
-        self._endpoint = _Endpoint(openai, httpx2, self._client, http)
+        self._endpoint = _Endpoint(openai, httpx2, self._client, http, direct=self.config.http == "lean")
+        self._redirected = False  # the endpoint redirected once: its calls go through the full HTTP stack
+        # the endpoint of the last event loop an ``achat`` ran on (the loop held weakly)
+        self._last_async: tuple[weakref.ref[asyncio.AbstractEventLoop], _Endpoint] | None = None
         self.sleep = time.sleep  # the backoff wait (tests record it instead)
         self.asleep = asyncio.sleep  # the same in ``achat``
 
@@ -540,8 +565,9 @@ class LLMClient:
 
     def _attempt(self, payload: bytes, deadline: float) -> ChatResult:
         """One POST: the openai client's request, built once (``_Endpoint``: its URL and headers),
-        with this call's body as built, sent on the client's own HTTP client, the reply streamed and
-        read here within the size limit, then parsed by ``parse_completion`` (the typed
+        with this call's body as built, sent on the lean transport (``_Endpoint.direct``) or else on
+        the client's own HTTP client, the reply read within the size limit, then parsed by
+        ``parse_completion`` (the typed
         ``chat.completions.create`` would re-walk every message and build pydantic models of the
         reply, and the generic ``post`` rebuilds URL, headers and options: milliseconds a call that a
         rollout loop pays 64-fold). Every socket wait of the attempt is cut to the deadline
@@ -549,9 +575,24 @@ class LLMClient:
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Expired()
+        ep = self._endpoint
+        if ep.direct is not None:
+            try:
+                reply = ep.direct.post(ep.head, payload, self.config.max_response_bytes, self.config.timeout_s, deadline)
+            except BadResponse as err:
+                raise _Malformed(str(err)) from None
+            except Redirect:
+                ep.direct = None  # the full stack follows redirects: this endpoint goes that way from now on
+                self._redirected = True
+            else:
+                if reply.status >= 400:
+                    raise ep.direct_status_error(reply)
+                return parse_completion(reply.body)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Expired()
         token = _DEADLINE.set(deadline)
         try:
-            ep = self._endpoint
             response = ep.http.send(ep.request(payload, min(self.config.timeout_s, left)), stream=True)
             try:
                 body = _Body(response, self.config.max_response_bytes, deadline)
@@ -569,9 +610,10 @@ class LLMClient:
                     tool_choice: Any = None, response_format: dict[str, Any] | None = None, *,
                     budget: EpisodeBudget | None = None, **extra: Any) -> ChatResult:
         """``chat`` for asyncio: the same request, retries, deadline, budget, cache, usage and
-        errors, over an ``openai.AsyncOpenAI`` of the running event loop (on aiohttp when it is
-        installed, which the openai client recommends for concurrency). Many episodes of one event
-        loop then wait on the endpoint together without a thread each."""
+        errors, built from an ``openai.AsyncOpenAI`` of the running event loop and sent on its lean
+        transport (``llm_http.AsyncPool``: a keep-alive connection per call in flight; through a
+        proxy, on the openai client's HTTP client, aiohttp when it is installed). Many episodes of
+        one event loop then wait on the endpoint together without a thread each."""
         start = time.monotonic()
         body, key, path, hit = self._begin((messages, tools, tool_choice, response_format), extra)
         if hit is not None:
@@ -594,12 +636,29 @@ class LLMClient:
                 budget.charge(time.monotonic() - start)
 
     async def _aattempt(self, client: _Endpoint, payload: bytes, deadline: float) -> ChatResult:
-        """``_attempt`` for asyncio: the whole attempt runs under ``asyncio.wait_for`` of what is
-        left of the deadline, so it is cancelled there wherever it waits. The request is the
+        """``_attempt`` for asyncio. On the lean transport one timer per attempt ends it at the
+        deadline or a read timeout, wherever it waits; on the openai client's HTTP client the whole
+        attempt runs under ``asyncio.wait_for`` of what is left of the deadline. The request is the
         endpoint's pre-built one with this call's body (``_Endpoint``)."""
         left = deadline - time.monotonic()
         if left <= 0:
             raise _Expired()
+        if client.direct is not None:  # the lean transport: one future and one timer, no task per attempt
+            try:
+                reply = await client.direct.post(client.head, payload, self.config.max_response_bytes,
+                                                 self.config.timeout_s, deadline)
+            except BadResponse as err:
+                raise _Malformed(str(err)) from None
+            except Redirect:
+                client.direct = None  # the full stack follows redirects: this endpoint goes that way from now on
+                self._redirected = True
+            else:
+                if reply.status >= 400:
+                    raise client.direct_status_error(reply)
+                return parse_completion(reply.body)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Expired()
 
         async def post() -> bytes:
             response = await client.http.send(client.request(payload, min(self.config.timeout_s, left)), stream=True)
@@ -625,6 +684,9 @@ class LLMClient:
         """The endpoint of the running loop: its ``openai.AsyncOpenAI`` (an HTTP session belongs
         to one loop) and the request it sends, built once."""
         loop = asyncio.get_running_loop()
+        last = self._last_async
+        if last is not None and last[0]() is loop and not last[1].closed:
+            return last[1]  # the common case: every call of a rollout run on one loop
         with _LOOP_LOCK:
             clients = _LOOP_CLIENTS.setdefault(loop, {})
             client = clients.get(self)
@@ -638,7 +700,9 @@ class LLMClient:
                 http = make_http(timeout=self.config.timeout_s, verify=_tls_context(self._httpx))
                 openai_client = o.AsyncOpenAI(base_url=self.config.base_url, api_key=self._key,
                                               timeout=self.config.timeout_s, max_retries=0, http_client=http)
-                client = clients[self] = _Endpoint(o, self._httpx, openai_client, http)
+                client = clients[self] = _Endpoint(o, self._httpx, openai_client, http, asynchronous=True,
+                                                   direct=not self._redirected and self.config.http == "lean")
+            self._last_async = (weakref.ref(loop), client)
             return client
 
     def check(self) -> list[str]:
@@ -680,7 +744,11 @@ async def aclose_clients() -> None:
     call this to close them earlier, or before ending a loop some other way."""
     with _LOOP_LOCK:
         clients = _LOOP_CLIENTS.pop(asyncio.get_running_loop(), {})
-    for client in clients.values():
+    for owner, client in clients.items():
+        client.closed = True
+        if owner._last_async is not None and owner._last_async[1] is client:
+            owner._last_async = None  # its HTTP session holds the loop: nothing keeps it past here
+        client.close_direct()
         await client.openai.close()
 
 
@@ -711,18 +779,40 @@ class _Endpoint:
     """An ``openai.OpenAI`` / ``AsyncOpenAI`` and the chat-completions request it sends, built
     once: the URL and the headers (the client's own ``default_headers`` and ``auth_headers``), so a
     call makes only the request object with its body, sent on ``http``, the HTTP client the openai
-    client was given (its connection pool). A status of 400 or more is the openai client's
-    ``APIStatusError`` (its subclass by status, as its own ``post`` raises)."""
+    client was given (its connection pool), or as the same head and body bytes on ``direct``, the
+    lean transport's pool (``llm_http``), when no proxy applies and the endpoint never redirected.
+    A status of 400 or more is the openai client's ``APIStatusError`` (its subclass by status, as
+    its own ``post`` raises)."""
 
-    def __init__(self, openai: Any, httpx2: Any, client: Any, http: Any) -> None:
+    def __init__(self, openai: Any, httpx2: Any, client: Any, http: Any, asynchronous: bool = False,
+                 direct: bool = True) -> None:
         self.openai = client
         self.http = http
         self._errors = openai
         self._httpx = httpx2
-        self._url = httpx2.URL(str(client.base_url).rstrip("/") + "/chat/completions")
+        base = str(client.base_url).rstrip("/")
+        self._url = httpx2.URL(base + "/chat/completions")
         headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items() if isinstance(v, str)}
         self._headers = httpx2.Headers(headers)
         self._timeouts: dict[float, dict[str, float]] = {}
+        # the lean transport (``llm_http``) for a direct endpoint: the same request (URL, headers,
+        # body) as one write on a pooled keep-alive connection; None: through ``http`` (a proxy applies)
+        self.direct: AsyncPool | SyncPool | None = None
+        self.head = b""
+        self.closed = False  # by ``aclose_clients``: the loop's next call builds a new endpoint
+        if direct and direct_ok(base, headers):
+            host, port, tls, self.head = request_head(base, "/chat/completions", headers)
+            self.direct = (AsyncPool if asynchronous else SyncPool)(host, port, _tls_context(httpx2) if tls else None)
+
+    def close_direct(self) -> None:
+        if self.direct is not None:
+            self.direct.close()
+
+    def direct_status_error(self, reply: Any) -> Exception:
+        """``status_error`` of a reply the lean transport read (an httpx response made for the error)."""
+        response = self._httpx.Response(reply.status, headers=reply.headers, content=reply.body,
+                                        request=self._httpx.Request("POST", self._url))
+        return self.status_error(response, reply.body)
 
     def request(self, payload: bytes, timeout_s: float) -> Any:
         timeout = self._timeouts.get(timeout_s)
@@ -763,8 +853,7 @@ class _Malformed(ValueError):
     """A reply that is not a usable chat completion (the text says why)."""
 
 
-class _Expired(Exception):
-    """The call's deadline (or the episode's budget) passed during an attempt."""
+_Expired = DeadlineExpired  # the call's deadline (or the episode's budget) passed during an attempt
 
 
 # a JSON string (an unterminated one runs to the end: the pattern never fails, so it never backtracks),

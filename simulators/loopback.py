@@ -32,9 +32,8 @@ import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
-
-import h11
 
 __all__ = ["Fault", "LoopbackServer", "text_reply", "tool_call_reply", "count_tokens"]
 
@@ -205,6 +204,88 @@ def _sse_bytes(completion: dict[str, Any], body: dict[str, Any]) -> bytes:
     return b"".join(b"data: " + _json_bytes(e) + b"\n\n" for e in events) + b"data: [DONE]\n\n"
 
 
+MAX_REQUEST_BYTES = 64 * 2**20  # a request body larger than this gets 413
+
+
+def _reason(code: int) -> str:
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""
+
+
+def _error_bytes(code: int, message: str) -> bytes:
+    """A whole error reply that ends the connection (the request could not be read)."""
+    body = _json_bytes({"error": {"message": message, "type": "invalid_request_error"}})
+    return (f"HTTP/1.1 {code} {_reason(code)}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n").encode("latin-1") + body
+
+
+_FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "expect"})
+
+
+def _parse_head(head: bytes, every: bool = True) -> tuple[bytes, str, bool, dict[str, str]] | None:
+    """``(method, target, keep_alive, headers)`` of a request head (names lower-cased, repeats
+    joined by ", "; with ``every=False`` only those that frame the request), or None when it is not
+    HTTP/1.x."""
+    lines = head.decode("latin-1").lstrip("\r\n").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[0].isalpha() or not parts[2].startswith("HTTP/1.") or not parts[1]:
+        return None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        if not every and line[:1] not in "cCtTeE":  # not one that frames the request
+            if ":" not in line:
+                return None
+            continue
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            return None
+        key = name.lower()
+        if not every and key not in _FRAMING:
+            continue
+        text = value.strip()
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    connection = {t.strip().lower() for t in headers.get("connection", "").split(",")}
+    keep = parts[2] == "HTTP/1.1" and "close" not in connection
+    return parts[0].encode("latin-1"), parts[1], keep, headers
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes | int:
+    """The request body (``Content-Length`` or chunked), or the error status to answer with."""
+    try:
+        if "transfer-encoding" in headers:
+            if headers["transfer-encoding"].rsplit(",", 1)[-1].strip().lower() != "chunked":
+                return 400
+            parts, size = [], 0
+            while True:
+                line = await reader.readuntil(b"\r\n")
+                n = int(line.split(b";", 1)[0].strip(), 16)
+                if n < 0 or size + n > MAX_REQUEST_BYTES:
+                    return 413
+                if n == 0:
+                    while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+                        pass
+                    return b"".join(parts)
+                parts.append(await reader.readexactly(n))
+                size += n
+                if await reader.readexactly(2) != b"\r\n":
+                    return 400
+        length = headers.get("content-length", "0").strip()
+        if not length.isdigit():
+            return 400
+        n = int(length)
+        if n > MAX_REQUEST_BYTES:
+            return 413
+        return await reader.readexactly(n) if n else b""
+    except (ValueError, asyncio.LimitOverrunError):
+        return 400
+    except asyncio.IncompleteReadError:
+        raise ConnectionResetError("the client went away mid-request") from None
+
+
 def _default_handler(body: dict[str, Any]) -> Reply:
     return text_reply("OK")
 
@@ -212,8 +293,9 @@ def _default_handler(body: dict[str, Any]) -> Reply:
 class LoopbackServer:
     """A chat-completions server on 127.0.0.1 (an ephemeral port), as a context manager.
 
-    One asyncio event loop on a daemon thread serves every connection (HTTP/1.1 keep-alive, parsed
-    with ``h11``); latency and slow faults are ``asyncio.sleep`` waits that ``close()`` cancels."""
+    One asyncio event loop on a daemon thread serves every connection (HTTP/1.1 keep-alive, read by
+    ``_parse_head`` / ``_read_body``: ``Content-Length`` or chunked bodies, ``Expect: 100-continue``;
+    a malformed request gets 400 and the connection ends); latency and slow faults are ``asyncio.sleep`` waits that ``close()`` cancels."""
 
     def __init__(self, handler: Callable[[dict[str, Any]], Reply] | None = None, script: Iterable[Reply] = (),
                  latency_s: float = 0.0, model: str = DEFAULT_MODEL, port: int = 0, record: bool = True) -> None:
@@ -229,6 +311,7 @@ class LoopbackServer:
         # one {"sent": bytes written so far, "total": bytes of the whole reply} per trickle fault
         self.trickles: list[dict[str, int]] = []
         self.max_in_flight = 0  # the most at once: how concurrent the clients really were
+        self.completions = 0  # chat-completion requests answered or being answered (counted with record=False too)
         self._script = list(script)
         self._lock = threading.Lock()
         self._port = port
@@ -308,59 +391,53 @@ class LoopbackServer:
         sock = writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = h11.Connection(h11.SERVER)
         try:
             while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await reader.read(65536)
-                    conn.receive_data(data)
-                    if not data and conn.their_state is not h11.DONE:
-                        return  # the client went away
-                    continue
-                if isinstance(event, h11.Request):
-                    body = bytearray()
-                    while True:
-                        part = conn.next_event()
-                        if part is h11.NEED_DATA:
-                            data = await reader.read(65536)
-                            if not data:
-                                return
-                            conn.receive_data(data)
-                        elif isinstance(part, h11.Data):
-                            body += part.data
-                        elif isinstance(part, h11.EndOfMessage):
-                            break
-                    with self._lock:  # each request's headers, names lower-cased (an API key is the caller's)
-                        if self.record:
-                            self.request_headers.append({k.decode("latin-1").lower(): v.decode("latin-1")
-                                                         for k, v in event.headers})
-                    code, payload, headers = await self._route(event.method, event.target.decode("latin-1"),
-                                                               bytes(body))
-                    wire = payload if isinstance(payload, _Wire) else None
-                    if wire is not None:
-                        payload = wire.data
-                    data = payload if isinstance(payload, bytes) else _json_bytes(payload)
-                    kind = headers.pop("Content-Type", "application/json")
-                    head = [(b"Content-Type", kind.encode()), (b"Content-Length", str(len(data)).encode())]
-                    head += [(k.encode(), v.encode()) for k, v in headers.items()]
-                    start = conn.send(h11.Response(status_code=code, headers=head))
-                    rest = conn.send(h11.Data(data=data)) + conn.send(h11.EndOfMessage())
-                    if wire is not None:
-                        if not await self._send_unusual(writer, wire, start, rest):
-                            return  # reset: the connection is gone
-                    else:
-                        writer.write(start + rest)
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    return  # the client went away (between requests, or mid-head)
+                except asyncio.LimitOverrunError:
+                    writer.write(_error_bytes(431, "the request head is too large"))
                     await writer.drain()
-                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
-                        return
-                    conn.start_next_cycle()
-                elif isinstance(event, h11.ConnectionClosed):
                     return
+                request = _parse_head(head, self.record)
+                if request is None:
+                    writer.write(_error_bytes(400, "not an HTTP/1.1 request"))
+                    await writer.drain()
+                    return
+                method, target, keep, headers = request
+                if headers.get("expect", "").lower() == "100-continue":
+                    writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                body = await _read_body(reader, headers)
+                if isinstance(body, int):  # a body that cannot be read: answered, and the connection ends
+                    writer.write(_error_bytes(body, "the request body is malformed or too large"))
+                    await writer.drain()
+                    return
+                if self.record:
+                    with self._lock:  # each request's headers, names lower-cased (an API key is the caller's)
+                        self.request_headers.append(headers)
+                code, payload, extra = await self._route(method, target, body)
+                wire = payload if isinstance(payload, _Wire) else None
+                if wire is not None:
+                    payload = wire.data
+                data = payload if isinstance(payload, bytes) else _json_bytes(payload)
+                kind = extra.pop("Content-Type", "application/json")
+                lines = [f"HTTP/1.1 {code} {_reason(code)}", f"Content-Type: {kind}", f"Content-Length: {len(data)}"]
+                lines += [f"{k}: {v}" for k, v in extra.items()]
+                if not keep:
+                    lines.append("Connection: close")
+                start = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+                if wire is not None:
+                    if not await self._send_unusual(writer, wire, start, data):
+                        return  # reset: the connection is gone
                 else:
-                    return  # nothing else is expected between requests
-        except (h11.RemoteProtocolError, h11.LocalProtocolError, ConnectionError, OSError):
-            pass  # a malformed request or a client that gave up (a timeout fault): nothing to answer
+                    writer.write(start + data)
+                await writer.drain()
+                if not keep:
+                    return
+        except (ConnectionError, OSError):
+            pass  # a client that gave up (a timeout fault): nothing to answer
         except asyncio.CancelledError:
             pass  # close()
         finally:
@@ -425,6 +502,7 @@ class LoopbackServer:
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
+            self.completions += 1
             if self.record:
                 self.requests.append(body)
             item = self._script.pop(0) if self._script else None
@@ -475,13 +553,16 @@ class LoopbackServer:
                     return code, _Wire(data, interval_s=item.seconds, chunk=item.count, headers_too=item.flag), headers
                 return code, _Wire(data, reset_after=item.count), headers
             raise ValueError(f"unknown fault {item.kind!r}")
-        reply = json.loads(json.dumps(item))  # a copy: the handler's object is left alone
-        usage = reply.setdefault("usage", {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+        # the handler's object is left alone: its top level and usage are copied, the only parts changed;
+        # the reply goes out as JSON bytes made here, so one JSON cannot hold is the handler's 500
+        reply = dict(item)
+        usage = reply["usage"] = dict(reply.get("usage") or {"prompt_tokens": 0, "completion_tokens": 0,
+                                                              "total_tokens": 0})
         if not usage.get("prompt_tokens"):
             usage["prompt_tokens"] = prompt
             usage["total_tokens"] = prompt + int(usage.get("completion_tokens") or 0)
         reply["model"] = self.model
-        return 200, reply, {}
+        return 200, _json_bytes(reply) if body.get("stream") is not True else reply, {}
 
     async def _answer(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         self.in_flight += 1

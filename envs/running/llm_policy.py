@@ -306,7 +306,10 @@ def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> A
     conversation it cannot place (an unknown or ambiguous opening, a request without a user
     message) with a text reply that says so and ends the episode (``UNKNOWN_TASK_REPLY``, naming
     ``known``: what it replays), never with an HTTP error. An opening that extends a task's (what
-    Payments' ``disclosure="full"`` and ``gold_documents=True`` make of it) is that task's."""
+    Payments' ``disclosure="full"`` and ``gold_documents=True`` make of it) is that task's.
+
+    Each step's reply is built once and handed out again: ``LoopbackServer`` copies what it changes
+    of a reply; another caller that edits one must copy it first."""
     from servicegym.envs.environments.parsing import parse_action
     from servicegym.simulators.loopback import text_reply, tool_call_reply
 
@@ -320,6 +323,8 @@ def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> A
     for opening in ambiguous:
         del by_opening[opening]
     unknown = UNKNOWN_TASK_REPLY.format(known=known or f"{len(by_opening)} tasks")
+    # the reply to each (golden route, step): at most one per golden action and task, all held by by_opening
+    replies: dict[tuple[int, int], dict[str, Any]] = {}
 
     def handler(body: dict[str, Any]) -> Any:
         msgs = body.get("messages") if isinstance(body, dict) else None
@@ -334,10 +339,17 @@ def golden_replay_handler(tasks: Any, strict: bool = True, known: str = "") -> A
             if strict:
                 raise KeyError("no task opens with this conversation's first user message")
             return text_reply(unknown)
-        k = sum(isinstance(m, dict) and m.get("role") == "assistant" for m in msgs)
-        parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
-        if parsed.tool_calls:
-            return tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls], content=parsed.message or None)
-        return text_reply(parsed.message)
+        k = min(sum(isinstance(m, dict) and m.get("role") == "assistant" for m in msgs), len(golden))
+        key = (id(golden), k)
+        reply = replies.get(key)
+        if reply is None:  # each golden step parsed once (the server copies what it changes of a reply)
+            parsed = parse_action(golden[k] if k < len(golden) else "###STOP###")
+            if parsed.tool_calls:
+                reply = tool_call_reply([(c.name, c.arguments) for c in parsed.tool_calls],
+                                        content=parsed.message or None)
+            else:
+                reply = text_reply(parsed.message)
+            replies[key] = reply
+        return reply
 
     return handler
