@@ -23,6 +23,21 @@ env: the memory of a session between two episodes).
 
     python scripts/bench_server.py --idle 5000                       # about 30 s
     python scripts/bench_server.py --idle 5000 --idle-timeout 20     # and all closed as idle
+
+Against openenv's own echo env (``--compare``): our server (one process) and openenv's echo env
+(the env ``openenv init`` generates from openenv's template, served by openenv's ``create_app``
+under uvicorn, one process) started side by side and driven by one raw WebSocket client (one
+connection per session, JSON text frames, replies parsed whole) with the same load: at each level
+of ``--levels`` (default 16, 64, 256 concurrent sessions) every session plays oracle episodes (a
+reset, then the golden route's steps; the echo env gets the same resets and, as its ``message``,
+the same action texts). Runs alternate between the two servers, ``--rounds`` of each per level;
+prints per level both servers' steps per second (median over rounds), their ratio (the median of
+the rounds' ratios, each of two runs back to back; the issue's bound: at least 0.9), the p99 and
+median step latency, and each server's CPU time per step (and the client's: the same client reads
+our larger replies).
+
+    python scripts/bench_server.py --compare [--levels 16,64,256] [--rounds 5] [--steps 3000]   # about 1 min
+    python scripts/bench_server.py --compare --client aiohttp   # the same load from aiohttp's C frame reader
 """
 
 from __future__ import annotations
@@ -47,6 +62,12 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def cpu_s(pid: int) -> float:
+    """CPU time (user and system) a process has used so far (Linux /proc), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -231,6 +252,258 @@ def idle_main(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+# ----- --compare: our server against openenv's echo env, one client ---------------------------------
+ECHO_NAMES = {"__ENV_CLASS_NAME__": "Echo", "__ENV_TITLE_NAME__": "Echo Env", "__ENV_NAME__": "echo_env"}
+
+
+def render_echo_env(into: Path) -> Path:
+    """openenv's echo env as ``openenv init echo_env`` writes it (the template's models and
+    environment, placeholders replaced as its init replaces them) in package ``echo_env`` under
+    ``into``; returns ``into``."""
+    import openenv
+
+    template = Path(openenv.__file__).parent / "cli" / "templates" / "openenv_env"
+    pkg = into / "echo_env"
+    (pkg / "server").mkdir(parents=True, exist_ok=True)
+
+    def render(src: Path, dst: Path) -> None:
+        text = src.read_text()
+        for old, new in sorted(ECHO_NAMES.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(old, new)
+        dst.write_text(text)
+
+    render(template / "models.py", pkg / "models.py")
+    render(template / "server" / "__ENV_NAME___environment.py", pkg / "server" / "echo_env_environment.py")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "server" / "__init__.py").write_text("")
+    return into
+
+
+def serve_echo(max_sessions: int) -> int:
+    """Serve openenv's echo env on 127.0.0.1 (any free port) with openenv's ``create_app`` and
+    uvicorn's defaults (access log off, as ours), ``max_sessions`` concurrent sessions; prints the
+    URL as ``servicegym serve`` does, then serves until SIGTERM."""
+    import tempfile
+
+    import uvicorn
+    from openenv.core.env_server.http_server import create_app
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.path.insert(0, str(render_echo_env(Path(tmp))))
+        from echo_env.models import EchoAction, EchoObservation  # type: ignore[import-not-found]
+        from echo_env.server.echo_env_environment import EchoEnvironment  # type: ignore[import-not-found]
+
+        app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo_env",
+                         max_concurrent_envs=max_sessions)
+        from servicegym.envs.integrations.openenv.server import bind_socket
+
+        sock = bind_socket("127.0.0.1", 0)
+        host, port = sock.getsockname()[:2]
+        print(f"openenv echo env on http://{host}:{port} (ws /ws)", flush=True)
+        uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        for sig in (signal.SIGINT, signal.SIGTERM):  # uvicorn raises the stopping signal again: a stop is a normal end
+            signal.signal(sig, lambda *_: None)
+        uv.run(sockets=[sock])
+    return 0
+
+
+def start_echo(max_sessions: int) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-echo", "--max-sessions",
+                             str(max_sessions)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    if " on http://" not in line:
+        raise SystemExit(f"the echo server did not start: {line}{proc.stdout.read() if proc.poll() is not None else ''}")
+    return proc, line.split(" on ")[1].split(" ")[0]
+
+
+def _json_codec() -> tuple:
+    try:
+        import orjson
+
+        return orjson.dumps, orjson.loads
+    except ImportError:  # the same client for both servers either way (json.loads reads UTF-8 bytes too)
+        return (lambda obj: json.dumps(obj).encode()), json.loads
+
+
+class _AiohttpSocket:
+    """An aiohttp client WebSocket with the two calls ``drive`` makes of a ``websockets`` one."""
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+
+    async def send(self, text: str) -> None:
+        await self.ws.send_str(text)
+
+    async def recv(self, decode: bool = False) -> str:
+        msg = await self.ws.receive()
+        if not isinstance(msg.data, str):
+            raise RuntimeError(f"the connection ended: {msg.type} {msg.data} {msg.extra}")
+        return msg.data
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def drive(url: str, plan: list[list[tuple[dict, list[dict]]]], client: str = "websockets") -> dict:
+    """The raw client of ``--compare``: one WebSocket per session of ``plan`` (per session, its
+    episodes: a reset message and the step messages), all at once; every reply parsed. ``client``:
+    the WebSocket library, ``websockets`` (the project's) or ``aiohttp`` (whose frame reader is
+    in C: less of the shared cores goes to the client). Returns the step latencies, the wall time
+    of the steps (connects and first resets outside it), the episodes that ended done with reward
+    1.0, the errors and the length of every reply (the first resets' too)."""
+    dumps, loads = _json_codec()
+    ws_url = url.replace("http", "ws", 1) + "/ws"
+    http = None
+    if client == "aiohttp":
+        import aiohttp
+
+        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, connect=120),
+                                     connector=aiohttp.TCPConnector(limit=0))  # no cap on open connections
+        conns = [_AiohttpSocket(ws) for ws in await asyncio.gather(*(
+            http.ws_connect(ws_url, compress=0, max_msg_size=0, autoping=True, heartbeat=None) for _ in plan))]
+    else:
+        from websockets.asyncio.client import connect
+
+        conns = await asyncio.gather(*(connect(ws_url, proxy=None, max_size=None, ping_interval=None,
+                                               compression=None, open_timeout=120) for _ in plan))
+    latencies: list[float] = []
+    completed = 0
+    errors: list[str] = []
+    size = 0
+
+    async def call(ws, message: dict) -> dict:
+        nonlocal size
+        await ws.send(dumps(message).decode())
+        data = await ws.recv(decode=False)  # websockets: the frame's UTF-8 as it came (orjson parses bytes)
+        size += len(data)
+        reply = loads(data)
+        if reply.get("type") == "error":
+            raise RuntimeError(str(reply.get("data"))[:200])
+        return reply
+
+    await asyncio.gather(*(call(ws, eps[0][0]) for ws, eps in zip(conns, plan)))
+
+    async def play(ws, episodes) -> None:
+        nonlocal completed
+        for k, (reset, steps) in enumerate(episodes):
+            if k:
+                await call(ws, reset)
+            for message in steps:
+                t0 = time.perf_counter()
+                data = (await call(ws, message))["data"]
+                latencies.append(time.perf_counter() - t0)
+                if data.get("done"):
+                    completed += data.get("reward") == 1.0
+                    break
+
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(play(ws, eps) for ws, eps in zip(conns, plan)), return_exceptions=True)
+    wall = time.perf_counter() - t0
+    await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+    if http is not None:
+        await http.close()
+    errors = [repr(r)[:200] for r in results if isinstance(r, BaseException)]
+    return {"latencies": latencies, "wall_s": wall, "completed": completed, "errors": errors[:3], "reply_bytes": size}
+
+
+def compare_main(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import servicegym  # noqa: F401  registers the ids
+
+    levels = [int(x) for x in args.levels.split(",")]
+    local = gym.make(args.env, user_tool=True).unwrapped
+    suite = local.task_ids("test")
+    routes = {t: list(local.source.get(t).golden_actions) for t in suite}
+    mean_route = statistics.mean(len(r) for r in routes.values())
+
+    def plan(sessions: int, peer: bool) -> tuple[list, int]:
+        per = max(1, round(args.steps / (sessions * mean_route)))
+        out = []
+        for i in range(sessions):
+            eps = []
+            for k in range(per):
+                task_id = suite[(i + k * sessions) % len(suite)]
+                reset = {"type": "reset", "data": {"seed": i + k * sessions, "task_id": task_id}}
+                steps = [{"type": "step", "data": {"message": a} if peer else {"type": "text", "text": a}}
+                         for a in routes[task_id]]
+                eps.append((reset, steps))
+            out.append(eps)
+        return out, per
+
+    top = max(levels)
+    ours = start_servers(args.env, 1, top)[0]
+    echo = start_echo(top)
+    names = {"servicegym": ours, "echo": echo}
+    runs: dict[tuple[str, int], list[dict]] = {(n, lv): [] for n in names for lv in levels}
+    load_before = os.getloadavg()
+    episodes: dict[int, int] = {}
+    try:
+        for name, (_, url) in names.items():  # warm both: the first reset loads the suite
+            asyncio.run(drive(url, plan(4, name == "echo")[0], args.client))
+        for r in range(args.rounds):
+            for i, level in enumerate(levels):
+                order = list(names) if (r + i) % 2 == 0 else list(names)[::-1]
+                for name in order:
+                    p, episodes[level] = plan(level, name == "echo")
+                    cpu0, own0 = cpu_s(names[name][0].pid), time.process_time()
+                    run = asyncio.run(drive(names[name][1], p, args.client))
+                    run["server_cpu_s"] = cpu_s(names[name][0].pid) - cpu0
+                    run["client_cpu_s"] = time.process_time() - own0
+                    runs[name, level].append(run)
+    finally:
+        codes = stop_servers([ours, echo])
+    load_after = os.getloadavg()
+    print(f"bench_server --compare: {args.env} on servicegym serve vs openenv's echo env ({OPENENV_LABEL()}), one "
+          f"process each, one client process ({args.client}); {os.cpu_count()} cores shared by the three; {args.rounds} rounds "
+          f"per level, alternating; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    print(f"{'sessions':>8}  {'servicegym steps/s':>18}  {'echo steps/s':>12}  {'ratio':>5}  "
+          f"{'p99 ms (ours)':>13}  {'p99 ms (echo)':>13}  {'median ms (ours/echo)':>21}  "
+          f"{'server CPU us/step (ours/echo)':>30}  {'client CPU us/step':>18}")
+    figures: dict = {"env_id": args.env, "rounds": args.rounds, "cores": os.cpu_count(),
+                     "load_average": [load_before[0], load_after[0]], "levels": {}}
+    ok = all(c == 0 for c in codes)
+    for level in levels:
+        row = {}
+        for name in names:
+            rs = runs[name, level]
+            lat = [x for run in rs for x in run["latencies"]]
+            row[name] = {"steps_per_s": statistics.median(len(run["latencies"]) / run["wall_s"] for run in rs),
+                         "p99_ms": pct(lat, 0.99) * 1e3, "median_ms": statistics.median(lat) * 1e3,
+                         "steps": len(lat), "errors": [e for run in rs for e in run["errors"]][:3],
+                         "server_cpu_us_per_step": 1e6 * sum(run["server_cpu_s"] for run in rs) / max(1, len(lat)),
+                         "client_cpu_us_per_step": 1e6 * sum(run["client_cpu_s"] for run in rs) / max(1, len(lat)),
+                         "reply_bytes_per_step": sum(run["reply_bytes"] for run in rs) / max(1, len(lat))}
+            ok = ok and not row[name]["errors"]
+        want = level * episodes[level] * args.rounds
+        row["servicegym"]["completed"] = got = sum(run["completed"] for run in runs["servicegym", level])
+        ok = ok and got == want
+        # each round's two runs back to back: the median of their ratios (load changes hit both alike)
+        row["ratio"] = statistics.median(
+            (len(a["latencies"]) / a["wall_s"]) / (len(b["latencies"]) / b["wall_s"])
+            for a, b in zip(runs["servicegym", level], runs["echo", level]))
+        row["ratios"] = [(len(a["latencies"]) / a["wall_s"]) / (len(b["latencies"]) / b["wall_s"])
+                         for a, b in zip(runs["servicegym", level], runs["echo", level])]
+        figures["levels"][level] = row
+        s, e = row["servicegym"], row["echo"]
+        print(f"{level:>8}  {s['steps_per_s']:>18.0f}  {e['steps_per_s']:>12.0f}  {row['ratio']:>5.2f}  "
+              f"{s['p99_ms']:>13.2f}  {e['p99_ms']:>13.2f}  {s['median_ms']:>10.2f}/{e['median_ms']:<10.2f}  "
+              f"{s['server_cpu_us_per_step']:>19.0f}/{e['server_cpu_us_per_step']:<10.0f}  "
+              f"{s['client_cpu_us_per_step']:>11.0f}/{e['client_cpu_us_per_step']:.0f}"
+              + (f"  completed {got} of {want}" if got != want else "")
+              + (f"  errors {s['errors'] or e['errors']}" if s["errors"] or e["errors"] else ""))
+    print(f"servers stopped with exit codes {codes}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    return 0 if ok else 1
+
+
+def OPENENV_LABEL() -> str:
+    from servicegym.envs.integrations.openenv.compat import OPENENV_DISTRIBUTION, OPENENV_VERSION
+
+    return f"{OPENENV_DISTRIBUTION} {OPENENV_VERSION}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -245,7 +518,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle-reset", action="store_true", help="with --idle: reset each session once first")
     ap.add_argument("--idle-timeout", type=float, default=None, metavar="S",
                     help="with --idle: the server's idle limit; wait for it to close every session")
+    ap.add_argument("--compare", action="store_true",
+                    help="instead: our server against openenv's echo env, the same client and load (see above)")
+    ap.add_argument("--levels", default="16,64,256", help="with --compare: concurrent sessions, comma-separated")
+    ap.add_argument("--rounds", type=int, default=5, help="with --compare: runs of each server per level")
+    ap.add_argument("--steps", type=int, default=3000, help="with --compare: about this many steps per run")
+    ap.add_argument("--client", choices=("websockets", "aiohttp"), default="websockets",
+                    help="with --compare: the client's WebSocket library (the same for both servers)")
+    ap.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)  # --compare's echo server
+    ap.add_argument("--max-sessions", type=int, default=256, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.serve_echo:
+        return serve_echo(args.max_sessions)
+    if args.compare:
+        try:
+            levels = [int(x) for x in args.levels.split(",")]
+        except ValueError:
+            levels = []
+        if not levels or min(levels) < 1 or args.rounds < 1 or args.steps < 1:
+            ap.error("--levels takes positive integers (16,64,256); --rounds and --steps must be at least 1")
+        try:
+            import openenv.core.env_server.http_server  # noqa: F401
+        except ImportError:
+            print("bench_server: skipped: openenv is not installed (pip install 'servicegym[server]')")
+            return 0
+        return compare_main(args)
     if args.idle is not None:
         if args.idle < 1:
             ap.error("--idle must be at least 1")
