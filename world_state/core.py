@@ -8,8 +8,9 @@ mutated) and lets a failed tool call be undone by restoring that snapshot.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -32,6 +33,53 @@ class Entity(BaseModel):
     def key(self) -> str:
         return getattr(self, self.key_field)
 
+    def json_fields(self) -> dict[str, Any] | None:
+        """The row's own field dict when it already is what ``model_dump(mode="json")`` gives
+        (every value a string, integer, finite float, boolean, None or a list of them, and the
+        class has no aliases, computed fields or custom serializers); None otherwise. Read only:
+        the JSON encoder of tool results walks it instead of a fresh dump."""
+        fields = self.__dict__
+        if len(fields) != _plain_fields(type(self)):
+            return None
+        for v in fields.values():
+            t = type(v)
+            if t in _PLAIN_VALUES or (t is float and math.isfinite(v)):
+                continue
+            if t is list and all(type(x) in _PLAIN_VALUES or (type(x) is float and math.isfinite(x)) for x in v):
+                continue
+            return None
+        return fields
+
+    def model_dump(self, *, mode: str = "python", **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        """pydantic's ``model_dump``; ``mode="json"`` with no other option copies ``json_fields``
+        when the row has them (the same dict, made without the serializer: tools show rows on
+        most steps)."""
+        if mode == "json" and not kwargs:
+            fields = self.json_fields()
+            if fields is not None:
+                return {k: (v[:] if type(v) is list else v) for k, v in fields.items()}
+        return super().model_dump(mode=mode, **kwargs)
+
+
+_PLAIN_MODELS: dict[type, int] = {}
+_PLAIN_VALUES = frozenset((str, int, bool, type(None)))
+
+
+def _plain_fields(cls: type[Entity]) -> int:
+    """The number of fields of ``cls`` when ``model_dump(mode="json")`` of its rows is their field
+    dict whenever every value is plain JSON (no aliases, computed fields or custom serializers),
+    else -1; decided once per class."""
+    n = _PLAIN_MODELS.get(cls)
+    if n is None:
+        deco, fields = cls.__pydantic_decorators__, cls.__pydantic_fields__
+        plain = (
+            not cls.__pydantic_computed_fields__ and not deco.field_serializers and not deco.model_serializers
+            and all(f.alias is None and f.serialization_alias is None for f in fields.values())
+            and cls.model_config.get("extra") == "forbid"
+        )
+        n = _PLAIN_MODELS[cls] = len(fields) if plain else -1
+    return n
+
 
 E = TypeVar("E", bound=Entity)
 
@@ -39,31 +87,78 @@ E = TypeVar("E", bound=Entity)
 _ABSENT = object()
 
 
+_new_object = object.__new__
+_stamps = itertools.count(1)  # table content stamps, unique across every table of the process
+
+
+class _Journal:
+    """The undo journal every table of one world writes to: ``entries`` is the open transaction's
+    list of changes, or None when none is open. One per world, so opening or closing a
+    transaction costs the same whatever the number of tables (Payments has over 200)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Any, ...]] | None = None
+
+
 class Table(Generic[E]):
     """An ordered mapping ``key -> entity``; every change goes through ``put``/``update``/``delete``.
 
     While a transaction is open (``World.begin``) each change is written to ``journal`` first, so
     a failed tool call is undone in proportion to what it changed, not to the size of the world.
+    The journal is the world's (``_Journal``, shared by its tables): a table made on its own has
+    its own.
 
     Copies are copy-on-write: ``share`` gives a table that uses the same row dict, and both copy
     the dict on their first change (``_own``). A world's copy, at every reset, therefore costs in
     proportion to its number of tables, and an episode copies only the tables it changes. Code that
     reads ``rows`` reads the current dict; every change goes through the methods below.
+
+    ``stamp`` names the table's content: every change (and a rollback or restore) gives it a new
+    one, unique in the process, and a shared copy keeps it; so text built from a table stays valid
+    while its stamp is the same (``World.cached_text``).
     """
 
-    __slots__ = ("name", "model", "rows", "journal", "shared")
+    __slots__ = ("name", "model", "rows", "shared", "_log", "stamp")
 
-    def __init__(self, name: str, model: type[E], rows: dict[str, E] | None = None, shared: bool = False) -> None:
+    def __init__(
+        self, name: str, model: type[E], rows: dict[str, E] | None = None, shared: bool = False,
+        log: _Journal | None = None,
+    ) -> None:
         self.name = name
         self.model = model
         self.rows: dict[str, E] = rows if rows is not None else {}
-        self.journal: list[tuple[Any, ...]] | None = None
         self.shared = shared  # ``rows`` may be another table's too: copy it before a change
+        self._log = log if log is not None else _Journal()
+        self.stamp = next(_stamps)
 
-    def share(self) -> Table[E]:
-        """A copy of this table that shares its rows until either of them changes."""
+    @property
+    def journal(self) -> list[tuple[Any, ...]] | None:
+        """The open transaction's changes (shared by the world's tables), or None."""
+        return self._log.entries
+
+    @journal.setter
+    def journal(self, value: list[tuple[Any, ...]] | None) -> None:
+        self._log.entries = value
+
+    def share(self, log: _Journal | None = None) -> Table[E]:
+        """A copy of this table that shares its rows until either of them changes (journaling to
+        ``log``, its world's journal)."""
         self.shared = True
-        return Table(self.name, self.model, self.rows, True)
+        new = _new_object(Table)  # without __init__: a world's copy shares every table at each reset
+        new.name, new.model, new.rows, new.shared = self.name, self.model, self.rows, True
+        new._log = log if log is not None else _Journal()
+        new.stamp = self.stamp  # the same rows
+        return new
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self.stamp = next(_stamps)  # stamps are unique within one process only: take a new one
 
     def _own(self) -> None:
         self.rows = dict(self.rows)
@@ -91,9 +186,11 @@ class Table(Generic[E]):
         key = row.key
         if self.shared:
             self._own()
-        if self.journal is not None:
-            self.journal.append((self, key, self.rows.get(key, _ABSENT)))
+        journal = self._log.entries
+        if journal is not None:
+            journal.append((self, key, self.rows.get(key, _ABSENT)))
         self.rows[key] = row
+        self.stamp = next(_stamps)
         return row
 
     def insert(self, row: E) -> E:
@@ -106,19 +203,23 @@ class Table(Generic[E]):
         row = _copy_with(old, changes)
         if self.shared:
             self._own()
-        if self.journal is not None:
-            self.journal.append((self, key, old))
+        journal = self._log.entries
+        if journal is not None:
+            journal.append((self, key, old))
         self.rows[key] = row
+        self.stamp = next(_stamps)
         return row
 
     def delete(self, key: str) -> None:
         self.require(key)
         if self.shared:
             self._own()
-        if self.journal is not None:
+        journal = self._log.entries
+        if journal is not None:
             # re-inserting would move the key to the end: keep the whole order instead (rare)
-            self.journal.append((self, None, dict(self.rows)))
+            journal.append((self, None, dict(self.rows)))
         del self.rows[key]
+        self.stamp = next(_stamps)
 
 
 _set_attr = object.__setattr__
@@ -274,21 +375,21 @@ class History:
         entries.append(entry)
         return entry
 
-    def _note_executed(self, name: str, arguments: dict[str, Any]) -> None:
-        executed = self._executed
-        executed.add((name, ""))
-        for value in arguments.values():
-            if type(value) is str:
-                executed.add((name, value))
-
     def called(self, tool: str, value: str = "") -> bool:
         """Whether ``tool`` was executed earlier, with ``value`` among its string arguments."""
         entries = self.entries
         if self._noted < len(entries):
+            # the calls since the last question (a write's pre-condition may be the first of an
+            # episode to ask): one pass, by tuple position (kind 3, name 5, arguments 6, outcome 7)
+            add = self._executed.add
             for i in range(self._noted, len(entries)):
                 e = entries[i]
-                if e.kind == "tool_call" and e.outcome == "executed":
-                    self._note_executed(e.name, e.arguments)
+                if e[7] == "executed" and e[3] == "tool_call":
+                    name = e[5]
+                    add((name, ""))
+                    for v in e[6].values():
+                        if type(v) is str:
+                            add((name, v))
             self._noted = len(entries)
         return (tool, value) in self._executed
 
@@ -333,15 +434,21 @@ class World:
         extra: dict[str, Any] | None = None,
     ) -> None:
         tables = tables or {}
+        self._journal = log = _Journal()
         self.tables: dict[str, Table] = {
-            name: Table(name, model, dict(tables.get(name, {}))) for name, model in self.schema.items()
+            name: Table(name, model, dict(tables.get(name, {})), log=log) for name, model in self.schema.items()
         }
         self.ids = IdCounter(counters)
         self.clock = Clock(now)
         self.extra: dict[str, Any] = dict(extra or {})
+        self._texts: dict[Hashable, tuple[Any, str, Any]] = {}  # ``cached_text``'s, shared by the world's copies
 
     def table(self, name: str) -> Table:
         return self.tables[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a pickled or deep-copied world starts its own text cache: its tables take new stamps
+        return {**self.__dict__, "_texts": {}}
 
     def snapshot(self) -> Snapshot:
         return Snapshot(
@@ -354,7 +461,7 @@ class World:
     def restore(self, snap: Snapshot) -> None:
         for name, rows in snap.tables.items():
             t = self.tables[name]
-            t.rows, t.shared = dict(rows), False
+            t.rows, t.shared, t.stamp = dict(rows), False, next(_stamps)
         self.ids.counts = dict(snap.counters)
         self.clock.now = snap.now
         self.extra = dict(snap.extra)
@@ -362,21 +469,41 @@ class World:
     def copy(self) -> World:
         """An independent world with the same state (rows are immutable, so sharing them is safe)."""
         new = object.__new__(type(self))
-        new.tables = {name: t.share() for name, t in self.tables.items()}
+        new._journal = log = _Journal()
+        new.tables = {name: t.share(log) for name, t in self.tables.items()}
         new.ids = IdCounter(self.ids.counts)
         new.clock = self.clock.copy()
         new.extra = dict(self.extra)
+        new._texts = self._texts  # stamped entries: valid for any world of the lineage
         return new
+
+    def cached_text(self, key: Hashable, tables: tuple[str, ...], build: Callable[[], str], source: Any = None) -> str:
+        """``build()``, kept while none of ``tables`` has changed (their stamps) and ``source`` (an
+        object the text is made from, e.g. a value of ``extra`` that is never changed in place) is
+        the same object, for text a tool shows often (a store with its menu, a hotel with its
+        rooms). The cache is shared by this world's copies: an entry holds for any world whose
+        tables carry the same stamps, so the next episode of the task reads it too; one entry per
+        key (a change replaces it)."""
+        if len(tables) == 1:
+            stamps: Any = self.tables[tables[0]].stamp
+        else:
+            stamps = tuple([self.tables[t].stamp for t in tables])
+        hit = self._texts.get(key)
+        if hit is not None and hit[0] == stamps and hit[2] is source:
+            return hit[1]
+        text = build()
+        self._texts[key] = (stamps, text, source)  # holds ``source``: its identity cannot be reused
+        return text
 
     def begin(self) -> Transaction:
         """Start journaling changes; ``rollback`` undoes them, ``commit`` keeps them."""
         journal: list[tuple[Any, ...]] = []
-        for t in self.tables.values():
-            t.journal = journal
+        self._journal.entries = journal  # every table's (one cell, whatever their number)
         return Transaction(journal, dict(self.ids.counts), self.clock.now, dict(self.extra))
 
     def rollback(self, txn: Transaction) -> None:
         for table, key, old in reversed(txn.journal):
+            table.stamp = next(_stamps)
             if table.shared and key is not None:  # a copy made during the transaction keeps its rows
                 table._own()
             if key is None:
@@ -391,8 +518,7 @@ class World:
         self.commit(txn)
 
     def commit(self, txn: Transaction) -> None:
-        for t in self.tables.values():
-            t.journal = None
+        self._journal.entries = None
 
     def state_dict(self) -> dict[str, Any]:
         """A JSON-able view of the whole state, for equality checks and debugging."""

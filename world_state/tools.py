@@ -204,7 +204,7 @@ _BOUNDS = {"min_length": operator.ge, "max_length": operator.le, "ge": operator.
 def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callable[[Any], bool] | None] | None:
     """The exact types a plain value of ``ann`` has and a check of its constraints (None: none),
     or None when ``ann`` is more than a plain ``str``/``int``/``float``/``bool``, a ``Literal`` of
-    strings or one of them or None, with length and number bounds."""
+    strings, a ``dict[str, Any]`` or one of them or None, with length and number bounds."""
     nullable = False
     if typing.get_origin(ann) in (typing.Union, types.UnionType):
         parts = typing.get_args(ann)
@@ -231,6 +231,8 @@ def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callab
         checks.append(allowed_set.__contains__)
     elif ann in _PLAIN:
         kinds = _PLAIN[ann]
+    elif typing.get_origin(ann) is dict and typing.get_args(ann) == (str, Any) and not metas:
+        kinds = (dict,)  # an object of any values (``_fast_args`` checks its keys and size, and copies it)
     else:
         return None
     for m in metas:
@@ -283,7 +285,8 @@ def _plan(model: type[BaseModel]) -> tuple[tuple[str, tuple[type, ...], Any, Any
 def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], arguments: dict[str, Any]) -> dict[str, Any] | None:
     """What ``args_model.model_validate(arguments).__dict__`` gives, when every argument already
     has its field's exact type and meets its bounds (nothing to coerce, no unknown or missing
-    argument, floats finite); None otherwise, and pydantic decides (with its own messages)."""
+    argument, floats finite, strings within ``MAX_ARGUMENT_CHARS``); None otherwise, and the
+    general path decides (the size limit, then pydantic with its own messages)."""
     out = {}
     given = 0
     get = arguments.get
@@ -294,13 +297,27 @@ def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], argumen
                 return None
             out[name] = default
             continue
-        if type(v) not in kinds or (type(v) is float and not math.isfinite(v)):
+        t = type(v)
+        if t not in kinds or (t is float and not math.isfinite(v)) or (t is str and len(v) > MAX_ARGUMENT_CHARS):
             return None
+        if t is dict:
+            # as pydantic's dict[str, Any]: string keys, a new dict (the call's own stays as logged)
+            if not all(type(k) is str for k in v) or _chars(v, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
+                return None
+            v = dict(v)
         if check is not None and not check(v):
             return None
         out[name] = v
         given += 1
     return out if given == len(arguments) else None
+
+
+def validate_arguments(model: type[BaseModel], plan: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``model.model_validate(arguments).__dict__`` (raising its ``ValidationError``), taking plain
+    arguments of the right types as they are when ``plan`` (``_plan(model)``) allows: the parsed
+    call is not validated again field by field."""
+    args = _fast_args(plan, arguments) if plan is not None else None
+    return args if args is not None else model.model_validate(arguments).__dict__
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -386,9 +403,13 @@ def to_jsonable(value: Any) -> Any:
 
 def _entity_json(value: Any) -> Any:
     if isinstance(value, Entity):
-        return value.model_dump(mode="json")
+        # the row's own fields when they are plain JSON (the encoder only reads them), else its dump
+        fields = value.json_fields()
+        return fields if fields is not None else value.model_dump(mode="json")
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
+
+_new_tuple = tuple.__new__  # a named tuple without its Python-level __new__
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_entity_json)
 
@@ -511,17 +532,19 @@ class Toolkit:
         if not isinstance(arguments, dict):
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
-        for key, value in arguments.items():
-            if (type(value) is str and len(value) <= MAX_ARGUMENT_CHARS) or type(value) in _SCALARS:
-                continue  # the common cases, without the walk
-            if _chars(value, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
-                msg = (f"argument {str(key)[:100]!r} of {spec.name} is over {MAX_ARGUMENT_CHARS} characters; "
-                       f"send smaller arguments. Usage: {spec.usage}")
-                return self._record(history, step, call_id, spec.name, {"_oversized": str(key)[:100]}, "rejected",
-                                    msg, world)
         plan = spec.plan
+        # plain arguments of the right types are taken as they are (the parsed dict is kept: no
+        # re-validation); anything else is size-checked, then validated by pydantic
         args = _fast_args(plan, arguments) if plan is not None else None
         if args is None:
+            for key, value in arguments.items():
+                if (type(value) is str and len(value) <= MAX_ARGUMENT_CHARS) or type(value) in _SCALARS:
+                    continue  # the common cases, without the walk
+                if _chars(value, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
+                    msg = (f"argument {str(key)[:100]!r} of {spec.name} is over {MAX_ARGUMENT_CHARS} characters; "
+                           f"send smaller arguments. Usage: {spec.usage}")
+                    return self._record(history, step, call_id, spec.name, {"_oversized": str(key)[:100]}, "rejected",
+                                        msg, world)
             try:
                 args = spec.args_model.model_validate(arguments).__dict__
             except ValidationError as err:
@@ -561,7 +584,7 @@ class Toolkit:
         if txn is not None:
             world.commit(txn)
         history.add_call(step, world.clock.text(), spec.name, arguments, "executed", content, call_id)
-        return ToolResult(spec.name, "executed", content)
+        return _new_tuple(ToolResult, (spec.name, "executed", content))
 
     @staticmethod
     def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:

@@ -61,11 +61,11 @@ USER_TOOL_SCHEMA = {
 
 
 def _attr(value: str) -> str:
-    # tool names and call ids can come from the agent: keep them from forging tags (four C scans:
-    # this runs twice for every tool result)
-    if '"' in value or "<" in value or ">" in value or "&" in value:
-        return html.escape(value)
-    return value
+    # tool names and call ids can come from the agent: keep them from forging tags (one C scan for
+    # the usual identifier-like name or id, four otherwise: this runs twice for every tool result)
+    if value.isidentifier() or not ('"' in value or "<" in value or ">" in value or "&" in value):
+        return value
+    return html.escape(value)
 
 
 def _block(tag: str, body: str, name: str | None = None, call_id: str | None = None) -> str:
@@ -435,19 +435,22 @@ class ToolUseEnv(gym.Env[str, str]):
 
         if parsed.tool_calls:
             calls = []
+            used = self._call_ids
             for call in parsed.tool_calls:
                 self._call_counter += 1
                 cid = call.call_id
-                if not cid or cid in self._call_ids:
+                if not cid or cid in used:
                     # each tool message must answer exactly one call: a missing or reused id is replaced
                     cid = f"call_{self._call_counter}"
-                    while cid in self._call_ids:
+                    while cid in used:
                         self._call_counter += 1
                         cid = f"call_{self._call_counter}"
-                self._call_ids.add(cid)
+                used.add(cid)
                 calls.append((cid, call.name, call.arguments))
-            self._log.append(("calls", parsed.message or None, calls))
+            log = self._log
+            log.append(("calls", parsed.message or None, calls))
             self._transcript.append(("[assistant] ", raw))  # joined by render(), if it is ever called
+            call_limit = self._call_limit
             for call, (cid, _, _) in zip(parsed.tool_calls, calls):
                 if terminated or user_error:  # the conversation ended at an earlier call of this action
                     content = "not run: the conversation ended at an earlier call of this action"
@@ -468,19 +471,20 @@ class ToolUseEnv(gym.Env[str, str]):
                     blocks.append(_block("tool_error" if user_error else "tool_result", content, name=USER_TOOL, call_id=cid))
                     self._log.append(("tool", cid, content))
                     continue
-                if self._call_limit is not None and self._agent_calls >= self._call_limit:
-                    content = f"not run: the call cap ({self._call_limit} tool calls) was reached"
+                if call_limit is not None and self._agent_calls >= call_limit:
+                    content = f"not run: the call cap ({call_limit} tool calls) was reached"
                     blocks.append(_block("tool_error", content, name=call.name, call_id=cid))
-                    self._log.append(("tool", cid, content))
+                    log.append(("tool", cid, content))
                     continue
                 self._agent_calls += 1
-                result = self.toolkit.call(self.world, self.history, call.name, call.arguments, self._steps, cid)
-                if not result.ok:
-                    self._tool_errors += 1
-                    blocks.append(_block("tool_error", result.content, name=result.name, call_id=cid))
+                name, outcome, content = self.toolkit.call(self.world, self.history, call.name, call.arguments,
+                                                           self._steps, cid)
+                if outcome == "executed":
+                    blocks.append(f'<tool_result name="{_attr(name)}" call_id="{_attr(cid)}">{content}</tool_result>')
                 else:
-                    blocks.append(_block("tool_result", result.content, name=result.name, call_id=cid))
-                self._log.append(("tool", cid, result.content))
+                    self._tool_errors += 1
+                    blocks.append(_block("tool_error", content, name=name, call_id=cid))
+                log.append(("tool", cid, content))
         elif parsed.errors:
             self._log.append(("assistant", raw))
             self._transcript.append(("[assistant] ", raw))

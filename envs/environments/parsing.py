@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from servicegym.world_state.text import has_surrogate_escape, scrub, scrub_json
 
@@ -40,18 +40,27 @@ MAX_ACTION_CHARS = 1 << 20  # one action (= the action space's max_length)
 MAX_TOOL_CALLS = 32  # tool calls in one action
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
+    """One parsed call (immutable; a named tuple: every tool step makes one)."""
+
     name: str
     arguments: Any
     call_id: str = ""
 
 
-@dataclass(slots=True)
+_new_tuple = tuple.__new__
+
+
+@dataclass(slots=True, init=False)
 class ParsedAction:
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    message: str = ""
-    errors: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall]
+    message: str
+    errors: list[str]
+
+    def __init__(self, tool_calls: list[ToolCall] | None = None, message: str = "", errors: list[str] | None = None) -> None:
+        self.tool_calls = [] if tool_calls is None else tool_calls
+        self.message = message
+        self.errors = [] if errors is None else errors
 
     @property
     def is_message(self) -> bool:
@@ -157,7 +166,7 @@ def _fast_call(action: str) -> ParsedAction | None:
     name, args = obj.get("name"), obj.get("arguments")
     if type(name) is not str or type(args) is not dict or not name.strip() or name != name.strip():
         return None
-    return ParsedAction(tool_calls=[ToolCall(name, args)])
+    return ParsedAction([_new_tuple(ToolCall, (name, args, ""))])
 
 
 def parse_action(action: Any) -> ParsedAction:

@@ -200,7 +200,9 @@ def get_delivery_store_info(world: DeliveryWorld, store_id: str) -> dict[str, An
     Args:
         store_id: The store's id.
     """
-    return _store_json(world, store_id, with_products=True)
+    # the whole text, kept while neither table changes (a store and its menu are read again and again)
+    return world.cached_text(("store_info", store_id), ("stores", "products"),
+                             lambda: _store_json(world, store_id, with_products=True))
 
 
 @tool(

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process, utils
 
 from servicegym.world_state.core import DATE_FORMAT, History, haversine_m
 from servicegym.world_state.life.entities import LifeWorld, Location
-from servicegym.world_state.tools import Precondition, ToolError, field_in, tool
+from servicegym.world_state.tools import Precondition, RawJson, ToolError, dumps, field_in, tool
 
 SEARCH_THRESHOLD = 60.0
 GEOCODE_THRESHOLD = 85.0
@@ -556,7 +556,10 @@ def get_holiday_date(world: LifeWorld, year: str, holiday_name: str) -> list[str
 @tool(kind="read")
 def get_user_historical_behaviors(world: LifeWorld) -> dict[str, Any]:
     """The user's profile and historical consumption habits (preferences, recent orders, searches)."""
-    return world.extra.get("user_historical_behaviors", {})
+    value = world.extra.get("user_historical_behaviors", {})
+    # set once from the task and never changed in place: its JSON is kept for the object, for every
+    # episode of the task (most routes start with this read)
+    return world.cached_text("user_historical_behaviors", (), lambda: RawJson(dumps(value)), source=value)
 
 
 @tool(kind="read")

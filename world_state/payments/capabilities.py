@@ -38,7 +38,16 @@ from servicegym.world_state.payments.world import (
     canonical_terms,
     money,
 )
-from servicegym.world_state.tools import RawJson, ToolError, _clean_schema, _validation_message, dumps, json_array
+from servicegym.world_state.tools import (
+    RawJson,
+    ToolError,
+    _clean_schema,
+    _plan,
+    _validation_message,
+    dumps,
+    json_array,
+    validate_arguments,
+)
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Capability:
             "cap_" + self.name.replace(".", "_"), __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
             **{k: (t, FieldInfo(default=d)) for k, (t, d) in self.fields.items()},
         )
+        self.plan = _plan(self.model)  # plain arguments are taken as parsed (``validate_arguments``)
         self.parameters = _clean_schema(self.model.model_json_schema())
         self.text = f"{self.name} {self.summary}".casefold()
 
@@ -71,7 +81,7 @@ class Capability:
 
     def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
         try:
-            args = self.model.model_validate(arguments).__dict__
+            args = validate_arguments(self.model, self.plan, arguments)
         except ValidationError as err:
             raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
                             f"parameters: {json.dumps(self.parameters)}") from None

@@ -9,7 +9,7 @@ from pydantic import Field
 from servicegym.world_state.core import History, World
 from servicegym.world_state.payments.capabilities import CATALOGUE, search_catalogue_json
 from servicegym.world_state.payments.world import PAYMENTS_SCHEMA, PaymentsWorld, document_search, document_summary
-from servicegym.world_state.tools import Query, ToolError, rule, tool
+from servicegym.world_state.tools import Query, RawJson, ToolError, dumps, rule, tool
 
 # every collection but the knowledge base (searched and read with its own tools)
 QUERYABLE = tuple(n for n in PAYMENTS_SCHEMA if n != "documents")
@@ -53,7 +53,10 @@ def read_document(world: PaymentsWorld, doc_id: str) -> dict[str, Any]:
     d = world.table("documents").get(doc_id)
     if d is None:
         raise ToolError(f"no document {doc_id!r}; find ids with search_documents")
-    return {**_doc_summary(d), "body": d.body}
+    # a document is read again and again while an agent works a case: its text is kept while the
+    # documents table is unchanged
+    return world.cached_text(("read_document", doc_id), ("documents",),
+                             lambda: RawJson(dumps({**_doc_summary(d), "body": d.body})))
 
 
 @tool("read")

@@ -124,11 +124,15 @@ def place_json(world: World, kind: Kind, place_id: str) -> RawJson:
     """The JSON text of ``place_view(..., with_products=True)``, assembled from each row's cached
     JSON (the info reads run often, and encoding a place's dozens of products each time costs
     more than the rest of the step)."""
-    place = world.table(kind.places).require(place_id)
-    text = _row_json(world, kind.places, place, lambda r: r.model_dump(mode="json"))
-    render = lambda p: product_view(kind, p)  # noqa: E731
-    products = [_row_json(world, kind.products, p, render) for p in products_of(world, kind, place_id)]
-    return json_object_with(text, products=json_array(products))
+    def build() -> str:
+        place = world.table(kind.places).require(place_id)
+        text = _row_json(world, kind.places, place, lambda r: r.model_dump(mode="json"))
+        render = lambda p: product_view(kind, p)  # noqa: E731
+        products = [_row_json(world, kind.products, p, render) for p in products_of(world, kind, place_id)]
+        return json_object_with(text, products=json_array(products))
+
+    # the whole text, kept while neither table changes (a place's info is read again and again)
+    return world.cached_text((kind.places, place_id), (kind.places, kind.products), build)  # a RawJson
 
 
 def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> dict[str, Any]:

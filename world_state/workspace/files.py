@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from servicegym.world_state.core import History, World
-from servicegym.world_state.tools import Precondition, ToolError, rule, tool
+from servicegym.world_state.tools import Precondition, RawJson, ToolError, dumps, rule, tool
 from servicegym.world_state.workspace.structured import markdown_headings, markdown_section
 from servicegym.world_state.workspace.world import (
     FILE_TYPES,
@@ -115,6 +115,12 @@ def read_file(world: WorkspaceWorld, path: str, start_line: Annotated[int, Field
         start_line: first line to return (1-based, default 1)
         end_line: last line to return (inclusive, default the end)
     """
+    # a file is read again and again: the result's text is kept while the files table is unchanged
+    return world.cached_text(("read_file", path, start_line, end_line), ("files",),
+                             lambda: RawJson(dumps(_read_file(world, path, start_line, end_line))))
+
+
+def _read_file(world: WorkspaceWorld, path: str, start_line: int | None, end_line: int | None) -> dict[str, Any]:
     f = get_file(world, path)
     lines = split_lines(f.content)
     start = start_line or 1

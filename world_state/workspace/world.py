@@ -29,12 +29,29 @@ FILE_TYPES = {".txt": "text", ".md": "markdown", ".csv": "csv", ".json": "json"}
 _BAD_PATH_CHARS = re.compile(r"[\x00-\x1f\x7f\\:*?\"<>|]")
 
 
+_NORMALIZED: dict[tuple[str, bool], str] = {}  # valid paths seen -> canonical form (a pure function; bounded)
+_MAX_NORMALIZED = 4096
+
+
 def normalize_path(path: str, *, directory: bool = False) -> str:
     """The canonical form of a workspace path (``a/b/c.md``), or ToolError saying what is wrong.
 
     ``directory=True`` accepts the root (``""``, ``"."`` or ``"/"`` alone) and paths without an
-    extension; files must end in one of ``FILE_TYPES``.
+    extension; files must end in one of ``FILE_TYPES``. Valid paths are remembered (most steps
+    name a path already seen: the pre-condition and the tool both normalize it).
     """
+    if type(path) is str:
+        hit = _NORMALIZED.get((path, directory))
+        if hit is not None:
+            return hit
+        p = _normalize(path, directory)
+        if len(_NORMALIZED) < _MAX_NORMALIZED:
+            _NORMALIZED[(path, directory)] = p
+        return p
+    return _normalize(path, directory)
+
+
+def _normalize(path: str, directory: bool) -> str:
     if not isinstance(path, str):
         raise ToolError("path must be a string")
     p = path.strip()
