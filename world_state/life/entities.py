@@ -107,19 +107,37 @@ class LifeWorld(World):
         return row.model_dump(mode="json")
 
     def view(self, table: str, row: Any) -> dict[str, Any]:
-        """``render_row``, from the cache built by ``prepare`` for the catalogue tables while the
-        row is unchanged (rows are immutable: a stock change makes a new row, which misses)."""
-        hit = self.extra.get("_views", {}).get(table, {}).get(row.key)
+        """``render_row``, cached for the catalogue tables' rows of the initial world: built on
+        first use (most of a catalogue is never shown) and kept for every episode of the task
+        (rows are immutable: a stock change makes a new row, which misses and is not kept)."""
+        cache = self.extra.get("_views", {}).get(table)
+        if cache is None:
+            return self.render_row(table, row)
+        hit = cache.get(row.key)
         if hit is not None and hit[0] is row:
             return dict(hit[1])
-        return self.render_row(table, row)
+        view = self.render_row(table, row)
+        if hit is None and self._initial_row(table, row):
+            cache[row.key] = (row, view)
+            return dict(view)
+        return view
 
     def view_json(self, table: str, row: Any) -> str:
         """``dumps(view(table, row))``, cached like the view for catalogue rows."""
-        hit = self.extra.get("_view_json", {}).get(table, {}).get(row.key)
+        cache = self.extra.get("_view_json", {}).get(table)
+        if cache is None:
+            return dumps(self.render_row(table, row))
+        hit = cache.get(row.key)
         if hit is not None and hit[0] is row:
             return hit[1]
-        return dumps(self.render_row(table, row))
+        text = dumps(self.render_row(table, row))
+        if hit is None and self._initial_row(table, row):
+            cache[row.key] = (row, text)
+        return text
+
+    def _initial_row(self, table: str, row: Any) -> bool:
+        """Whether ``row`` is the initial world's row of its key (what the view caches keep)."""
+        return self.extra["_view_rows"][table].get(row.key) is row
 
     def place_summary(self, table: str, row: Any) -> dict[str, Any]:
         """How ``get_nearby`` and searches show a place."""
@@ -136,13 +154,12 @@ class LifeWorld(World):
     catalogue_tables: ClassVar[tuple[str, ...]] = ()
 
     def prepare(self) -> None:
-        """Build derived indexes once on the initial world; episode copies share them."""
-        self.extra["_views"] = {
-            t: {row.key: (row, self.render_row(t, row)) for row in self.table(t)} for t in self.catalogue_tables
-        }
-        self.extra["_view_json"] = {
-            t: {k: (row, dumps(view)) for k, (row, view) in rows.items()} for t, rows in self.extra["_views"].items()
-        }
+        """Build derived indexes once on the initial world; episode copies share them. The view
+        caches start empty (filled on first use, shared by the copies through ``extra``), so a
+        reset to a new task renders no row it never shows."""
+        self.extra["_view_rows"] = {t: self.table(t).rows for t in self.catalogue_tables}
+        self.extra["_views"] = {t: {} for t in self.catalogue_tables}
+        self.extra["_view_json"] = {t: {} for t in self.catalogue_tables}
         self.build_indexes()
 
     def build_indexes(self) -> None:

@@ -8,12 +8,14 @@ per table of the domain's world class (table name = key, e.g. ``stores``, ``prod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from servicegym.world_state.core import parse_time
+from servicegym.world_state.core import Entity, parse_time
 from servicegym.world_state.life.entities import LifeWorld
 
 SCALAR_KEYS = (
@@ -54,6 +56,12 @@ def _rows(model: Any, spec: dict[str, Any], section: str) -> list[Any]:
     return rows
 
 
+@cache
+def _key_of(model: Any) -> Callable[[Any], str]:
+    """``row.key`` of ``model``'s rows: its key field read directly unless the model computes its key."""
+    return attrgetter(model.key_field) if model.key is Entity.key else attrgetter("key")
+
+
 def build_life_world(world_cls: type[LifeWorld], spec: dict[str, Any]) -> LifeWorld:
     """Validate a world spec and build the initial world of ``world_cls``.
 
@@ -75,9 +83,12 @@ def build_life_world(world_cls: type[LifeWorld], spec: dict[str, Any]) -> LifeWo
         raise WorldSpecError(f"field world.{sorted(unknown)[0]}: not a table of {world_cls.__name__}")
     tables: dict[str, dict[str, Any]] = {}
     for name, model in world_cls.schema.items():
-        rows: dict[str, Any] = {}
-        for r in _rows(model, spec, name):
-            rows.setdefault(r.key, r)  # the first of duplicate keys wins
+        entities = _rows(model, spec, name)
+        rows: dict[str, Any] = dict(zip(map(_key_of(model), entities), entities))
+        if len(rows) < len(entities):  # duplicate keys: the first of them wins
+            rows = {}
+            for r in entities:
+                rows.setdefault(r.key, r)
         tables[name] = rows
     extra = {
         "user_id": spec["user_id"],

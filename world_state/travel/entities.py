@@ -205,27 +205,40 @@ def arrival_at(place: Any, date: str) -> datetime:
     return parse_day(date) + timedelta(minutes=arr + (24 * 60 if arr < dep else 0))
 
 
+INDEX_HOME = "_travel_indexes"
+
+
+def index_home(world: World) -> dict[str, Any]:
+    """Where a world's catalogue indexes live: the dict its ``prepare`` made (``extra[INDEX_HOME]``,
+    shared by every episode copy, so an index built on first use in any episode serves the task's
+    later ones too), else the world's own ``extra`` (a world that was never prepared)."""
+    home = world.extra.get(INDEX_HOME)
+    return world.extra if home is None else home
+
+
 def products_by_slot(world: World, kind: Kind) -> dict[tuple[str, str, str], str]:
-    """``(owner id, type, date) -> product id`` of a kind's catalogue, built once per world.
+    """``(owner id, type, date) -> product id`` of a kind's catalogue, built once per task.
 
     The catalogue's structure never changes within an episode (only stock does), so the index
-    is kept in ``extra`` and shared by the episode copies of the initial world.
+    is kept where ``index_home`` says and shared by the episode copies of the initial world.
     """
+    home = index_home(world)
     key = f"_slots_{kind.products}"
-    index = world.extra.get(key)
+    index = home.get(key)
     if index is None:
         index = {}
         slot_of = attrgetter(kind.owner, kind.type_field, "date")
         for p in world.table(kind.products):
             index.setdefault(slot_of(p), p.product_id)
-        world.extra[key] = index
+        home[key] = index
     return index
 
 
 def products_of(world: World, kind: Kind, owner_id: str) -> list[Entity]:
     """A place's products, ordered by date then type (the catalogue order within a date)."""
+    home = index_home(world)
     key = f"_owned_{kind.products}"
-    index = world.extra.get(key)
+    index = home.get(key)
     if index is None:
         owned: dict[str, list[Entity]] = {}
         owner_of = attrgetter(kind.owner)
@@ -233,7 +246,7 @@ def products_of(world: World, kind: Kind, owner_id: str) -> list[Entity]:
             owned.setdefault(owner_of(p), []).append(p)
         by_date = attrgetter("date")
         index = {owner: [p.product_id for p in sorted(ps, key=by_date)] for owner, ps in owned.items()}
-        world.extra[key] = index
+        home[key] = index
     rows = world.table(kind.products).rows
     return [rows[pid] for pid in index.get(owner_id, ()) if pid in rows]
 
@@ -245,6 +258,6 @@ class TravelWorld(LifeWorld):
     place_tables = TRAVEL_PLACE_TABLES
 
     def build_indexes(self) -> None:
-        for kind in KINDS.values():
-            products_by_slot(self, kind)
-            products_of(self, kind, "")
+        # the catalogue indexes are built on first use (a reset to a new task pays for none that
+        # its episode never reads); the dict made here holds them for every copy of this world
+        self.extra[INDEX_HOME] = {}
