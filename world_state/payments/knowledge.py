@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from itertools import repeat
 from math import log
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -629,6 +630,9 @@ class BM25Index:
         return m
 
 
+_NO_BACKGROUND = BM25Index(())  # a table indexed without a background knowledge base
+
+
 def background_index(seed: int) -> BM25Index:
     """The search index of the background knowledge base ``seed`` picks (of ``KB_VARIANTS``),
     built once per process and shared by every world drawn from it."""
@@ -680,25 +684,56 @@ class DocumentIndex:
     bit), keeps the filter's numbers (kept per filter), takes the scores at or above a threshold
     sampled from every 8th one (the few best, every tie included) and sorts only those, stably,
     so ties stay in id order; each document's result JSON is rendered once per knowledge base.
-    Results: BM25 score descending, then id; a result is kept per (words, filters, limit)."""
+    Results: BM25 score descending, then id; a result is kept per (words, filters, limit).
+
+    Made at no cost: the numbering and the own documents' weights are built on the first search
+    (``built``), so a reset to a new task (whose world gets a new index) pays nothing for a search
+    its episode may never make, and the world's copies, which share this object, build it once."""
 
     MAX_CACHED = 1024  # results and filters remembered (each cache starts afresh when full)
     MAX_TERMS = 256  # term vectors remembered (8 bytes a document each: 2 MB at most)
 
-    __slots__ = ("rows", "shared", "n", "_spot", "_json", "_own_at", "_own_cols", "_own_post", "_vecs", "_filters", "_results")
+    __slots__ = ("rows", "shared", "n", "_spot", "_json", "_own_at", "_own_cols", "_own_weights", "_vecs", "_filters", "_results")
 
     def __init__(self, rows: dict[str, Document], shared: BM25Index | None = None) -> None:
+        # nothing is built here: a world is built at every reset to a new task, most episodes never
+        # search, and the world's copies share this object, so the first search of any of them
+        # builds it once (``_build``) for all
         self.rows = rows
-        shared = shared if shared is not None else BM25Index(())
-        self.shared = shared
+        self.shared = shared if shared is not None else _NO_BACKGROUND
+        self.n = -1  # not built yet
+
+    @property
+    def built(self) -> bool:
+        """Whether a search has built the index (it is built on the first search, not before)."""
+        return self.n >= 0
+
+    def _own_documents(self, same: np.ndarray, got: list[Document | None]) -> list[Document]:
+        """The table's documents that are not the background's own (``same[i]``: whether
+        ``got[i]``, the table's row under background item i's id, is that item): the rows under
+        ids the background lacks and the other documents under its ids, found by set operations
+        on the keys. A row whose key is not its id (no table makes one) falls back to a scan."""
+        rows, shared = self.rows, self.shared
+        keys = shared.keys
+        pairs = [(k, rows[k]) for k in rows.keys() - shared.pos.keys()]
+        pairs += [(keys[i], d) for i in np.flatnonzero(~same).tolist() if (d := got[i]) is not None]
+        if all(d.id == k for k, d in pairs):
+            return [d for _, d in pairs]
         items = shared.items
-        held = np.flatnonzero(np.fromiter((rows.get(d.id) is d for d in items), dtype=bool, count=len(items)))
-        own = sorted((d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d), key=lambda d: d.id)
+        return [d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d]
+
+    def _build(self) -> None:
+        rows, shared = self.rows, self.shared
+        items = shared.items
+        got = list(map(rows.get, shared.keys))  # C loops: the background is about a thousand documents
+        same = np.fromiter(map(is_, got, items), dtype=bool, count=len(items))
+        held = np.flatnonzero(same)
+        own = sorted(self._own_documents(same, got), key=lambda d: d.id)
         # merged by id: the held background documents before each own one give every number
         before = np.searchsorted(held, np.array([bisect_left(shared.keys, d.id) for d in own], dtype=np.intp))
         own_at = before + np.arange(len(own), dtype=np.intp)
         held_at = np.arange(len(held), dtype=np.intp) + np.searchsorted(before, np.arange(len(held)), side="right")
-        self.n = n = len(held) + len(own)
+        n = len(held) + len(own)
         self._spot = np.full(shared.n, n, dtype=np.intp)  # background position -> number (n, a spare slot: not held)
         self._spot[held] = held_at
         texts = np.empty(n, dtype=object)
@@ -710,32 +745,27 @@ class DocumentIndex:
         self._json: list[str] = texts.tolist()
         self._own_at = own_at
         self._own_cols = {f: np.array([getattr(d, f) for d in own], dtype=object) for f in FIELDS}
-        # term -> (number, weight) of each own document holding it
-        self._own_post: dict[str, list[tuple[int, float]]] = {}
-        for at, (weights, _) in zip(own_at.tolist(), others):
-            for t, x in weights.items():
-                p = self._own_post.get(t)
-                if p is None:
-                    p = self._own_post[t] = []
-                p.append((at, x))
+        # (number, term weights) of each own document: a term's entries are looked up when its vector
+        # is made (a few documents), not posted for every term up front
+        self._own_weights: list[tuple[int, dict[str, float]]] = [(at, w) for at, (w, _) in zip(own_at.tolist(), others)]
         self._vecs: dict[str, np.ndarray] = {}
         self._filters: dict[tuple[tuple[str, str], ...], np.ndarray] = {}
         self._results: dict[tuple[Any, ...], RawJson] = {}
+        self.n = n  # last: a build interrupted before here is redone by the next search
 
     def _vector(self, t: str) -> np.ndarray | None:
         """The term's weight for every document (0 where it is absent), or None if none holds it."""
         v = self._vecs.get(t)
         if v is None:
             p = self.shared.post.get(t)
-            o = self._own_post.get(t)
-            if p is None and o is None:
+            o = [(at, x) for at, w in self._own_weights if (x := w.get(t)) is not None]  # a few documents
+            if p is None and not o:
                 return None
             full = np.zeros(self.n + 1)
             if p is not None:
                 full[self._spot[p[0]]] = p[1]
-            if o is not None:
-                for at, x in o:  # a few
-                    full[at] = x
+            for at, x in o:
+                full[at] = x
             v = full[: self.n]
             if len(self._vecs) >= self.MAX_TERMS:
                 self._vecs.clear()
@@ -763,6 +793,8 @@ class DocumentIndex:
         return hit
 
     def search(self, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
+        if self.n < 0:
+            self._build()
         fkey = tuple(filters)
         keep = self._filter(fkey) if fkey else None
         texts = self._json
@@ -812,8 +844,9 @@ class DocumentIndex:
 
 
 def document_search(world: World, words: list[str], filters: list[tuple[str, str]], limit: int) -> RawJson:
-    """``search_documents`` over ``world``'s documents table, through its index (built when the
-    world is, or here when the table is not the one it indexes)."""
+    """``search_documents`` over ``world``'s documents table, through its index (the one the world
+    was built with, shared by its copies and built on their first search; a new one here when the
+    table is not the one it indexes)."""
     rows = world.table("documents").rows
     index = world.extra.get("_doc_index")
     if index is None or index.rows is not rows:
