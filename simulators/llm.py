@@ -563,6 +563,19 @@ class LLMClient:
             if budget is not None:
                 budget.charge(time.monotonic() - start)
 
+    def _redirect(self, ep: Any) -> None:
+        """A redirect on the lean transport: the full stack follows redirects, so this endpoint (and
+        every endpoint this client makes from now on) goes that way."""
+        ep.direct = None
+        self._redirected = True
+
+    @staticmethod
+    def _direct_completion(ep: Any, reply: Any) -> Any:
+        """A lean-transport reply as a completion, or the status error a bad status is."""
+        if reply.status >= 400:
+            raise ep.direct_status_error(reply)
+        return parse_completion(reply.body)
+
     def _attempt(self, payload: bytes, deadline: float) -> ChatResult:
         """One POST: the openai client's request, built once (``_Endpoint``: its URL and headers),
         with this call's body as built, sent on the lean transport (``_Endpoint.direct``) or else on
@@ -582,12 +595,9 @@ class LLMClient:
             except BadResponse as err:
                 raise _Malformed(str(err)) from None
             except Redirect:
-                ep.direct = None  # the full stack follows redirects: this endpoint goes that way from now on
-                self._redirected = True
+                self._redirect(ep)
             else:
-                if reply.status >= 400:
-                    raise ep.direct_status_error(reply)
-                return parse_completion(reply.body)
+                return self._direct_completion(ep, reply)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Expired()
@@ -650,12 +660,9 @@ class LLMClient:
             except BadResponse as err:
                 raise _Malformed(str(err)) from None
             except Redirect:
-                client.direct = None  # the full stack follows redirects: this endpoint goes that way from now on
-                self._redirected = True
+                self._redirect(client)
             else:
-                if reply.status >= 400:
-                    raise client.direct_status_error(reply)
-                return parse_completion(reply.body)
+                return self._direct_completion(client, reply)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Expired()

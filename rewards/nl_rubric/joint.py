@@ -41,8 +41,8 @@ from typing import Literal
 
 from .price import PriceSpec, _price_of, _price_ok
 from .product import _resolve_phrase
-from .text import _is_zh, _Unclear, phrase_in
-from .world import ItemContext, PlaceInfo, RecordFacts, _found, _line_has, _place_fields, _Spec, across
+from .text import _is_zh, _Unclear
+from .world import ItemContext, PlaceInfo, RecordFacts, _found, _line_has, _place_fields, _Spec, fields_have
 
 
 class JointSpec(_Spec):
@@ -59,10 +59,7 @@ class JointSpec(_Spec):
 
 
 def _place_has(place: PlaceInfo | None, phrases: list[str]) -> bool:
-    if place is None:
-        return False
-    fields = _place_fields(place)
-    return any(phrase_in(p, f) for p in phrases for f in fields) or any(across(p, fields) for p in phrases)
+    return place is not None and fields_have(_place_fields(place), phrases)
 
 
 def joint_holds(spec: JointSpec, records: list[tuple[RecordFacts, PlaceInfo | None]]) -> bool:

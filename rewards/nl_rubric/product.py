@@ -137,7 +137,7 @@ from .world import (
     _place_fields,
     _places_named,
     _Spec,
-    across,
+    fields_have,
 )
 
 
@@ -211,8 +211,7 @@ def _mentions_line(concepts: list[str], line: Any) -> bool:
 
 def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
     """A place feature (``scope="place"``): the place's name, tags or category."""
-    fields = _place_fields(place)
-    found = any(phrase_in(p, f) for p in spec.phrases for f in fields) or any(across(p, fields) for p in spec.phrases)
+    found = fields_have(_place_fields(place), spec.phrases)
     return found != spec.negated
 
 

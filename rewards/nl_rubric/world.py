@@ -219,7 +219,11 @@ def _place_fields(place: PlaceInfo) -> list[str]:
 
 
 def _line_has(line: LineFacts, phrases: list[str]) -> bool:
-    fields = _line_fields(line)
+    return fields_have(_line_fields(line), phrases)
+
+
+def fields_have(fields: list[str], phrases: list[str]) -> bool:
+    """Whether one of the phrases is in one of a record's fields, or spelled by them together (``across``)."""
     return any(phrase_in(p, f) for p in phrases for f in fields) or any(across(p, fields) for p in phrases)
 
 
