@@ -306,7 +306,9 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                 def agrees(g: Gold, spec: Any = spec) -> bool | None:
                     return None if _unbounded(spec) else _holds(spec, g, world)
 
-                for g in resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True):
+                whole = all(isinstance(x, AddressSpec) for x in spec_parts(spec))
+                for g in resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True,
+                                 unnamed_subset=whole):
                     i = next(j for j, x in enumerate(pool) if gold_id(x) == gold_id(g) and table_of(x) == table_of(g))
                     ties.append((s, i, g))
             if not ties:

@@ -12,12 +12,16 @@ massage shop reservation ..."). ``resolve`` does it, the same way for every kind
    for the place they are at; every record for a status;
 2. one candidate: it;
 3. else the candidate whose products, store or shop (names, tags, category) the item's words
-   name most distinctly (a word shared by k candidates weighs 1/k), or whose kind of dish it names
-   ("the drink order"); for an item about a place, a tie between records at one place is that place;
-4. else the only candidate the item's own test accepts (``agrees``: a time window accepting the
-   gold time, a compiled item holding of the gold record), asked only when it can answer for every
-   candidate; for a place, several that share one place; for a kind other than time, all of them
-   when it accepts every one (each is then held to what its gold already holds);
+   name most distinctly (a word shared by k candidates weighs 1/k), or whose kind of dish or place
+   it names ("the drink order", "the restaurant order", "the bathhouse"); for an item about a
+   place, a tie between records at one place is that place;
+4. else the item's own test (``agrees``: a time window accepting the gold time, a compiled item
+   holding of the gold record), asked only when it can answer for every candidate: among the
+   records its words name equally, the only one it accepts (or, for a kind other than time, all of
+   them when it accepts each); else the only candidate it accepts; for a place, several that share
+   one place; for a kind other than time, all of them when it accepts every one, and, for what
+   holds of a whole order (its delivery address) when its words name none, every one it accepts
+   (those meant are among them; each is then held to what its gold already holds);
 5. else nothing: the item is not tied in that state.
 """
 
@@ -61,6 +65,44 @@ _KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("dessert", "desserts", "sweets", "甜品", "甜点"),
         ("cake", "pudding", "mochi", "tart", "dessert", "mousse", "tiramisu", "macaron", "ice cream", "糕", "布丁",
          "甜", "冰淇淋", "慕斯"),
+    ),
+    # kinds of place an in-store item names its record by ("the restaurant order", "the bathhouse", "美容院"):
+    # the categories of a local-services platform, with the words of a shop's name, tags or category in each
+    "restaurant": (
+        ("restaurant", "restaurants", "eatery", "diner", "bistro", "餐厅", "饭店", "餐馆", "酒楼"),
+        ("restaurant", "cuisine", "bistro", "dine-in", "eatery", "canteen", "hot pot", "hotpot", "bbq", "buffet",
+         "arrival for meal", "arrival at restaurant", "meal service", "food arrival", "餐厅", "饭店", "餐馆", "酒楼", "菜",
+         "火锅", "烧烤", "自助", "到店用餐"),
+    ),
+    "bath": (
+        ("bathhouse", "bathhouses", "bath", "baths", "sauna", "洗浴", "浴场", "澡堂", "汗蒸"),
+        ("bath", "bathing", "bathhouse", "sauna", "hot spring", "洗浴", "浴", "汗蒸", "温泉"),
+    ),
+    "beauty": (
+        ("salon", "beauty", "aesthetics", "美容", "美容院", "美甲", "美发"),
+        ("beauty", "salon", "aesthetics", "facial", "skincare", "skin care", "nail", "manicure", "hair", "makeup",
+         "美容", "美甲", "美发", "护肤", "医美"),
+    ),
+    "fitness": (
+        ("gym", "gyms", "fitness", "健身房", "健身"),
+        ("gym", "fitness", "workout", "training studio", "健身"),
+    ),
+    "cinema": (
+        ("cinema", "theater", "theatre", "movie", "movies", "影院", "电影院", "电影"),
+        ("cinema", "movie", "film", "theater", "theatre", "影院", "电影", "影城"),
+    ),
+    "bar": (
+        ("bar", "bars", "pub", "酒吧", "清吧"),
+        ("bar", "pub", "cocktail", "cocktails", "brewery", "酒吧", "清吧", "鸡尾酒"),
+    ),
+    "karaoke": (
+        ("ktv", "karaoke", "唱歌"),
+        ("ktv", "karaoke", "唱歌"),
+    ),
+    "school": (
+        ("institution", "school", "academy", "training", "course", "courses", "class", "classes", "lesson", "lessons",
+         "培训", "课程", "学校", "机构"),
+        ("course", "class", "lesson", "training", "academy", "school", "institute", "tutoring", "培训", "课", "学校", "教育"),
     ),
 }
 _EN_WORD = re.compile(r"[a-z][a-z']{2,30}")
@@ -184,10 +226,10 @@ def _kinds(name_list: list[str]) -> set[str]:
             if any((m in words or " " in m and m in joined) if m.isascii() else m in joined for m in members)}
 
 
-def _named(unit: str, head: str, head_words: list[str]) -> bool:
-    if unit.startswith("kind:"):
+def _named(unit: str, head: str, head_words: list[str], all_words: list[str]) -> bool:
+    if unit.startswith("kind:"):  # a kind's cue counts even where it is too common to name a record by itself
         cues = _KINDS[unit[5:]][0]
-        return any(c in head_words if c.isascii() else c in head for c in cues)
+        return any(c in all_words if c.isascii() else c in head for c in cues)
     if unit.isascii():
         return any(fuzz.ratio(unit, w) >= WORD_SIMILARITY for w in head_words)
     return unit in head
@@ -196,13 +238,14 @@ def _named(unit: str, head: str, head_words: list[str]) -> bool:
 def name_scores(head: str, cands: list[Gold], world: Any) -> list[float]:
     """How distinctly ``head`` (the item's words naming its record) names each candidate."""
     head = re.sub(r"'s\b", "", normalise(head))
-    head_words = [w for w in _EN_WORD.findall(head) if w not in _STOP]
+    all_words = _EN_WORD.findall(head)
+    head_words = [w for w in all_words if w not in _STOP]
     units = [_units(n) | _kinds(n) for n in (names(g, world) for g in cands)]
     share: dict[str, int] = {}
     for us in units:
         for u in us:
             share[u] = share.get(u, 0) + 1
-    return [sum(1.0 / share[u] for u in us if _named(u, head, head_words)) for us in units]
+    return [sum(1.0 / share[u] for u in us if _named(u, head, head_words, all_words)) for us in units]
 
 
 def by_name(head: str, cands: list[Gold], world: Any) -> Gold | None:
@@ -215,11 +258,13 @@ def by_name(head: str, cands: list[Gold], world: Any) -> Gold | None:
 
 
 def resolve(head: str, cands: list[Gold], world: Any, agrees: Agrees | None = None, one_place: bool = False,
-            all_agree: bool = False) -> list[Gold]:
+            all_agree: bool = False, unnamed_subset: bool = False) -> list[Gold]:
     """The gold records of ``cands`` an item is about (see the module docstring); ``one_place``:
     the item is about a place, so records at one place may be tied together; ``all_agree``: when
     the item's own test accepts every candidate (two orders to the one address the item names),
-    it is tied to all of them, which asks of each what the gold already asks."""
+    it is tied to all of them, which asks of each what the gold already asks; ``unnamed_subset``:
+    with ``all_agree``, an item whose words name no candidate is tied to every candidate it accepts
+    (for what holds of a whole order, as its address: the ones meant are among them)."""
     if len(cands) == 1:
         return list(cands)
     if not cands:
@@ -233,9 +278,17 @@ def resolve(head: str, cands: list[Gold], world: Any, agrees: Agrees | None = No
         verdicts = [agrees(g) for g in cands]
         if all(v is not None for v in verdicts):
             ok = [g for g, v in zip(cands, verdicts) if v]
+            if best > 0:  # the records the item's words name equally: its test picks among them
+                named = [g for g in ok if g in top]
+                if len(named) == 1 or named and (all_agree and len(named) == len(top)
+                                                 or one_place and len({place_of(g) for g in named}) == 1):
+                    return named
             if len(ok) == 1 or ok and one_place and len({place_of(g) for g in ok}) == 1:
                 return ok
-            if all_agree and len(ok) == len(cands):
+            if all_agree and ok and (len(ok) == len(cands) or best == 0 and unnamed_subset):
+                # every record it accepts, when its words name none and it speaks of the whole record
+                # (a delivery address): the records it is about are among those the gold makes meet
+                # it, and each is held to what its gold already holds
                 return ok
     if one_place and len({place_of(g) for g in cands}) == 1:
         return list(cands)

@@ -1,0 +1,77 @@
+"""Which gold record a rubric item is about (``rubric_refs.resolve``): the item's words first, then
+its own test, never a record neither of them picks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from servicegym.envs.tasks.vitabench.rubric_refs import name_scores, resolve
+from servicegym.rewards.vitabench import GoldLine, GoldOrder
+
+
+@dataclass
+class _Row:
+    name: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass
+class _Table:
+    rows: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        return self.rows.get(key)
+
+
+class _World:
+    """The two tables ``names`` reads: stores and products."""
+
+    def __init__(self, stores: dict[str, _Row], products: dict[str, _Row]) -> None:
+        self.tables = {"stores": _Table(stores), "products": _Table(products)}
+
+    def table(self, name: str) -> _Table:
+        return self.tables[name]
+
+
+def _order(oid: str, store: str, product: str) -> GoldOrder:
+    return GoldOrder(kind="new", order_id=oid, store_id=store, status="paid",
+                     lines=[GoldLine(product_id=product, quantity=1)])
+
+
+WORLD = _World(
+    stores={"S1": _Row("Flower Corner", ("Flower shop", "Bouquets")),
+            "S2": _Row("Noodle House", ("Noodles",)), "S3": _Row("Noodle Bar", ("Noodles", "Late night")),
+            "S4": _Row("Seoul Bistro", ("Korean cuisine", "BBQ"))},
+    products={"P1": _Row("Rose bouquet"), "P2": _Row("Beef noodles"), "P3": _Row("Chicken noodles"),
+              "P4": _Row("Romantic BBQ package for two")},
+)
+A, B, C = _order("T1", "S1", "P1"), _order("T2", "S2", "P2"), _order("T3", "S3", "P3")
+
+
+def _agrees(ok: set[str]):
+    return lambda g: g.order_id in ok
+
+
+def test_the_items_test_picks_among_the_records_its_words_name_equally() -> None:
+    # "the noodle order" names T2 and T3 alike; its test accepts T1 and T2: T2 is meant, not T1
+    assert resolve("the noodle order", [A, B, C], WORLD, _agrees({"T1", "T2"}), all_agree=True) == [B]
+    # both named records accepted: both are tied (each held to what its gold holds)
+    assert resolve("the noodle order", [A, B, C], WORLD, _agrees({"T2", "T3"}), all_agree=True) == [B, C]
+
+
+def test_an_item_naming_no_record_is_tied_to_those_it_accepts_only_for_a_whole_record_aspect() -> None:
+    # "the family dinner" names no record; its test (a delivery address) accepts two of three
+    agrees = _agrees({"T2", "T3"})
+    assert resolve("the family dinner", [A, B, C], WORLD, agrees, all_agree=True, unnamed_subset=True) == [B, C]
+    # a product feature is not tied that way: the records it is about are not told
+    assert resolve("the family dinner", [A, B, C], WORLD, agrees, all_agree=True) == []
+
+
+def test_an_item_names_its_record_by_the_kind_of_place() -> None:
+    d = _order("T4", "S4", "P4")
+    scores = name_scores("products ordered at the restaurant", [A, d], WORLD)
+    assert scores[1] > scores[0] == 0
+    assert resolve("products ordered at the restaurant", [A, d], WORLD) == [d]
+    # a kind every candidate shares tells none of them
+    assert resolve("the restaurant order", [B, C], WORLD) == []
