@@ -19,7 +19,8 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
     3. the value's scope: the subject's head noun (``clauses._head_class``: a place or a product),
        or an option when the item speaks of one ("temperature / sweetness / size / spiciness", "温度
        / 甜度 / 规格 / 辣度"; "flavour / 口味 / 热饮" tries options first); each alternative of "or /
-       或" must be found in that scope's catalogue (one scope only), a cup size none offers aside
+       或" must be found in that scope's catalogue (one scope only; of its readings, one the gold's
+       products spell first: ``ItemContext.evidence``, ``_first_found``), a cup size none offers aside
        ("小杯或中杯" where nothing comes small); "A and B" is read the one way that finds every part;
        "X, not Y / rather than Y / 不能选择Y" adds Y negated; a negative modal negates the value.
     4. serving sizes (``_serving``): "a five-person meal", "a set meal for two", "a couple's set",
@@ -127,6 +128,7 @@ from .world import (
     _UNIT_TAIL_EN,
     ItemContext,
     PlaceInfo,
+    ProductInfo,
     RecordFacts,
     _chose,
     _content_left,
@@ -357,9 +359,9 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             # set": a set tagged "Cocktail"), and only then the value without its unit ("cocktail")
             unitless = {t[:u.start()] for t in tries for u in [_UNIT_TAIL_EN.search(t)] if u}
             whole = [v for v in tries if v not in unitless]
-            hit = next((v for v in whole if _found(v, ctx, sc, split=False)), None) or \
-                next((v for v in whole if _found(v, ctx, sc)), None) or \
-                next((v for v in tries if _found(v, ctx, sc, split=False)), None)
+            # first among what the gold's products spell, where the loader gave them (see ``_in_evidence``)
+            hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
+                or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
                 if len(alts) > 1 and _CUP_SIZE.match(alt):
                     continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered
@@ -371,6 +373,20 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     if len(found_in) != 1:
         raise _Unclear
     return found_in[0]
+
+
+def _first_found(tries: list[str], whole: list[str], ctx: ItemContext, scope: str,
+                 products: tuple[ProductInfo, ...] | None) -> str | None:
+    """The reading of a value the products (None: the catalogue) hold: a whole reading one field
+    spells, then one a product's fields spell together, then any reading one field spells.
+
+    ``ItemContext.evidence`` (the gold records' products) is asked first: of a value's readings the
+    catalogue holds, the one the gold spells is what the item refers to ("a car wash voucher" where
+    the gold holds "Car Wash (5 seats)" and another shop sells "Car Wash Voucher"); a reading the
+    gold does not spell would only contradict it, and the item would go to the judge."""
+    return next((v for v in whole if _found(v, ctx, scope, split=False, products=products)), None) or \
+        next((v for v in whole if _found(v, ctx, scope, products=products)), None) or \
+        next((v for v in tries if _found(v, ctx, scope, split=False, products=products)), None)
 
 
 # a spice level said by its bare level word on a product's spice scale ("Non-spicy / Mild / Medium / Extra Spicy")

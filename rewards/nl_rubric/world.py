@@ -3,8 +3,9 @@
 ``ItemContext`` is what ``compile_item`` reads besides the text: the task's now, its places (delivery
 stores, in-store shops) and products (a value an item names must be found there), its address book,
 the domain's tool names (for process items), the ids of the records that exist before the episode,
-and ``compiled``: checks compiled elsewhere (a sidecar file), item text -> spec, which
-``compile_item`` returns before reading the text. ``item_context(world, tools)`` builds it from a
+``compiled``: checks compiled elsewhere (a sidecar file), item text -> spec, which
+``compile_item`` returns before reading the text; and ``evidence``: the products of the task's gold
+records, of which a value's readings the catalogue holds the one they spell is preferred. ``item_context(world, tools)`` builds it from a
 life-service world.
 
 ``RecordFacts`` (with its ``LineFacts``) is one order, booking or reservation as the checks read it
@@ -86,6 +87,10 @@ class ItemContext:
     tools: frozenset[str] = frozenset()
     record_ids: tuple[str, ...] = ()
     compiled: Mapping[str, Any] = field(default_factory=dict)
+    # the products the task's gold records hold (the loader's evidence of what an item refers to): of
+    # a value's readings found in the catalogue, one these spell is preferred ("car wash voucher"
+    # where the gold holds "Car Wash (5 seats)": "car wash")
+    evidence: tuple[ProductInfo, ...] = ()
 
 
     def place(self, place_id: str) -> PlaceInfo | None:
@@ -277,18 +282,20 @@ def _places_named(x: str, ctx: ItemContext, chain: bool) -> list[str]:
     return [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
 
 
-def _found(phrase: str, ctx: ItemContext, scope: str, split: bool = True) -> bool:
+def _found(phrase: str, ctx: ItemContext, scope: str, split: bool = True,
+           products: tuple[ProductInfo, ...] | None = None) -> bool:
     """Whether a phrase is found in the catalogue: a product's name, tags or options
     (``scope="product"``; ``"option"``: its options only), or a place's name, tags or category
     (``"place"``); with ``split``, also a short phrase whose words a product's name and tags (a
-    place's fields) spell together (``across``)."""
+    place's fields) spell together (``across``). ``products``: these rather than the catalogue's."""
     if not phrase.strip():
         return False
+    products = ctx.products if products is None else products
     if scope == "option":
-        return any(phrase_in(phrase, o) for pr in ctx.products for o in pr.options)
+        return any(phrase_in(phrase, o) for pr in products for o in pr.options)
     if scope == "product":
-        return any(phrase_in(phrase, f) for pr in ctx.products for f in (pr.name, *pr.tags, *pr.options)) \
-            or split and any(across(phrase, (pr.name, *pr.tags)) for pr in ctx.products)
+        return any(phrase_in(phrase, f) for pr in products for f in (pr.name, *pr.tags, *pr.options)) \
+            or split and any(across(phrase, (pr.name, *pr.tags)) for pr in products)
     return any(phrase_in(phrase, f) for pl in ctx.places for f in _place_fields(pl)) \
         or split and any(across(phrase, _place_fields(pl)) for pl in ctx.places)
 
