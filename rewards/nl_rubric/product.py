@@ -15,10 +15,12 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        具有 / 使用"; purposes and examples are cut ("such as ...", "如..."; an example naming a store,
        or "X等Y", leaves it to the judge).
     2. generic words around the value are dropped ("a product with", "drinks with", "... flavour /
-       option / temperature", "...口味 / 规格 / 的饮品 / 相关商品"), as variants tried in turn.
+       option / temperature / toppings", "...口味 / 规格 / 的饮品 / 相关商品"), as variants tried in
+       turn; an ingredient left out is also tried in the other words menus use ("不加酱汁": "不需要酱汁",
+       "免酱汁", "去酱汁").
     3. the value's scope: the subject's head noun (``clauses._head_class``: a place or a product),
        or an option when the item speaks of one ("temperature / sweetness / size / spiciness", "温度
-       / 甜度 / 规格 / 辣度"; "flavour / 口味 / 热饮" tries options first); each alternative of "or /
+       / 甜度 / 规格 / 辣度"; "flavour / options / choices / 口味 / 热饮" tries options first); each alternative of "or /
        或" must be found in that scope's catalogue (one scope only; of its readings, one the gold's
        products spell first: ``ItemContext.evidence``, ``_first_found``), a cup size none offers aside
        ("小杯或中杯" where nothing comes small); "A and B" is read the one way that finds every part;
@@ -227,7 +229,7 @@ _FEATURE_VERBS_EN = re.compile(
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
-                              r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|(?:health )?benefit|(?:health )?effect|"
+                              r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
                               r"preference)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
@@ -261,7 +263,7 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = re.sub(r"^both (?=\S.* and \S)", "", x)  # "both A and B": each of them
     x = re.sub(r"^(?:version|variant|one|kind|type|option)s? (?:with (?:an? |the )?(?=\S)|(?=without ))", "", x)  # "the version without butter"
     x = re.sub(r" as (?:a |the )?(?:main |key |primary )?(?:(?:side )?ingredients?|staple(?: foods?)?|side dish(?:es)?|"
-               r"main (?:course|dish)(?:es)?)$", "", x)  # "X as a main ingredient", "noodles as a staple food"
+               r"main (?:course|dish)(?:es)?|toppings?|fillings?|add-ons?)$", "", x)  # "X as a main ingredient", "A and B as toppings"
     x = re.sub(r"(?<=[a-z])[- ]flavou?red (?=[a-z])", " ", x)  # "lemon flavored chicken feet": lemon chicken feet
     x = re.sub(r"^(?:items?|products?|anything|something) (?:related to|relating to) ", "", x)
     x = re.sub(r"^related to ", "", x)
@@ -288,6 +290,9 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
         service = _SERVICE_ZH.match(out[-1])  # "可堂食" -> "堂食" ("堂食店")
         if service:
             out.append(service.group("x"))
+        without = _WITHOUT_ZH.match(out[-1])  # "不加酱汁" is what a menu may spell "不需要酱汁" / "免酱汁" / "去酱汁"
+        if without:
+            out += [w + without.group("x") for w in _WITHOUT_WORDS_ZH if w != without.group("w")]
     else:
         y = x
         for _ in range(3):  # "hot drink temperature" -> "hot drink" -> "hot"
@@ -319,6 +324,9 @@ def _variants(x: str, zh: bool, subject_head: str) -> list[str]:
 _SIZE_EN = re.compile(r"^(?P<s>small|medium|large|extra[- ]large|big|half|full|double)[- ](?:portion|size|serving|bowl|"
                       r"cup|portion size|serving size)s?$")
 _SIZE_ZH = re.compile(r"^(?P<s>大|中|小|半|超大|特大)(?:份量|分量|份的量)$")
+# an ingredient left out, in the words menus use for it
+_WITHOUT_WORDS_ZH = ("不加", "不要", "不需要", "不放", "免", "去", "无")
+_WITHOUT_ZH = re.compile(r"^(?P<w>不加|不要|不需要|不放|免|去)(?P<x>[\u4e00-\u9fff]{1,6})$")
 # a sugar level in tenths ("three parts sugar", "3 parts sweet": 三分糖), as a menu spells it ("30% Sugar")
 _PARTS_EN = re.compile(r"^(?P<n>[1-9]|one|two|three|four|five|six|seven|eight|nine)[- ]parts? (?P<w>sugar|sweet)(?:ness)?$")
 # a service said with "can" ("可堂食"): the service itself, as a tag may spell it ("堂食店")
@@ -856,9 +864,10 @@ def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
 
 
 # "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags
-_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?)\b|口味|味道|热饮|冰饮")
+# "options" / "choices" in English are as often the products to choose from ("choose non-spicy options"): soft
+_SOFT_OPTION_WORDS = re.compile(r"\b(?:flavou?rs?|tastes?|options?|choices?)\b|口味|味道|热饮|冰饮")
 _OPTION_WORDS = re.compile(r"\b(?:temperature|sweetness|sugar level|spiciness|spice level|spicy level|size|cup size|"
-                           r"specifications?|options?|attributes?|ice level)\b|温度|甜度|辣度|规格|属性|选项|冰度|糖度")
+                           r"specifications?|attributes?|ice level)\b|温度|甜度|辣度|规格|属性|选项|冰度|糖度")
 
 
 def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, head_class: str | None) -> list[str]:

@@ -37,3 +37,49 @@ def test_the_reading_the_gold_spells_is_preferred() -> None:
     assert _phrases(replace(CTX, evidence=(VOUCHER,))) == ["car wash voucher"]
     # a gold that spells no reading changes nothing (the item then contradicts it: the judge's)
     assert _phrases(replace(CTX, evidence=(WAX,))) == ["car wash voucher"]
+
+
+def line(pid: str, name: str, tags: tuple[str, ...] = (), attributes: str = "",
+         options: tuple[str, ...] = ()) -> nl_rubric.LineFacts:
+    return nl_rubric.LineFacts(pid, name, tags, attributes, 1, 30.0, options)
+
+
+def order(*lines: nl_rubric.LineFacts) -> nl_rubric.RecordFacts:
+    return nl_rubric.RecordFacts("orders", "o", "N1", lines=lines)
+
+
+NOODLES = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("N1", "Crab Noodle House", ("Noodles",), "", 4.5),),
+    products=(nl_rubric.ProductInfo("P1", "N1", "Crab Roe Mixed Noodles", ("Non-spicy",), (), 38.0),
+              nl_rubric.ProductInfo("P2", "N1", "Crab Roe Noodles (Mildly Spicy)", (), (), 36.0),
+              nl_rubric.ProductInfo("P3", "N1", "Crab Roe Noodles (Very Spicy)", (), (), 36.0),
+              nl_rubric.ProductInfo("P4", "N1", "Deluxe Beef and Crispy Pork Rice", ("Braised Rice",), (), 42.0),
+              nl_rubric.ProductInfo("P5", "N1", "Crispy Pork Rice", ("Braised Rice",), (), 32.0),
+              nl_rubric.ProductInfo("P6", "N1", "牛肉沙拉", (), ("蜂蜜芥末酱", "不需要酱汁"), 40.0)),
+)
+
+
+def test_options_in_english_are_the_products_to_choose_from() -> None:
+    spec = nl_rubric.compile_item("When choosing crab roe noodles, choose mildly spicy or non-spicy options", NOODLES)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["mildly spicy", "non-spicy"]
+    holds = lambda ln: nl_rubric.spec_holds(spec, order(ln), NOODLES.place("N1"))  # noqa: E731
+    assert holds(line("P1", "Crab Roe Mixed Noodles", ("Non-spicy",)))
+    assert not holds(line("P3", "Crab Roe Noodles (Very Spicy)"))
+
+
+def test_toppings_are_what_the_product_has() -> None:
+    for text in ("The lunch braised rice must include both crispy pork and beef as toppings",
+                 "The lunch braised rice must include both crispy pork and beef toppings"):
+        spec = nl_rubric.compile_item(text, NOODLES)
+        holds = lambda ln, spec=spec: nl_rubric.spec_holds(spec, order(ln), NOODLES.place("N1"))  # noqa: E731
+        assert holds(line("P4", "Deluxe Beef and Crispy Pork Rice")), text
+        assert not holds(line("P5", "Crispy Pork Rice")), text
+
+
+def test_an_ingredient_left_out_in_the_menus_words() -> None:
+    spec = nl_rubric.compile_item("沙拉订单应选择不加酱汁的商品属性", NOODLES)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["不需要酱汁"]
+    holds = lambda ln: nl_rubric.spec_holds(spec, order(ln), NOODLES.place("N1"))  # noqa: E731
+    sauces = ("蜂蜜芥末酱", "不需要酱汁")
+    assert holds(line("P6", "牛肉沙拉", (), "不需要酱汁", sauces))
+    assert not holds(line("P6", "牛肉沙拉", (), "蜂蜜芥末酱", sauces))
