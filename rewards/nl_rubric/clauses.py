@@ -151,6 +151,8 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
         if pred.startswith(("不", "避免", "避开")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
             word = next(w for w in ("避免", "避开", "不") if pred.startswith(w))
             neg, pred = not neg, pred[len(word):]
+            if word != "不" and not re.match(r"(?:选择|选|购买|点|下单|预订|预约|使用|包含|含有|是|为|在|去)", pred):
+                pred = "选择" + pred  # "应避免深烘类型": not choosing it
         return subject.strip(" ，,"), neg, pred.strip(" ，,")
     m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
     if m is None:

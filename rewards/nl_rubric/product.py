@@ -23,7 +23,7 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        / 甜度 / 规格 / 辣度"; "flavour / options / choices / 口味 / 热饮" tries options first); each alternative of "or /
        或" must be found in that scope's catalogue (one scope only; of its readings, one the gold's
        products spell first: ``ItemContext.evidence``, ``_first_found``), a cup size none offers aside
-       ("小杯或中杯" where nothing comes small); "A and B" is read the one way that finds every part;
+       ("小杯或中杯" where nothing comes small); "A and B" ("A, B, and C") is read the one way that finds every part;
        "X, not Y / rather than Y / 不能选择Y" adds Y negated; a negative modal negates the value.
     4. serving sizes (``_serving``): "a five-person meal", "a set meal for two", "a couple's set",
        "two individual sets", "双人套餐", "两人份": the value's own words when the catalogue has them,
@@ -46,7 +46,7 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        else without it) found in a place's name, tags or category; a judgement word ("well-known",
        "high-end", "chain", "listed") leaves it to the judge; "rather than a ..." is dropped.
     7. English in-store shapes: a plain "is / are" opens the value ("the ordered item is X"); "X
-       should be chosen" takes the subject as the value; "include (both) A and B" and "<serving size>
+       should be chosen" takes the subject as the value ("X should be avoided": negated); "include (both) A and B" and "<serving size>
        with / that includes A and B" are each part where each is found (never stricter than the
        whole: a name holding both has each); "access to X", "X service / activity / ingredients", "X
        as a main ingredient", "the version without X", "X (gloss)" are X; a unit word the catalogue
@@ -480,6 +480,8 @@ _TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可�
 _COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|required|needed)\b)[a-z0-9'\"]")
 # a predicate that only says the subject is picked: "X should be chosen"
 _CHOSEN_ALONE = re.compile(r"^(?:also )?be (?:chosen|selected|ordered|picked|purchased)$")
+_AVOIDED_ALONE = re.compile(r"^be (?:avoided|excluded)$")
+_ZH_TRAILING_EXAMPLE = re.compile(r"[，,]\s*(?:如|比如|例如|譬如)[^，,。]{1,40}?等?[。.]?$")
 
 
 def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
@@ -531,6 +533,9 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
     if not zh and _CHOSEN_ALONE.match(p) and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
         p, subject = "select " + subject, ""  # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value
+    elif not zh and _AVOIDED_ALONE.match(p) and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
+        # "(when selecting flat white,) dark roast types such as X should be avoided": the subject, not chosen
+        p, subject, neg = "select " + subject, "", not neg
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
         nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
         if nm and not _found(p, ctx, "product"):
@@ -538,6 +543,8 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
     concept = _concept_feature(subject, neg, p, zh, ctx)
     if concept is not None:  # "不应含有内脏类食材（如大肠、猪肝等）", "should be non-spicy"
         return [concept]
+    if zh:  # "避免深烘类型，如深烘澳白等": an example after the value only shows what the value covers
+        p = _ZH_TRAILING_EXAMPLE.sub("", p)
     if zh and re.search(r"等", p):
         raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
     example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
@@ -873,22 +880,26 @@ _OPTION_WORDS = re.compile(r"\b(?:temperature|sweetness|sugar level|spiciness|sp
 def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, head_class: str | None) -> list[str]:
     """The one way to read "A and B and C" as several things each found in the catalogue
     ("Mint Mochi and Blueberry and Mulberry Mochi": two products, not three)."""
-    pieces = [x for x in _AND.split(value) if x.strip()]
-    if len(pieces) < 2 or len(pieces) > 4:
+    # an English list says "A, B, and C" / "A, B and C": its commas cut too (a cut not made keeps its words)
+    cut = _AND_LIST_EN if not zh and "," in value and re.search(r"\band\b", value) else _AND
+    tokens = cut.split(value) if cut is _AND_LIST_EN else [x for t in _AND.split(value) for x in (t, " and ")][:-1]
+    if zh:
+        tokens = [x for t in _AND.split(value) for x in (t, "和")][:-1]
+    pieces, seps = tokens[0::2], tokens[1::2]
+    if any(not x.strip() for x in pieces) or len(pieces) < 2 or len(pieces) > 4:
         raise _Unclear
-    joiner = "和" if zh else " and "
     scope = "option" if option else head_class
     ok: list[list[str]] = []
     for mask in range(1 << (len(pieces) - 1)):  # bit i: a cut after piece i
-        groups: list[list[str]] = [[pieces[0]]]
+        groups: list[str] = [pieces[0]]
         for i, piece in enumerate(pieces[1:]):
             if mask >> i & 1:
-                groups.append([piece])
+                groups.append(piece)
             else:
-                groups[-1].append(piece)
+                groups[-1] += seps[i] + piece
         if len(groups) < 2:
             continue
-        texts = [joiner.join(g) for g in groups]
+        texts = groups
         try:
             for t in texts:
                 _resolve_phrase(_clean_value(t, zh, head), zh, scope, head, ctx)
@@ -902,6 +913,9 @@ def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, h
     if len(best) != 1:
         raise _Unclear
     return best[0]
+
+
+_AND_LIST_EN = re.compile(r"(,\s*(?:and\s+)?|\s+and\s+)")
 
 
 # ----- Chinese: one product, then a list of what that line has ("包含一个手抓饼，不加蛋，甜面酱口味") ----------

@@ -83,3 +83,39 @@ def test_an_ingredient_left_out_in_the_menus_words() -> None:
     sauces = ("蜂蜜芥末酱", "不需要酱汁")
     assert holds(line("P6", "牛肉沙拉", (), "不需要酱汁", sauces))
     assert not holds(line("P6", "牛肉沙拉", (), "蜂蜜芥末酱", sauces))
+
+
+COFFEE = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("K1", "Bean Corner", ("Coffee",), "", 4.6),),
+    products=(nl_rubric.ProductInfo("F1", "K1", "Golden Roast Flat White", (), ("Hot", "Iced"), 28.0),
+              nl_rubric.ProductInfo("F2", "K1", "Dark Roast Flat White (Rich)", (), (), 30.0),
+              nl_rubric.ProductInfo("F3", "K1", "金烘澳白", (), (), 28.0),
+              nl_rubric.ProductInfo("F4", "K1", "深烘澳白（醇厚）", (), (), 30.0),
+              nl_rubric.ProductInfo("C1", "K1", "White Cut Qingyuan Chicken (Half)", (), (), 58.0),
+              nl_rubric.ProductInfo("C2", "K1", "Radish and Beef Brisket Stew", (), (), 48.0),
+              nl_rubric.ProductInfo("C3", "K1", "Boat Congee", (), (), 18.0)),
+)
+
+
+def _holds(spec: object, *lines: nl_rubric.LineFacts) -> bool:
+    return nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", "K1", lines=lines), COFFEE.place("K1"))
+
+
+def test_a_value_to_avoid_said_in_the_passive_or_without_a_verb() -> None:
+    for text in ("When selecting flat white coffee, dark roast types such as Dark Roast Flat White should be avoided",
+                 "选择馥芮白咖啡时应避免深烘类型，如深烘澳白等"):
+        spec = nl_rubric.compile_item(text, COFFEE)
+        assert isinstance(spec, nl_rubric.FeatureSpec) and spec.negated, text
+        dark = line("F2", "Dark Roast Flat White (Rich)") if text.isascii() else line("F4", "深烘澳白（醇厚）")
+        golden = line("F1", "Golden Roast Flat White") if text.isascii() else line("F3", "金烘澳白")
+        assert _holds(spec, golden) and not _holds(spec, dark), text
+
+
+def test_an_english_list_with_commas_is_each_of_its_parts() -> None:
+    for text in ("The group meal order must include White Cut Chicken, Beef Brisket Stew, and congee",
+                 "The group meal order must include White Cut Chicken, Beef Brisket Stew and congee"):
+        spec = nl_rubric.compile_item(text, COFFEE)
+        chicken, stew, congee = (line("C1", "White Cut Qingyuan Chicken (Half)"),
+                                 line("C2", "Radish and Beef Brisket Stew"), line("C3", "Boat Congee"))
+        assert _holds(spec, chicken, stew, congee), text
+        assert not _holds(spec, chicken, stew), text
