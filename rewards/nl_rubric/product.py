@@ -474,7 +474,8 @@ _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
 _TRAIL_EN = re.compile(r",\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
                        r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
-                       r"is allowed|are fine|is fine|are ok|is ok)\b.*$")
+                       r"is allowed|are fine|is fine|are ok|is ok)\b.*$|,\s*(?:but |and |while )?(?:it |they )?(?:can|may) "
+                       r"(?:also )?(?:include|contain|have|choose|select|order|be)\b.*\bothers?\b.*$")
 _TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可以|可).*$")
 # after a plain "is / are" (the split's modal): a value, not another verb ("is durian pizza", "is a set for two")
 _COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|required|needed)\b)[a-z0-9'\"]")

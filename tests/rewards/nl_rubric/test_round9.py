@@ -119,3 +119,20 @@ def test_an_english_list_with_commas_is_each_of_its_parts() -> None:
                                  line("C2", "Radish and Beef Brisket Stew"), line("C3", "Boat Congee"))
         assert _holds(spec, chicken, stew, congee), text
         assert not _holds(spec, chicken, stew), text
+
+
+DRINKS = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("D1", "Tea Time", ("Drinks",), "", 4.6),),
+    products=(nl_rubric.ProductInfo("L1", "D1", "Iced Latte", ("Coffee",), (), 22.0),
+              nl_rubric.ProductInfo("L2", "D1", "Jasmine Milk Tea", ("Tea",), (), 16.0)),
+)
+
+
+def test_what_may_also_be_chosen_and_an_etc_end_nothing() -> None:
+    for text in ("Beverage orders should not include coffee, other beverages like tea, juice, etc. can be selected",
+                 "The beverage order should not include coffee, but can include other beverages such as tea, juice, etc."):
+        spec = nl_rubric.compile_item(text, DRINKS)
+        assert isinstance(spec, nl_rubric.FeatureSpec) and spec.negated and spec.concepts == ["coffee"], text
+        place = DRINKS.place("D1")
+        assert nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", "D1", lines=(line("L2", "Jasmine Milk Tea", ("Tea",)),)), place)
+        assert not nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", "D1", lines=(line("L1", "Iced Latte", ("Coffee",)),)), place)
