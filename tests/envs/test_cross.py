@@ -501,9 +501,10 @@ def test_cross_file_with_two_domains_and_other_spellings(tmp_path: Path) -> None
 def test_cross_file_scores_every_leg(cross_file: Path) -> None:
     env = gym.make(ENV_ID, tasks=str(cross_file), scoring="strict")
     golden = env.unwrapped.source.get("X1").golden_actions
-    # the legs' "... cancelled" items are status items checked by code (rewards/nl_rubric/)
+    # the legs' "... cancelled" items are status items checked by code (rewards/nl_rubric/); "flight cancelled"
+    # names two flight orders alike, and its own test picks the one the gold cancels (rubric_refs.resolve)
     ok = {"required_orders": 1.0, "no_unrequested_orders": 1.0, "untouched_orders": 1.0, "no_unrequested_writes": 1.0,
-          "nl_status_2": 1.0, "nl_status_7": 1.0, "success": True}
+          "nl_status_2": 1.0, "nl_status_7": 1.0, "nl_status_12": 1.0, "success": True}
 
     def score(actions: list[str]) -> dict[str, Any]:
         rec = run_episode(env, Scripted(actions), seed=0, options={"task_id": "X1"})
