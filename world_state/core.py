@@ -222,6 +222,15 @@ class Table(Generic[E]):
         self.stamp = next(_stamps)
 
 
+def _new_table(name: str, model: type[E], rows: dict[str, E], shared: bool, log: _Journal) -> Table[E]:
+    """``Table(name, model, rows, shared, log)`` without the class call (a Payments world has over
+    200 tables, all made at each world build)."""
+    new = _new_object(Table)
+    new.name, new.model, new.rows, new.shared, new._log = name, model, rows, shared, log
+    new.stamp = next(_stamps)
+    return new
+
+
 _set_attr = object.__setattr__
 
 
@@ -425,6 +434,8 @@ class World:
     """
 
     schema: ClassVar[dict[str, type[Entity]]] = {}
+    # ``shared``'s default: a world class whose builder hands over its row dicts says True
+    shares_given_tables: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -432,12 +443,25 @@ class World:
         tables: dict[str, dict[str, Entity]] | None = None,
         counters: dict[str, int] | None = None,
         extra: dict[str, Any] | None = None,
+        *,
+        shared: bool | None = None,
     ) -> None:
+        """``tables``' row dicts are copied; with ``shared`` (default: the class's
+        ``shares_given_tables``) they are taken copy-on-write instead (each table copies its dict
+        on its first change), for a builder that hands its fresh dicts over or passes dicts that
+        nothing changes (background rows shared by every world built from them): a world of
+        thousands of rows is then built, and later freed, without a copy of them."""
         tables = tables or {}
+        if shared is None:
+            shared = self.shares_given_tables
         self._journal = log = _Journal()
-        self.tables: dict[str, Table] = {
-            name: Table(name, model, dict(tables.get(name, {})), log=log) for name, model in self.schema.items()
-        }
+        self.tables: dict[str, Table] = {}
+        for name, model in self.schema.items():
+            rows = tables.get(name)
+            if rows is None:
+                self.tables[name] = _new_table(name, model, {}, False, log)
+            else:
+                self.tables[name] = _new_table(name, model, rows if shared else dict(rows), shared, log)
         self.ids = IdCounter(counters)
         self.clock = Clock(now)
         self.extra: dict[str, Any] = dict(extra or {})

@@ -37,6 +37,8 @@ class CrossWorld(LifeWorld):
     schema = {name: model for cls in DOMAIN_WORLDS for name, model in cls.schema.items()}
     place_tables = tuple(t for cls in DOMAIN_WORLDS for t in cls.place_tables)
     catalogue_tables = tuple(t for cls in DOMAIN_WORLDS for t in cls.catalogue_tables)
+    # ``build_life_world`` hands over fresh row dicts: taken copy-on-write, not copied again
+    shares_given_tables = True
 
     # the delivery tools list a store's menu through the world (the other domains use functions)
     products_of = DeliveryWorld.products_of

@@ -256,6 +256,8 @@ class TravelWorld(LifeWorld):
 
     schema = {**LifeWorld.schema, **TRAVEL_SCHEMA}
     place_tables = TRAVEL_PLACE_TABLES
+    # ``build_life_world`` hands over fresh row dicts: taken copy-on-write, not copied again
+    shares_given_tables = True
 
     def build_indexes(self) -> None:
         # the catalogue indexes are built on first use (a reset to a new task pays for none that

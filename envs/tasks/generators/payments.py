@@ -118,6 +118,14 @@ def _t(base: Any, **delta: float) -> str:
     return t.isoformat(" ") if not t.microsecond and t.year >= 1000 and t.tzinfo is None else t.strftime(TIME_FORMAT)
 
 
+def _document_row(doc: Any) -> dict[str, Any]:
+    """``doc.model_dump(mode="json")`` of a policy document, without the serializer (a task pins a
+    dozen): its fields are strings and an int but for ``rules``, whose values are numbers,
+    strings or lists of strings (the task digests of tests/test_generator_speed.py pin the rows)."""
+    rules = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in doc.rules.items()}
+    return {**doc.__dict__, "rules": rules}
+
+
 def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
     rng = task_rng(DOMAIN, split, seed, difficulty, VERSION)
     ids = IdPool(rng)
@@ -206,7 +214,7 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
 
     def pin(product: str, version: int, eff: str, sup: str, rules: dict[str, Any]) -> str:
         did = ids.new("DOC-", 5)
-        tables["documents"].append(policy_document(did, product, region, tier, cur, version, eff, sup, rules).model_dump(mode="json"))
+        tables["documents"].append(_document_row(policy_document(did, product, region, tier, cur, version, eff, sup, rules)))
         return did
 
     old = lambda days: _t(now_dt, days=-days)  # noqa: E731
