@@ -120,7 +120,7 @@ _PURPOSE_EN = re.compile(
     r"to allow|allowing|to meet|meeting|to satisfy|satisfying|to suit|suiting|to accommodate|accommodating|"
     r"in line with|in accordance with|according to|aligning with|aligned with|consistent with|in keeping with|considering|given that|which (?:is|are|suits|meets|matches)|"
     r"to cater|catering)\b.*$")
-_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|以符合|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
+_PURPOSE_ZH = re.compile(r"[，,]?(?:以便|以免|以确保|以符合|确保|避免|保证|为了|因为|由于|这样|方便|好让|满足|符合|适合(?![\d一二两三四五六七八九十]+(?:\s*[-~至到]\s*[\d一二两三四五六七八九十]+)?(?:个)?人)|照顾|以照顾|以满足|迎合|以迎合|体现在).*$")
 _EXAMPLE_EN = re.compile(r",?\s*\(?\b(?:such as|like|e\.g\.|for example|for instance|especially)\b.*$")
 _EXAMPLE_ZH = re.compile(r"[，,]?\s*[(（]?(?:如|例如|比如|诸如|像是|像)[^，,。]*$|等[^，,。]{0,6}$")
 _PARTICIPLES = frozenset({"ordered", "reserved", "booked", "selected", "chosen", "purchased", "bought", "placed",

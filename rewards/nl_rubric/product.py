@@ -249,11 +249,15 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"^(?:的)", "", x)
         x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
         x = re.sub(r"^(?:任何|任意)", "", x)
+        # "适合2-3人分量的套餐": the people it serves ("2-3人套餐")
+        x = re.sub(r"^适合(?=[\d一二两三四五六七八九十])", "", x)
+        x = re.sub(r"(?<=人)(?:分量|份量|食用|用餐)?的?(?=套餐|餐|份)", "", x)
         x = re.sub(r"^(?:有)?实体(?:店|门店|店面)(?:且|并且|并|、)?(?=..)", "", x)  # "有实体店可堂食的": 可堂食
         x = re.sub(r"(?<=..)(?:这种|这类|这款|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X作为主要食材": X
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
     x = _GENERIC_HEAD_EN.sub("", x)
+    x = _SUITS_PEOPLE.sub("for ", x)  # "a set meal suitable for 2-3 people": the people it serves
     x = re.sub(r"^(?:sweetness|sugar|spic(?:e|iness)|temperature|size|ice)(?: level| attribute| option)? (?:of|as) "
                r"(?:an? |the )?(?=\S)", "", x)  # "a sweetness attribute of three parts sugar"
     x = re.sub(r"^(?:the |a |an )?preferences? (?:for|of) (?:an? |the )?(?=\S)", "", x)  # "the preference for no cilantro"
@@ -269,6 +273,10 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = re.sub(r"^related to ", "", x)
     x = re.sub(r"(?<=[a-z0-9])[- ]related(?= |$)", "", x)  # "gardenia-related flavors": gardenia
     return x
+
+
+_SUITS_PEOPLE = re.compile(r"\b(?:suitable|ideal|good|enough|right) for (?=(?:\d+(?:\s*-\s*\d+)?|one|two|three|four|five|six|"
+                           r"seven|eight|nine|ten)\s+(?:people|persons|diners|guests)\b)")
 
 
 def _variants(x: str, zh: bool, subject_head: str) -> list[str]:

@@ -136,3 +136,24 @@ def test_what_may_also_be_chosen_and_an_etc_end_nothing() -> None:
         place = DRINKS.place("D1")
         assert nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", "D1", lines=(line("L2", "Jasmine Milk Tea", ("Tea",)),)), place)
         assert not nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", "D1", lines=(line("L1", "Iced Latte", ("Coffee",)),)), place)
+
+
+HOTPOT = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("H1", "Red Pot", ("Hot pot",), "", 4.6),),
+    products=(nl_rubric.ProductInfo("M1", "H1", "Beef Tripe Set Meal for 2-3 People", (), (), 168.0),
+              nl_rubric.ProductInfo("M2", "H1", "Single Person Beef Set", (), (), 58.0),
+              nl_rubric.ProductInfo("M3", "H1", "毛肚6荤6素2-3人套餐", (), (), 168.0),
+              nl_rubric.ProductInfo("M4", "H1", "单人肥牛套餐", (), (), 58.0)),
+)
+
+
+def test_a_set_suitable_for_n_people_is_a_serving_size() -> None:
+    for text, big, small in (
+            ("The hot pot order should select a set meal suitable for 2-3 people",
+             ("M1", "Beef Tripe Set Meal for 2-3 People"), ("M2", "Single Person Beef Set")),
+            ("火锅订单应选择适合2-3人分量的套餐商品", ("M3", "毛肚6荤6素2-3人套餐"), ("M4", "单人肥牛套餐"))):
+        spec = nl_rubric.compile_item(text, HOTPOT)
+        assert isinstance(spec, nl_rubric.FeatureSpec), text
+        holds = lambda ln, spec=spec: nl_rubric.spec_holds(  # noqa: E731
+            spec, nl_rubric.RecordFacts("orders", "o", "H1", lines=(ln,)), HOTPOT.place("H1"))
+        assert holds(line(*big)) and not holds(line(*small)), text
