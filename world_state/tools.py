@@ -19,6 +19,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -302,7 +303,7 @@ def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], argumen
             return None
         if t is dict:
             # as pydantic's dict[str, Any]: string keys, a new dict (the call's own stays as logged)
-            if not all(type(k) is str for k in v) or _chars(v, MAX_ARGUMENT_CHARS) > MAX_ARGUMENT_CHARS:
+            if _dict_chars(v) > MAX_ARGUMENT_CHARS:
                 return None
             v = dict(v)
         if check is not None and not check(v):
@@ -310,6 +311,25 @@ def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], argumen
         out[name] = v
         given += 1
     return out if given == len(arguments) else None
+
+
+def _dict_chars(value: dict[Any, Any]) -> int:
+    """``_chars(value, MAX_ARGUMENT_CHARS)`` of a dict with string keys, or more than the limit
+    when a key is not a string (``_fast_args`` then leaves the call to pydantic). A flat dict of
+    strings and scalars (a capability's arguments) is counted in one pass, without the walk."""
+    n = len(value)
+    for k, v in value.items():
+        if type(k) is not str:
+            return MAX_ARGUMENT_CHARS + 1
+        t = type(v)
+        if t is str:
+            n += len(k) + len(v)
+        elif t in _SCALARS:
+            n += len(k) + 1
+        else:
+            # nested: the bounded walk, once every key is known to be a string
+            return _chars(value, MAX_ARGUMENT_CHARS) if all(type(k) is str for k in value) else MAX_ARGUMENT_CHARS + 1
+    return n
 
 
 def validate_arguments(model: type[BaseModel], plan: Any, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -412,6 +432,12 @@ def _entity_json(value: Any) -> Any:
 _new_tuple = tuple.__new__  # a named tuple without its Python-level __new__
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_entity_json)
+# the C encoder ``_ENCODER.encode`` makes on every call, made once: no circular-reference markers (a
+# tool result is a tree, built fresh or from immutable rows), the same separators, float text and
+# entity callback, so the same text without the Python frames of ``encode``/``iterencode``
+_encode_chunks = (c_make_encoder(None, _entity_json, encode_basestring, None, ": ", ", ", False, False, True)
+                  if c_make_encoder is not None else None)
+_join = "".join
 
 
 class RawJson(str):
@@ -422,9 +448,12 @@ class RawJson(str):
 def dumps(value: Any) -> str:
     """``json.dumps(to_jsonable(value), ensure_ascii=False)``, letting the C encoder walk plain
     containers itself: it calls back only for entities, instead of a Python pass over every value."""
-    if type(value) is RawJson:
+    t = type(value)
+    if t is RawJson:
         return value
-    return _ENCODER.encode(value)
+    if t is str or _encode_chunks is None:
+        return _ENCODER.encode(value)
+    return _join(_encode_chunks(value, 0))
 
 
 def json_object_with(obj_json: str, **fields: Any) -> RawJson:

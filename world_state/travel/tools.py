@@ -20,11 +20,13 @@ holding ``TRAVEL_SCHEMA`` (a cross-scenario world) can run them.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple, Optional
 
 from rapidfuzz import fuzz, utils
 
-from servicegym.world_state.core import History, World
+from servicegym.world_state.core import History, World, _copy_with
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
     SEARCH_CAPS,
@@ -179,13 +181,33 @@ def order_view(world: World, order: Order) -> dict[str, Any]:
     }
     place = world.table(kind.places).get(order.store_id)
     if kind.name in ("flight", "train") and place is not None and order.products:
-        date = order.products[0].date
-        view["departure_time"] = departure_at(place, date).strftime("%Y-%m-%d %H:%M")
-        view["arrival_time"] = arrival_at(place, date).strftime("%Y-%m-%d %H:%M")
+        view["departure_time"], view["arrival_time"] = _trip_times(
+            place.departure_time, place.arrival_time, order.products[0].date)
     if kind.name == "hotel" and order.products:
         nights = sorted(x.date for x in order.products)
         view["check_in_date"], view["check_out_date"] = nights[0], add_days(nights[-1], 1)
     return view
+
+
+class _Timetable(NamedTuple):
+    departure_time: str
+    arrival_time: str
+
+
+@lru_cache(maxsize=4096)
+def _trip_times(departure_time: str, arrival_time: str, date: str) -> tuple[str, str]:
+    """The departure and arrival of a flight or train leaving on ``date`` as an order shows them
+    (``departure_at``/``arrival_at`` formatted), kept per timetable and date: order views show
+    them on every write and detail read."""
+    slot = _Timetable(departure_time, arrival_time)
+    return departure_at(slot, date).strftime("%Y-%m-%d %H:%M"), arrival_at(slot, date).strftime("%Y-%m-%d %H:%M")
+
+
+@lru_cache(maxsize=4096)
+def _departs(departure_time: str, date: str) -> datetime:
+    """``departure_at`` of a flight or train leaving at ``departure_time`` on ``date``, kept per
+    time and date (the write pre-conditions ask it on every booking, move and cancellation)."""
+    return departure_at(_Timetable(departure_time, ""), date)
 
 
 # ----- ledger and stock -------------------------------------------------------------------------
@@ -293,7 +315,7 @@ def _departs_in_future(kind: Kind, product_arg: str) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
         place = world.table(kind.places).require(args[kind.owner])
         p = world.table(kind.products).require(args[product_arg])
-        if departure_at(place, p.date) < world.clock.now:
+        if _departs(place.departure_time, p.date) < world.clock.now:
             return f"{kind.name} {getattr(place, kind.name_field)} on {p.date} has already departed"
         return None
 
@@ -370,7 +392,7 @@ def _trip_not_started(kind: Kind) -> Any:
         first = min(x.date for x in o.products)
         place = world.table(kind.places).get(o.store_id)
         if kind.name in ("flight", "train") and place is not None:
-            if departure_at(place, first) < world.clock.now:
+            if _departs(place.departure_time, first) < world.clock.now:
                 return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
             return None
         if parse_day(first).date() < world.clock.now.date():
@@ -403,7 +425,7 @@ def _new_date_ok(kind: Kind) -> Any:
         if p.quantity is not None and p.quantity < line.quantity:
             return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
         place = world.table(kind.places).get(o.store_id)
-        if place is not None and departure_at(place, new_date) < world.clock.now and not vitabench_release(world):
+        if place is not None and _departs(place.departure_time, new_date) < world.clock.now and not vitabench_release(world):
             return f"the {kind.name} on {new_date} has already departed"
         return None
 
@@ -600,7 +622,7 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[st
     status = "unpaid" if diff > 0 else order.status
     moved = world.table("orders").update(
         order_id,
-        products=[line.model_copy(update={"product_id": pid, "price": p.price, "date": new_date})],
+        products=[_copy_with(line, {"product_id": pid, "price": p.price, "date": new_date})],
         total_price=new_total,
         status=status,
         update_time=world.clock.text(),

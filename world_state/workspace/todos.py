@@ -30,7 +30,7 @@ def _due(text: str, what: str = "due") -> str:
 
 @tool("write")
 def add_todo(world: WorkspaceWorld, title: Title, due: str = "", priority: Priority = "normal",
-             notes: Notes = "") -> dict[str, Any]:
+             notes: Notes = "") -> Todo:
     """Add an open to-do.
 
     Args:
@@ -40,7 +40,7 @@ def add_todo(world: WorkspaceWorld, title: Title, due: str = "", priority: Prior
         notes: details
     """
     t = Todo(id=new_id(world, "todos", "T"), title=title.strip(), due=_due(due), priority=priority, notes=notes)
-    return world.table("todos").insert(t).model_dump(mode="json")
+    return world.table("todos").insert(t)  # shown as its JSON, as every row
 
 
 @tool("read")
