@@ -318,6 +318,13 @@ def _locate(ref: str, ctx: ItemContext) -> tuple[float, float]:
         for name, lon, lat in names:
             if norm_address(name) == key:
                 hits.append((lon, lat))  # type: ignore[arg-type]
+    if not hits:  # else, said more loosely: an entry's name before its address ("Mixc Shopping Center, 136 Minzu
+        # Avenue, ..."), or the entry with its city and district said first ("Chengdu Wuhou District South Railway Station")
+        for piece in _ref_pieces(ref):
+            key = norm_address(piece)
+            hits += [(lon, lat) for addr, lon, lat in known  # type: ignore[misc]
+                     if len(key) >= 8 and (norm_address(addr.split(",")[0]) == key
+                                           or len(norm_address(addr)) >= 8 and key.endswith(norm_address(addr)))]
     if not hits:
         raise _Unclear
     lon0, lat0 = hits[0]

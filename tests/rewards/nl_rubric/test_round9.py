@@ -157,3 +157,15 @@ def test_a_set_suitable_for_n_people_is_a_serving_size() -> None:
         holds = lambda ln, spec=spec: nl_rubric.spec_holds(  # noqa: E731
             spec, nl_rubric.RecordFacts("orders", "o", "H1", lines=(ln,)), HOTPOT.place("H1"))
         assert holds(line(*big)) and not holds(line(*small)), text
+
+
+def test_a_reference_place_said_by_its_name_or_with_its_city_first() -> None:
+    ctx = replace(HOTPOT, addresses=(("Mixc Shopping Center, 136 Minzu Avenue, Qingxiu District, Nanning", 108.36, 22.81),
+                                     ("South Railway Station", 104.07, 30.61)))
+    for text, lon in (("The restaurant must be located within 3km of Mixc Shopping Center", 108.36),
+                      ("The hot pot restaurant should be within 2km (inclusive) of Chengdu Wuhou District South "
+                       "Railway Station", 104.07)):
+        spec = nl_rubric.compile_item(text, ctx)
+        assert isinstance(spec, nl_rubric.DistanceSpec) and spec.longitude == lon, text
+    # a reference no entry is: the judge's
+    assert nl_rubric.compile_item("The restaurant must be located within 3km of Grand Plaza Tower", ctx) is None
