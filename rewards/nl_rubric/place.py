@@ -24,7 +24,8 @@ The grammar (each reads the predicate after the modal, ``clauses._split_modal``)
     more than N m from P", "the distance between A and P should be within N km", "距离P(的距离)在N公里
     以内", "在P附近N米内": P must be an address-book entry or a place's address or name (its name and
     address pieces agree, within ``ADDRESS_TOLERANCE_M``; an address-book entry whose room, unit and
-    building lead its compound's address locates the compound); "closest / nearest / 最近" is a
+    building lead its compound's address locates the compound; where none matches so, an entry's
+    name before its address, or the entry with its city and district said first); "closest / nearest / 最近" is a
     superlative over all places, left to the judge.
 
 Examples
