@@ -334,7 +334,8 @@ _SIZE_EN = re.compile(r"^(?P<s>small|medium|large|extra[- ]large|big|half|full|d
 _SIZE_ZH = re.compile(r"^(?P<s>大|中|小|半|超大|特大)(?:份量|分量|份的量)$")
 # an ingredient left out, in the words menus use for it
 _WITHOUT_WORDS_ZH = ("不加", "不要", "不需要", "不放", "免", "去", "无")
-_WITHOUT_ZH = re.compile(r"^(?P<w>不加|不要|不需要|不放|免|去)(?P<x>[\u4e00-\u9fff]{1,6})$")
+# the words that open a value ("无" only ends the list: "无糖" names a kind of product, not a choice left out)
+_WITHOUT_ZH = re.compile(rf"^(?P<w>{'|'.join(w for w in _WITHOUT_WORDS_ZH if w != '无')})(?P<x>[\u4e00-\u9fff]{{1,6}})$")
 # a sugar level in tenths ("three parts sugar", "3 parts sweet": 三分糖), as a menu spells it ("30% Sugar")
 _PARTS_EN = re.compile(r"^(?P<n>[1-9]|one|two|three|four|five|six|seven|eight|nine)[- ]parts? (?P<w>sugar|sweet)(?:ness)?$")
 # a service said with "can" ("可堂食"): the service itself, as a tag may spell it ("堂食店")
@@ -375,7 +376,7 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             # set": a set tagged "Cocktail"), and only then the value without its unit ("cocktail")
             unitless = {t[:u.start()] for t in tries for u in [_UNIT_TAIL_EN.search(t)] if u}
             whole = [v for v in tries if v not in unitless]
-            # first among what the gold's products spell, where the loader gave them (see ``_in_evidence``)
+            # first among what the gold's products spell, where the loader gave them (see ``_first_found``)
             hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
                 or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
@@ -540,11 +541,11 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
     zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
-    if not zh and _CHOSEN_ALONE.match(p) and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
-        p, subject = "select " + subject, ""  # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value
-    elif not zh and _AVOIDED_ALONE.match(p) and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
-        # "(when selecting flat white,) dark roast types such as X should be avoided": the subject, not chosen
-        p, subject, neg = "select " + subject, "", not neg
+    alone = _CHOSEN_ALONE.match(p) or _AVOIDED_ALONE.match(p) if not zh else None
+    if alone and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
+        # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value; "dark roast
+        # types such as X should be avoided": the subject, not chosen
+        p, subject, neg = "select " + subject, "", neg != (alone.re is _AVOIDED_ALONE)
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
         nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
         if nm and not _found(p, ctx, "product"):
@@ -890,10 +891,11 @@ def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, h
     """The one way to read "A and B and C" as several things each found in the catalogue
     ("Mint Mochi and Blueberry and Mulberry Mochi": two products, not three)."""
     # an English list says "A, B, and C" / "A, B and C": its commas cut too (a cut not made keeps its words)
-    cut = _AND_LIST_EN if not zh and "," in value and re.search(r"\band\b", value) else _AND
-    tokens = cut.split(value) if cut is _AND_LIST_EN else [x for t in _AND.split(value) for x in (t, " and ")][:-1]
-    if zh:
-        tokens = [x for t in _AND.split(value) for x in (t, "和")][:-1]
+    if not zh and "," in value and re.search(r"\band\b", value):
+        tokens = _AND_LIST_EN.split(value)  # the pieces and, between them, the separators as said
+    else:
+        joiner = "和" if zh else " and "
+        tokens = [x for t in _AND.split(value) for x in (t, joiner)][:-1]
     pieces, seps = tokens[0::2], tokens[1::2]
     if any(not x.strip() for x in pieces) or len(pieces) < 2 or len(pieces) > 4:
         raise _Unclear

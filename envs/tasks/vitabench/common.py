@@ -470,8 +470,7 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
     nl = nl_rubric(raw)
     context = item_context(world, toolkit.names)
     held = {(line.product_id, g.store_id) for state in states for g in state.orders for line in g.lines}
-    context = replace(context, evidence=tuple(p for p in context.products if (p.product_id, p.place_id) in held
-                                              or (p.product_id, "") in held))
+    context = replace(context, evidence=tuple(p for p in context.products if (p.product_id, p.place_id) in held))
     supplied = supplied_checks(raw.id)  # a rubric-checks file's specs of this task (checks_file.py)
     if supplied:
         context = replace(context, compiled=supplied)

@@ -298,6 +298,7 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
             continue
         else:
             pool_target = "party" if target == "visit" else target
+            whole = all(isinstance(x, AddressSpec) for x in spec_parts(spec))  # what holds of a whole order
             for s, state in enumerate(states):
                 pool: list[Gold] = [*state.orders, *state.visits]
                 cands = [current(s, next(j for j, x in enumerate(pool) if x is g), g)
@@ -306,7 +307,6 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                 def agrees(g: Gold, spec: Any = spec) -> bool | None:
                     return None if _unbounded(spec) else _holds(spec, g, world)
 
-                whole = all(isinstance(x, AddressSpec) for x in spec_parts(spec))
                 for g in resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True,
                                  unnamed_subset=whole):
                     i = next(j for j, x in enumerate(pool) if gold_id(x) == gold_id(g) and table_of(x) == table_of(g))
