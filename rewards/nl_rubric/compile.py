@@ -99,6 +99,8 @@ def compile_item(text: str, context: ItemContext | datetime) -> Any | None:
         spec = _compile_item(text, ctx)
         if spec is None:
             spec = _compile_pieces(text, ctx)
+        if spec is None:
+            spec = _compile_after_fact(text, ctx)
     except Exception:  # noqa: BLE001  an item that does not parse is the judge's, whatever went wrong
         spec = None
     if isinstance(text, str):
@@ -121,6 +123,25 @@ def _compile_pieces(text: str, ctx: ItemContext) -> Any | None:
             return None
         parts += spec_parts(spec)
     return _joined(parts)
+
+
+# a fact stated before the requirement, with no "so" between them ("The weather on 2025-11-07 will be overcast,
+# Body Shaping class should be ordered"): a clause with a verb of being and no modal, condition or lead-in
+_FACT_FIRST = re.compile(r"^(?!(?:when|while|for|as for|regarding|upon|if|unless|since|because|as|given|after|before|once|"
+                         r"in case|whether)\b)(?P<fact>[^,;]{6,}?\b(?:will be|is|are|was|were|has|have|had)\b[^,;]*),\s*"
+                         r"(?P<rest>[^,;]+)$")
+
+
+def _compile_after_fact(text: str, ctx: ItemContext) -> Any | None:
+    """The requirement after a stated fact (``_FACT_FIRST``), when the fact holds no modal or condition and
+    the requirement compiles alone; None otherwise."""
+    if not isinstance(text, str) or len(text) > MAX_ITEM_CHARS:
+        return None
+    m = _FACT_FIRST.match(_knorm(text))
+    if m is None or _has_modal(m.group("fact")) or _IF.search(m.group("fact")) or not _has_modal(m.group("rest")):
+        return None
+    spec = _compile_item(m.group("rest"), ctx)
+    return None if isinstance(spec, TimeWindow) else spec
 
 
 def _joined(parts: list[Any]) -> Any | None:
@@ -163,8 +184,9 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
             if demand is not None:
                 parts.append(demand)
                 continue
-            if resolved and (_IF.search(clause) or re.search(r"\bif\b|如果|若", clause) or _PREFER.search(clause)):
-                continue  # a condition, or a preference, the reported result settles
+            if resolved and (_IF.search(clause) or re.search(r"\bif\b|如果|若", clause) or _PREFER.search(clause)
+                             or _LOOKUP.search(clause)):
+                continue  # a condition, a preference, or the look-up itself, which the reported result settles
             if _IF.search(clause):
                 raise _Unclear  # a condition the item leaves to the reader
             demand = _process_demand(clause, ctx)
@@ -191,8 +213,11 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
 # the conditions and preferences before it ("if yes, reserve", "should prioritize X; if none, Y") are settled by it
 _RESOLVED = re.compile(r"\b(?:the (?:query |search |check )?results? (?:is|are|was|were|shows?|exists?)|(?:after|upon) (?:checking|"
                        r"inquiry|querying|searching|the query|the search|the check)|(?:as|since) (?:there (?:are|is) "
-                       r"(?:results?|one|some)|results? exists?)|results? (?:exist|found)|it (?:is|was) found)\b"
+                       r"(?:results?|one|some)|results? exists?)|results? (?:exist|found)|it (?:is|was) found|(?:which|it|and it) (?:is|was) "
+                       r"(?:available|in stock|on (?:the )?(?:menu|sale))|(?:which|it) exists)\b"
                        r"|查询结果|搜索结果|经查询|经查|查询后|结果(?:为|是)")
+# a look-up demanded ("the shop should be checked for X", "查询是否有X"): the reported result says what it found
+_LOOKUP = re.compile(r"\b(?:be )?(?:check(?:ed)?|search(?:ed)?|quer(?:y|ied)|look(?:ed)? up|inquire[d]?|verif(?:y|ied))\b|查询|查看|搜索|确认")
 _PREFER = re.compile(r"\b(?:prioriti[sz]e|priority|preferabl[ey]|prefer(?:red|ably)?|first choice)\b|优先")
 
 

@@ -230,7 +230,7 @@ _FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|�
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
-                              r"preference)s?(?: selected| chosen)?$")
+                              r"preference|(?:time )?slot)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
                               r"这?[两二三四五六]样|馅|馅料|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
@@ -380,13 +380,22 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
                 or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
-                if len(alts) > 1 and _CUP_SIZE.match(alt):
-                    continue  # "小杯或中杯" where no drink comes small: the size none offers cannot be ordered
+                if len(alts) > 1 and (_CUP_SIZE.match(alt) or not any(
+                        _found(v, ctx, s) for v in tries for s in ("product", "place"))):
+                    # "小杯或中杯" where no drink comes small, "low caffeine or caffeine-free" where nothing is
+                    # called caffeine-free: an alternative nothing in the catalogue spells cannot be ordered
+                    continue
                 break
             chosen.append(hit)
         else:
             if chosen:
                 found_in.append((sc, chosen))
+    if len(found_in) == 2 and ctx.evidence:
+        # a value both a product and a place spell ("the booking should be for a trial class"): what the gold's
+        # products spell is what the item refers to
+        held = [(sc, alts) for sc, alts in found_in if sc != "place" and all(
+            _found(a, ctx, sc, products=ctx.evidence) for a in alts)]
+        found_in = held or found_in
     if len(found_in) != 1:
         raise _Unclear
     return found_in[0]
@@ -431,6 +440,9 @@ def _spice_options(alt: str, ctx: ItemContext) -> list[str]:
 
 _ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
 _ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
+# "include X, quantity 1", "be X with a quantity of 2": the product, and how many of it
+_EN_AND_COUNT = re.compile(rf",?\s+(?:with |and )?(?:an? |the )?(?:quantity|number)(?: of| is| should be|:)?\s*{_NUM_RE}"
+                           rf"(?:\s*{_COUNT_UNITS})?$")
 _ZH_ATTR_OF = re.compile(r"^(?P<x>.{2,}?)(?:的)?(?:属性|口味|规格|温度|甜度|辣度|类型|风味|选项)的[^的]{1,6}$")
 _ZH_HAVING = re.compile(r"^(?:带有|含有|具有)(?P<x>[^的]{2,})的(?:商品|产品|菜品|饮品)$")
 _ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
@@ -476,16 +488,16 @@ def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec
 
 # a second predicate of the same subject: "..., and should have X", "...，且不含X", "...，应选择X"
 _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|cannot|should never|must never)|should|must|"
-                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid) ))(?P<rest>.+)$")
+                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding) ))(?P<rest>.+)$")
 _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|(?=选择|避免|不要))"
                         r"(?P<rest>.+)$")
 _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
-_TRAIL_EN = re.compile(r",\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
+_TRAIL_EN = re.compile(r",\s*(?:and )?(?:avoid|avoiding) (?:any |all )?others?\b.*$|,\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
                        r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
                        r"is allowed|are fine|is fine|are ok|is ok)\b.*$|,\s*(?:but |and |while )?(?:it |they )?(?:can|may) "
                        r"(?:also )?(?:include|contain|have|choose|select|order|be)\b.*\bothers?\b.*$")
-_TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可以|可).*$")
+_TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可以|可|避免(?:选择)?其他|不要(?:选择)?其他).*$")
 # after a plain "is / are" (the split's modal): a value, not another verb ("is durian pizza", "is a set for two")
 _COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|required|needed)\b)[a-z0-9'\"]")
 # a predicate that only says the subject is picked: "X should be chosen"
@@ -523,8 +535,9 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
         for word in ("not ", "never "):
             if rest.startswith(word):
                 neg2, rest = True, rest[len(word):]
-        if rest.startswith("avoid "):
-            neg2, rest = not neg2, "select " + rest[len("avoid "):]
+        for word in ("avoid ", "avoiding "):
+            if rest.startswith(word):
+                neg2, rest = not neg2, "select " + rest[len(word):]
     parts: list[Any] = []
     for n, text in ((neg, pred[:sm.start()]), (neg2, rest)):
         try:
@@ -570,6 +583,10 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
         if cm:
             count_n, p = int(_num(cm.group(1))), p[:cm.start()]
         at_store, p = _zh_bought_at(p, neg, ctx)  # "在<place>购买X"
+    elif not neg:
+        cm = _EN_AND_COUNT.search(p)
+        if cm:
+            count_n, p = int(_num(cm.group(1))), p[:cm.start()]
     m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
     if m is None and not zh and _COPULA_VALUE.match(p):
         p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it
@@ -840,6 +857,11 @@ _SERVE_RANGE_EN = (
 # a serving size, then what the product holds: "a single-person meal with X", "a set for 2-3 people that includes X"
 _SERVING_WITH = re.compile(r"^(?P<s>.+?) (?:with|containing|including|that (?:includes?|contains?|has|comes? with)|"
                            r"which (?:includes?|contains?|has)) (?P<v>.+)$")
+_SERVE_AT_LEAST_EN = re.compile(rf"^(?:suitable for |for |serving |that serves? |to serve )?(?:at least|no (?:fewer|less) than|a minimum "
+                                rf"of) {_SERVE_NUM} (?:people|persons?|diners|guests)$|^(?:suitable for |for )?(?P<n2>\d{{1,2}}) or more "
+                                rf"(?:people|persons?|diners|guests)$")
+_SERVE_AT_LEAST_ZH = re.compile(r"^(?:适合|可供|满足)?(?:至少|最少|不少于)(?P<n>\d{1,2}|[一二两三四五六七八九十])(?:人|位)(?:及以上|以上)?(?:食用|用餐)?"
+                                r"(?:的)?(?:套餐|分量|份量)?$|^(?:适合)?(?P<n2>\d{1,2})(?:人|位)及以上(?:的)?(?:套餐|分量|份量)?$")
 _SERVE_ZH = re.compile(r"^(?:一个|一份)?(?P<n>[单双一二两三四五六七八九十]|\d{1,2})人(?:份|餐|套餐|份套餐|餐套餐|分量)?(?:的)?"
                        r"(?:套餐|商品|产品|规格)?$")
 
@@ -850,6 +872,11 @@ def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
     for two also "couple"), those the catalogue has (the value's own words, when it has them); None when the value is no serving size or the
     catalogue names none of its phrases."""
     t = text.strip()
+    least = (_SERVE_AT_LEAST_ZH if zh else _SERVE_AT_LEAST_EN).match(t)
+    if least is not None:  # "suitable for at least 5 people", "至少5人": a product for that many or more
+        n = int(_num(least.group("n") or least.group("n2")))
+        sizes = [f"{k}人" if zh else f"{k} person" for k in range(n, n + 30)]
+        return [w for w in sizes if _found(w, ctx, "product")] or None
     if zh:
         m = _SERVE_ZH.match(t)
         if m is None:

@@ -147,7 +147,9 @@ def _stem(word: str) -> str:
 _INCLUDE_WORDS = frozenset({"include", "included", "including", "contain", "contained", "containing", "comes", "come"})
 _SYNONYMS = {"complimentary": "free", "menu": "meal", "additional": "extra",
              # a taught unit: "experience course" is an "Experience Class", "single session" a "Single class"
-             "course": "class", "lesson": "class", "session": "class"}
+             "course": "class", "lesson": "class", "session": "class",
+             # who is taught, and how: "teaching package" is an "instruction package", "introductory" "beginner"
+             "teaching": "instruction", "tutoring": "instruction", "introductory": "beginner"}
 _UNITS_AFTER_NUMBER = {"h": "hour", "hr": "hour", "min": "minute"}
 
 

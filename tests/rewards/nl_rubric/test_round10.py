@@ -1,0 +1,121 @@
+"""Round 10 of the reader (built on the build part only): alternatives nothing sells, a fact before
+the requirement, a look-up the item reports, "at least N people", a count after the product, a
+product both a shop and its menu spell."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from servicegym.rewards import nl_rubric
+from tests.rewards.nl_rubric.worlds import NOW
+
+
+def line(pid: str, name: str, tags: tuple[str, ...] = (), quantity: int = 1) -> nl_rubric.LineFacts:
+    return nl_rubric.LineFacts(pid, name, tags, "", quantity, 30.0, ())
+
+
+def holds(spec: object, ctx: nl_rubric.ItemContext, place: str, *lines: nl_rubric.LineFacts) -> bool:
+    return nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", place, lines=lines), ctx.place(place))
+
+
+TEA = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("T1", "Leaf Tea Bar", ("Milk Tea",), "Drinks", 4.6),),
+    products=(nl_rubric.ProductInfo("D1", "T1", "Pearl Milk Tea", ("Low Caffeine",), (), 14.0),
+              nl_rubric.ProductInfo("D2", "T1", "Oolong Cold Brew", ("High Caffeine",), (), 16.0),
+              nl_rubric.ProductInfo("D3", "T1", "Strawberry Milkshake", ("Strawberry",), (), 18.0)),
+)
+
+
+def test_an_alternative_nothing_in_the_catalogue_spells_is_left_out() -> None:
+    spec = nl_rubric.compile_item("Drink orders must select products that are Low Caffeine or caffeine-free", TEA)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["low caffeine"]
+    assert holds(spec, TEA, "T1", line("D1", "Pearl Milk Tea", ("Low Caffeine",)))
+    assert not holds(spec, TEA, "T1", line("D2", "Oolong Cold Brew", ("High Caffeine",)))
+    # when no alternative is sold, the item stays the judge's
+    assert nl_rubric.compile_item("Drink orders must select products that are decaf or caffeine-free", TEA) is None
+
+
+def test_a_look_up_the_item_reports_as_found_is_settled() -> None:
+    text = ("The tea bar should be checked for Strawberry Milkshake, which is available, so the ordered drink "
+            "should be Strawberry Milkshake")
+    spec = nl_rubric.compile_item(text, TEA)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["strawberry milkshake"]
+    # without the report, a second demand in the premise leaves the item to the judge
+    assert nl_rubric.compile_item("The tea bar should be checked for Strawberry Milkshake, so the ordered drink "
+                                  "should be Strawberry Milkshake", TEA) is None
+
+
+GYM = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("G1", "Blue Wave Fitness", ("Swimming", "Trial Class"), "Fitness", 4.4),),
+    products=(nl_rubric.ProductInfo("B1", "G1", "Single Body Shaping Personal Training Session Card", ("Body Shaping",), (), 99.0),
+              nl_rubric.ProductInfo("B2", "G1", "Swimming Single Experience Card", ("Swimming",), (), 59.0),
+              nl_rubric.ProductInfo("B3", "G1", "Yoga 2-Hour Trial Class", ("Yoga",), (), 49.0),
+              nl_rubric.ProductInfo("B4", "G1", "Yoga Monthly Pass", ("Yoga",), (), 399.0)),
+)
+
+
+def test_a_fact_stated_before_the_requirement_is_reasoning() -> None:
+    spec = nl_rubric.compile_item("The weather in the city on 2025-11-07 will be overcast, Body Shaping class should be "
+                                  "ordered", GYM)
+    assert isinstance(spec, nl_rubric.FeatureSpec)
+    assert holds(spec, GYM, "G1", line("B1", "Single Body Shaping Personal Training Session Card"))
+    assert not holds(spec, GYM, "G1", line("B2", "Swimming Single Experience Card"))
+    # a condition is no fact: the item stays the judge's
+    assert nl_rubric.compile_item("If the weather on 2025-11-07 is overcast, Body Shaping class should be ordered", GYM) is None
+
+
+def test_a_value_a_shop_and_its_menu_both_spell_is_the_gold_products() -> None:
+    text = "The fitness booking should be for a Trial Class"
+    assert nl_rubric.compile_item(text, GYM) is None  # the shop's tag or the product's name: not told
+    spec = nl_rubric.compile_item(text, replace(GYM, evidence=(GYM.products[2],)))
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.scope == "product"
+    assert holds(spec, GYM, "G1", line("B3", "Yoga 2-Hour Trial Class"))
+    assert not holds(spec, GYM, "G1", line("B4", "Yoga Monthly Pass"))
+
+
+HOTPOT = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("H1", "Red Pot", ("Hot Pot",), "Restaurant", 4.5),),
+    products=(nl_rubric.ProductInfo("H1a", "H1", "Premium Dining Package (Suitable for 5-6 People)", (), (), 398.0),
+              nl_rubric.ProductInfo("H1b", "H1", "Classic Package for 4 People", (), (), 298.0),
+              nl_rubric.ProductInfo("H1c", "H1", "Feast for 8 People", (), (), 598.0),
+              nl_rubric.ProductInfo("H1d", "H1", "Spicy Beef Set", ("Beef",), (), 88.0)),
+)
+
+
+def test_a_set_for_at_least_n_people() -> None:
+    for text in ("The hot pot package should be suitable for at least 5 people",
+                 "The hot pot package should be for 5 or more people"):
+        spec = nl_rubric.compile_item(text, HOTPOT)
+        assert isinstance(spec, nl_rubric.FeatureSpec), text
+        assert holds(spec, HOTPOT, "H1", line("H1a", "Premium Dining Package (Suitable for 5-6 People)")), text
+        assert holds(spec, HOTPOT, "H1", line("H1c", "Feast for 8 People")), text
+        assert not holds(spec, HOTPOT, "H1", line("H1b", "Classic Package for 4 People")), text
+
+
+def test_a_count_said_after_the_product() -> None:
+    for text in ("The restaurant order should include a Spicy Beef Set, quantity 2",
+                 "The restaurant order should include a Spicy Beef Set with a quantity of 2"):
+        spec = nl_rubric.compile_item(text, HOTPOT)
+        assert spec is not None, text
+        assert holds(spec, HOTPOT, "H1", line("H1d", "Spicy Beef Set", ("Beef",), quantity=2)), text
+        assert not holds(spec, HOTPOT, "H1", line("H1d", "Spicy Beef Set", ("Beef",), quantity=1)), text
+        assert not holds(spec, HOTPOT, "H1", line("H1b", "Classic Package for 4 People", quantity=2)), text
+
+
+CINEMA = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("C1", "Moonlight Private Cinema", ("Private Room",), "Cinema", 4.7),),
+    products=(nl_rubric.ProductInfo("M1", "C1", "Couple Movie Package (18:00-21:00)", ("Popcorn",), (), 158.0),
+              nl_rubric.ProductInfo("M2", "C1", "Midnight Package (22:00-01:00)", ("Snacks",), (), 138.0),
+              nl_rubric.ProductInfo("M3", "C1", "Children's 1-on-1 Beginner Instruction Package", (), (), 200.0)),
+)
+
+
+def test_a_time_slot_and_a_taught_package() -> None:
+    spec = nl_rubric.compile_item("Products ordered at the private cinema should be for the 18:00-21:00 time slot", CINEMA)
+    assert isinstance(spec, nl_rubric.FeatureSpec)
+    assert holds(spec, CINEMA, "C1", line("M1", "Couple Movie Package (18:00-21:00)"))
+    assert not holds(spec, CINEMA, "C1", line("M2", "Midnight Package (22:00-01:00)"))
+    spec = nl_rubric.compile_item("The order should include a children's beginner teaching package", CINEMA)
+    assert isinstance(spec, nl_rubric.FeatureSpec)
+    assert holds(spec, CINEMA, "C1", line("M3", "Children's 1-on-1 Beginner Instruction Package"))
+    assert not holds(spec, CINEMA, "C1", line("M1", "Couple Movie Package (18:00-21:00)"))
