@@ -172,6 +172,7 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
         address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
         if address is not None:
             return address
+        t = _REPORT_THEN.sub(r", as \g<r>; ", t)  # "..., and as there is one available, X should be Y": a report, then
         cuts = [m for m in _THEN.finditer(t) if m.end() < len(t)]
         premise, conclusion = (t[:cuts[-1].start()], t[cuts[-1].end():]) if cuts else ("", t)
         parts: list[Any] = []
@@ -216,6 +217,9 @@ _RESOLVED = re.compile(r"\b(?:the (?:query |search |check )?results? (?:is|are|w
                        r"(?:results?|one|some)|results? exists?)|results? (?:exist|found)|it (?:is|was) found|(?:which|it|and it) (?:is|was) "
                        r"(?:available|in stock|on (?:the )?(?:menu|sale))|(?:which|it) exists)\b"
                        r"|查询结果|搜索结果|经查询|经查|查询后|结果(?:为|是)")
+# a look-up's result said as the reason of what follows, with no "so": the requirement after it is the conclusion
+_REPORT_THEN = re.compile(r",?\s*(?:and\s+)?(?:as|since)\s+(?P<r>there (?:is|are) (?:one|some|results?|such \w+)(?: available)?|"
+                          r"(?:it|one) is available)\s*,\s*")
 # a look-up demanded ("the shop should be checked for X", "查询是否有X"): the reported result says what it found
 _LOOKUP = re.compile(r"\b(?:be )?(?:check(?:ed)?|search(?:ed)?|quer(?:y|ied)|look(?:ed)? up|inquire[d]?|verif(?:y|ied))\b|查询|查看|搜索|确认")
 _PREFER = re.compile(r"\b(?:prioriti[sz]e|priority|preferabl[ey]|prefer(?:red|ably)?|first choice)\b|优先")

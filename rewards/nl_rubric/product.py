@@ -124,7 +124,7 @@ from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, VAGUE_ABSENCE, co
 from .note import contradicts, spice_levels
 from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
-from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
+from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_number, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
 from .world import (
     _GENERIC_GOODS,
     _UNIT_TAIL_EN,
@@ -350,9 +350,12 @@ _CUP_SIZE = re.compile(r"^(?:小|中|大|超大|特大|标准)(?:杯|份|碗|号
                        r"(?:cup|size|portion|bowl|serving)s?$|^(?:small|medium|large|extra[- ]large)$")
 
 
-def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext) -> tuple[str, list[str]]:
+def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemContext,
+                    partial: bool = False) -> tuple[str, list[str]]:
     """(scope, alternatives) of a value: each alternative ("mild or non-spicy") found in the
-    catalogue of one scope (the subject's, else the only one where all are found)."""
+    catalogue of one scope (the subject's, else the only one where all are found). ``partial`` (a
+    value asked for, not excluded): a product value the gold's products do not spell may be read as
+    the part of it they do (``_gold_part``)."""
     x = x.strip(" '\"“”‘’")
     alts = [a.strip(" '\"“”‘’") for a in _OR.split(x) if a.strip(" '\"“”‘’")]
     if any(len(a) < 2 or a in _GENERIC_GOODS or _stem(a) in _GENERIC_GOODS for a in alts):
@@ -378,6 +381,7 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             whole = [v for v in tries if v not in unitless]
             # first among what the gold's products spell, where the loader gave them (see ``_first_found``)
             hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
+                or (_gold_part(alt, ctx) if partial and sc == "product" and not zh and ctx.evidence else None) \
                 or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
                 if len(alts) > 1 and (_CUP_SIZE.match(alt) or not any(
@@ -399,6 +403,60 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     if len(found_in) != 1:
         raise _Unclear
     return found_in[0]
+
+
+# what a product is sold as, or a word that says nothing of what it is: not a word that tells one product from another
+_UNIT_WORDS = frozenset({"package", "set", "meal", "menu", "combo", "course", "class", "voucher", "ticket", "pass", "session",
+                         "plan", "deal", "card", "service", "item", "product", "dish", "order", "portion", "serving", "option",
+                         "type", "style", "kind", "version", "experience", "offer"})
+
+
+# words that tell nothing apart alone ("available", "good"), and what a part may not leave out or hold
+_VAGUE_WORDS = frozenset({"available", "good", "nice", "suitable", "cost", "quality", "new", "special", "basic", "premium",
+                          "great", "best", "popular", "classic", "standard", "regular", "person", "people", "single",
+                          "individual", "free", "provided", "included", "offered", "effective", "high", "low"})
+_PART_BLOCKERS = re.compile(r"\b(?:be|is|are|purchase|buy|order|select|choose|no|not|non|without|less|low|lower|high|higher|"
+                            r"more|extra|very|slightly|moderately|mild|mildly|medium|light|half|double|fewer|only|except|"
+                            r"other|than|or)\b|-free\b|n't\b")
+
+
+def _gold_part(value: str, ctx: ItemContext) -> str | None:
+    """The part of an English product value a gold product spells, where the item describes the product in
+    words of its own ("a French manicure package" for the gold's "French Constructed Nail Art Package":
+    "french package"); None unless one gold product spells at least half of the value's content words (one
+    long word at least), the part keeps the value's order, and some product of that place does not have
+    it (a part every product there has would check nothing). The part is a subset of the value's words, so
+    every product the whole value names has it too: the reading is weaker than the item, never stricter."""
+    low = value.casefold()
+    if _PART_BLOCKERS.search(low):
+        return None  # a verb (the value is not one), or a word that negates or scales: kept exactly or not at all
+    raw = [_stem(w) for w in re.findall(r"[a-z0-9]+", low)]
+    words = [w for w in raw if w not in _PHRASE_STOP and w not in ("a", "an", "the")]
+    content = [w for w in words if w not in _UNIT_WORDS and w not in _GENERIC_GOODS]
+    if len(content) < 2 or len(words) > 8:
+        return None
+    numbers = {w for w in words if _is_number(w)}
+    conjuncts = [[_stem(w) for w in re.findall(r"[a-z0-9]+", x)] for x in re.split(r"\band\b|&|\+", low)]
+    found: dict[str, int] = {}
+    for pr in ctx.evidence:
+        fields = (pr.name, *pr.tags, *pr.options)
+        kept = [w for w in words if any(phrase_in(w, f) for f in fields)]
+        kept_content = [w for w in kept if w in content]
+        if not kept_content or 2 * len(kept_content) < len(content) or not numbers <= set(kept) \
+                or not any(len(w) >= 4 and not _is_number(w) and w not in _VAGUE_WORDS for w in kept_content) \
+                or any(not set(c) & set(kept_content) for c in conjuncts if set(c) & set(content)):
+            continue
+        part = " ".join(kept)
+        if not _found(part, ctx, "product", products=(pr,)):
+            part = " ".join(kept_content)
+            if not _found(part, ctx, "product", products=(pr,)):
+                continue
+        there = [q for q in ctx.products if q.place_id == pr.place_id]
+        if all(_found(part, ctx, "product", products=(q,)) for q in there):
+            continue
+        found[part] = len(kept_content)
+    best = [p for p, n in found.items() if n == max(found.values(), default=0)]
+    return best[0] if len(best) == 1 else None
 
 
 def _first_found(tries: list[str], whole: list[str], ctx: ItemContext, scope: str,
@@ -550,7 +608,24 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     return parts
 
 
+# the values a vague demand stands for, said after it in brackets: "moderately spicy (Mild spicy or Medium spicy)",
+# "辣度适中（微辣或中辣程度）"
+_PAREN_ALTS = re.compile(r"[（(](?P<x>[^（）()]{2,40}?(?:或|\bor\b)[^（）()]{1,40}?)(?:程度|口味|\s+levels?)?[）)]\s*[。.]?$")
+
+
 def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
+    """``_one_feature_as_said``; where that cannot read the demand, the alternatives it stands for when
+    brackets at its end spell them (``_PAREN_ALTS``)."""
+    try:
+        return _one_feature_as_said(subject, neg, pred, ctx)
+    except _Unclear:
+        m = _PAREN_ALTS.search(pred)
+        if m is None or neg:
+            raise
+    return _one_feature_as_said(subject, neg, ("为" if _is_zh(subject + pred) else "be ") + m.group("x"), ctx)
+
+
+def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
     zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
@@ -660,11 +735,12 @@ def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[A
         if serving is not None:  # "a set meal for two": a product for that many people
             return FeatureSpec(scope="product", phrases=serving, negated=negated)
         try:
-            scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx)
+            scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx,
+                                          partial=not negated)
         except _Unclear:
             if option and not _SIZE_VALUE.match(text):
                 raise  # "a large portion size" where no option offers it: a word of the product's name
-            scope, alts = _resolve_phrase(text, zh, head_class, head, ctx)
+            scope, alts = _resolve_phrase(text, zh, head_class, head, ctx, partial=not negated)
         one = some and not negated and scope != "place"
         if scope != "place" and not negated:  # "hot" is also "warm" (``lexicon.OPTION_SYNONYMS``): not an iced drink
             alts = list(dict.fromkeys(alts + [w for a in alts for w in OPTION_SYNONYMS.get(a, ()) if _found(w, ctx, "option")]))

@@ -119,3 +119,66 @@ def test_a_time_slot_and_a_taught_package() -> None:
     assert isinstance(spec, nl_rubric.FeatureSpec)
     assert holds(spec, CINEMA, "C1", line("M3", "Children's 1-on-1 Beginner Instruction Package"))
     assert not holds(spec, CINEMA, "C1", line("M1", "Couple Movie Package (18:00-21:00)"))
+
+
+NAILS = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("N1", "Polished Nail Studio", ("Nail Art",), "Beauty", 4.6),
+                     nl_rubric.PlaceInfo("N2", "Tip Top Nails", ("Nail Art",), "Beauty", 4.2)),
+    products=(nl_rubric.ProductInfo("F1", "N1", "French Constructed Nail Art Package", ("Crystal Design",), (), 168.0),
+              nl_rubric.ProductInfo("F2", "N1", "Solid Color Gel Package", ("Basic",), (), 88.0),
+              nl_rubric.ProductInfo("F3", "N2", "French Manicure Package", ("Classic",), (), 128.0),
+              nl_rubric.ProductInfo("F4", "N1", "Spicy Nail Snacks", ("Mild",), (), 10.0)),
+)
+FRENCH = "The nail salon order must be a French manicure package"
+
+
+def test_the_part_of_a_description_the_gold_product_spells() -> None:
+    # without the gold, the words the catalogue spells are the literal product elsewhere
+    literal = nl_rubric.compile_item(FRENCH, NAILS)
+    assert isinstance(literal, nl_rubric.FeatureSpec) and literal.phrases == ["french manicure package"]
+    spec = nl_rubric.compile_item(FRENCH, replace(NAILS, evidence=(NAILS.products[0],)))
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["french package"]
+    gold = line("F1", "French Constructed Nail Art Package", ("Crystal Design",))
+    assert holds(spec, NAILS, "N1", gold)
+    assert holds(spec, NAILS, "N2", line("F3", "French Manicure Package"))  # the literal reading still passes: weaker, never stricter
+    assert not holds(spec, NAILS, "N1", line("F2", "Solid Color Gel Package", ("Basic",)))
+
+
+def test_a_gold_part_never_drops_a_number_a_negation_or_half_the_words() -> None:
+    gold = replace(NAILS, evidence=(NAILS.products[0],))
+    for text in ("The nail salon order must be a French manicure package for 2 people",  # the number is not spelled
+                 "The nail salon order must be a non-French manicure package",  # a negating word is kept whole or not at all
+                 "The nail salon order must be a French gel extension manicure package",  # one of four words: too little
+                 "The nail salon order must be a French manicure package and a pedicure"):  # a whole conjunct dropped
+        spec = nl_rubric.compile_item(text, gold)
+        assert spec is None or "french package" not in getattr(spec, "phrases", []), text
+    # an excluded value is never weakened: "must not be" keeps its words
+    spec = nl_rubric.compile_item("The nail salon order must not be a French manicure package", gold)
+    assert spec is None or "french package" not in getattr(spec, "phrases", [])
+
+
+def test_the_values_in_brackets_after_a_vague_demand() -> None:
+    spicy = nl_rubric.ItemContext(
+        now=NOW, places=(nl_rubric.PlaceInfo("S1", "Gan Kitchen", ("Jiangxi Cuisine",), "Restaurant", 4.4),),
+        products=(nl_rubric.ProductInfo("S1a", "S1", "Stir-fried Pork", ("Medium Spicy",), (), 35.0),
+                  nl_rubric.ProductInfo("S1b", "S1", "Steamed Perch", ("Mild Spicy",), (), 49.0),
+                  nl_rubric.ProductInfo("S1c", "S1", "Chicken Feet (Extra Spicy)", (), (), 48.0),
+                  nl_rubric.ProductInfo("S1d", "S1", "辣椒炒肉", ("中辣",), (), 35.0),
+                  nl_rubric.ProductInfo("S1e", "S1", "锡包鲈鱼", ("微辣",), (), 49.0),
+                  nl_rubric.ProductInfo("S1f", "S1", "黄豆烧鸡脚（超辣）", (), (), 48.0)))
+    en = nl_rubric.compile_item("The dishes should be moderately spicy, suitable for guests from the coast (Mild spicy or "
+                                "Medium spicy)", spicy)
+    zh = nl_rubric.compile_item("下单的商品应当辣度适中，适合江苏人口味（微辣或中辣程度）", spicy)
+    for spec, ok, bad in ((en, line("S1b", "Steamed Perch", ("Mild Spicy",)), line("S1c", "Chicken Feet (Extra Spicy)")),
+                          (zh, line("S1e", "锡包鲈鱼", ("微辣",)), line("S1f", "黄豆烧鸡脚（超辣）"))):
+        assert isinstance(spec, nl_rubric.FeatureSpec)
+        assert holds(spec, spicy, "S1", ok) and not holds(spec, spicy, "S1", bad)
+    # brackets with no alternatives explain, they do not replace the demand
+    assert nl_rubric.compile_item("The dishes should be moderately spicy (for the coast)", spicy) is None
+
+
+def test_a_found_result_said_as_the_reason_of_the_requirement() -> None:
+    text = ("The tea bar should be checked for milkshakes, and as there is one available, the ordered drink should be "
+            "Strawberry Milkshake")
+    spec = nl_rubric.compile_item(text, TEA)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["strawberry milkshake"]
