@@ -218,6 +218,19 @@ _AREA = re.compile(r"^(?:the )?(?:[a-z]+ )?(?:area|district|zone|neighbou?rhood|
 _SELECTED = re.compile(r"^(?:be )?(?:selected|chosen|ordered|picked|purchased|booked|reserved)$")
 
 
+_TAG_VALUE_EN = re.compile(r"^(?:be |is |are )?(?:one of the |a |an |the )?(?P<x>.+?)(?: list)?$")
+
+
+def _a_place_tag(pred: str, ctx: ItemContext) -> bool:
+    """Whether the predicate's value is a place's tag as said ("Top-selling Merchant", "Top Seller")."""
+    m = _TAG_VALUE_EN.match(pred.strip())
+    if m is None:
+        return False
+    value = m.group("x")
+    tries = [value, re.sub(r"\s+(?:stores?|shops?|merchants?|restaurants?|places?|vendors?)$", "", value)]
+    return any(phrase_in(v, tag) for v in tries if len(v.split()) >= 2 for pl in ctx.places for tag in pl.tags)
+
+
 def _best_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any | None:
     text = _names_out(f"{subject} {pred}", ctx)
     zh = _is_zh(text)
@@ -225,6 +238,8 @@ def _best_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any | No
     found = [(a, m) for a, rx in marks.items() if (m := re.search(rx, text))]
     if not found:
         return None
+    if not zh and _a_place_tag(pred, ctx):
+        return None  # "should be a top-selling merchant" where a place is tagged "Top-selling Merchant": a feature
     if len(found) > 1 or neg:
         raise _Unclear
     attribute, mark = found[0]

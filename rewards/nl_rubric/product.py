@@ -141,6 +141,7 @@ from .world import (
     _place_fields,
     _places_named,
     _Spec,
+    across,
     fields_have,
 )
 
@@ -222,6 +223,7 @@ def place_feature_holds(spec: FeatureSpec, place: PlaceInfo) -> bool:
 # ----- the grammar ----------------------------------------------------------------------------------
 _FEATURE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
+    r"be (?:located|situated) (?=(?:in|within|inside|near|at) )|"
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
@@ -381,7 +383,8 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             whole = [v for v in tries if v not in unitless]
             # first among what the gold's products spell, where the loader gave them (see ``_first_found``)
             hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
-                or (_gold_part(alt, ctx) if partial and sc == "product" and not zh and ctx.evidence else None) \
+                or (_gold_part(alt, ctx, sc) if partial and sc in ("product", "place") and not zh and ctx.evidence
+                    and not (sc == "place" and _gold_places_spell(tries, ctx)) else None) \
                 or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
                 if len(alts) > 1 and (_CUP_SIZE.match(alt) or not any(
@@ -414,13 +417,29 @@ _UNIT_WORDS = frozenset({"package", "set", "meal", "menu", "combo", "course", "c
 # words that tell nothing apart alone ("available", "good"), and what a part may not leave out or hold
 _VAGUE_WORDS = frozenset({"available", "good", "nice", "suitable", "cost", "quality", "new", "special", "basic", "premium",
                           "great", "best", "popular", "classic", "standard", "regular", "person", "people", "single",
-                          "individual", "free", "provided", "included", "offered", "effective", "high", "low"})
+                          "individual", "free", "provided", "included", "offered", "effective", "high", "low",
+                          "environment", "atmosphere", "ambience", "place", "area", "space", "facility", "venue", "store",
+                          "shop", "restaurant", "merchant", "professional", "complete", "full"})
 _PART_BLOCKERS = re.compile(r"\b(?:be|is|are|purchase|buy|order|select|choose|no|not|non|without|less|low|lower|high|higher|"
                             r"more|extra|very|slightly|moderately|mild|mildly|medium|light|half|double|fewer|only|except|"
-                            r"other|than|or)\b|-free\b|n't\b")
+                            r"other|than|or|similar|same|like|previous|previously|visited|last)\b|-free\b|n't\b")
 
 
-def _gold_part(value: str, ctx: ItemContext) -> str | None:
+def _gold_places(ctx: ItemContext) -> list[PlaceInfo]:
+    held = {p.place_id for p in ctx.evidence}
+    return [pl for pl in ctx.places if pl.place_id in held]
+
+
+def _place_has(phrase: str, place: PlaceInfo) -> bool:
+    fields = _place_fields(place)
+    return any(phrase_in(phrase, f) for f in fields) or across(phrase, fields)
+
+
+def _gold_places_spell(tries: list[str], ctx: ItemContext) -> bool:
+    return any(_place_has(v, pl) for v in tries for pl in _gold_places(ctx))
+
+
+def _gold_part(value: str, ctx: ItemContext, scope: str = "product") -> str | None:
     """The part of an English product value a gold product spells, where the item describes the product in
     words of its own ("a French manicure package" for the gold's "French Constructed Nail Art Package":
     "french package"); None unless one gold product spells at least half of the value's content words (one
@@ -438,13 +457,22 @@ def _gold_part(value: str, ctx: ItemContext) -> str | None:
     numbers = {w for w in words if _is_number(w)}
     conjuncts = [[_stem(w) for w in re.findall(r"[a-z0-9]+", x)] for x in re.split(r"\band\b|&|\+", low)]
     found: dict[str, int] = {}
-    for pr in ctx.evidence:
-        fields = (pr.name, *pr.tags, *pr.options)
+    records: list[Any] = list(ctx.evidence) if scope == "product" else _gold_places(ctx)
+    for pr in records:
+        fields = (pr.name, *pr.tags, *pr.options) if scope == "product" else _place_fields(pr)
         kept = [w for w in words if any(phrase_in(w, f) for f in fields)]
         kept_content = [w for w in kept if w in content]
         if not kept_content or 2 * len(kept_content) < len(content) or not numbers <= set(kept) \
                 or not any(len(w) >= 4 and not _is_number(w) and w not in _VAGUE_WORDS for w in kept_content) \
                 or any(not set(c) & set(kept_content) for c in conjuncts if set(c) & set(content)):
+            continue
+        if scope == "place":  # a place's part: two words at least, spelled by the gold's place, missing from another
+            if len(kept_content) < 2:
+                continue
+            part = next((x for x in (" ".join(kept), " ".join(kept_content)) if _place_has(x, pr)), None)
+            if part is None or all(_place_has(part, q) for q in ctx.places):
+                continue
+            found[part] = len(kept_content)
             continue
         part = " ".join(kept)
         if not _found(part, ctx, "product", products=(pr,)):

@@ -182,3 +182,31 @@ def test_a_found_result_said_as_the_reason_of_the_requirement() -> None:
             "Strawberry Milkshake")
     spec = nl_rubric.compile_item(text, TEA)
     assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["strawberry milkshake"]
+
+
+BARS = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("B1", "Blue Note Bar", ("Live Singing", "Cocktail", "Top-selling Merchant",
+                                                                  "Within City Area"), "Bar", 4.5),
+                     nl_rubric.PlaceInfo("B2", "Quiet Corner", ("Cocktail", "Smoking Area"), "Bar", 4.1)),
+    products=(nl_rubric.ProductInfo("C1", "B1", "Mojito", ("Cocktail",), (), 48.0),
+              nl_rubric.ProductInfo("C2", "B2", "Old Fashioned", ("Whisky",), (), 58.0)),
+)
+
+
+def place_holds(spec: object, place: str) -> bool:
+    return nl_rubric.spec_holds(spec, nl_rubric.RecordFacts("orders", "o", place, lines=()), BARS.place(place))
+
+
+def test_a_place_tag_said_in_other_words_and_as_a_superlative() -> None:
+    gold = replace(BARS, evidence=(BARS.products[0],))
+    for text, ctx in (("The ordered bar must have live singing performances", gold),  # the gold place's part
+                      ("The bar should be a top-selling merchant", BARS),  # a superlative a tag spells as said
+                      ("The bar should be located within the city area", BARS)):
+        spec = nl_rubric.compile_item(text, ctx)
+        assert isinstance(spec, nl_rubric.FeatureSpec) and spec.scope == "place", text
+        assert place_holds(spec, "B1") and not place_holds(spec, "B2"), text
+    # one word of two is not enough for a place ("live" alone says nothing)
+    assert nl_rubric.compile_item("The ordered bar must have live jazz", gold) is None
+    # a superlative no tag spells is still the judge's, or a ranking
+    spec = nl_rubric.compile_item("The bar should be the top-selling one", BARS)
+    assert not isinstance(spec, nl_rubric.FeatureSpec)
