@@ -281,6 +281,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     joint = _joint_item(subject, neg, pred, ctx)  # "X and Y from the same store", "the total cost of A and B orders"
     if joint is not None:
         return [_with_about(joint, about)]
+    pred = _ONE_EACH.sub("", pred)  # "a total of 2 portions, one each for the wife and daughter": who they are for
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"
@@ -295,6 +296,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     raise _Unclear
 
 
+# after a count, whom each of it is for: an explanation ("..., one each for A and B", "，分别给A和B各一份")
+_ONE_EACH = re.compile(r",\s*(?:with )?one (?:each|apiece) for\b[^,;]*$|[，,]\s*(?:分别)?(?:给|为)[^，,]{1,20}?各(?:一|1)(?:份|杯|个|碗|盒)$")
 # a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records
 _SAME_ITEMS = re.compile(r"(?<=\d )(?:[a-z]+ of )?the same\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)相同")
 

@@ -210,3 +210,16 @@ def test_a_place_tag_said_in_other_words_and_as_a_superlative() -> None:
     # a superlative no tag spells is still the judge's, or a ranking
     spec = nl_rubric.compile_item("The bar should be the top-selling one", BARS)
     assert not isinstance(spec, nl_rubric.FeatureSpec)
+
+
+def test_whom_each_of_a_count_is_for_is_an_explanation() -> None:
+    soup = nl_rubric.ItemContext(
+        now=NOW, places=(nl_rubric.PlaceInfo("P1", "Clay Pot House", ("Soup",), "Restaurant", 4.5),),
+        products=(nl_rubric.ProductInfo("P1a", "P1", "Chicken Soup", (), (), 28.0),
+                  nl_rubric.ProductInfo("P1b", "P1", "鸡汤", (), (), 28.0)))
+    for text in ("The total quantity of items in the soup order should be 2 portions, one each for the wife and daughter",
+                 "瓦罐汤订单商品总数应为2份，分别给老婆和女儿各一份"):
+        spec = nl_rubric.compile_item(text, soup)
+        assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 2, text
+    # "each" that asks for a count per record is still several records: the judge's
+    assert nl_rubric.compile_item("Each soup order should have 2 portions", soup) is None
