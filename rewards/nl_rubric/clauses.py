@@ -72,7 +72,7 @@ def _clauses(text: str) -> list[str]:
 # the conclusion of an item that reasons ("..., the result is X, so the order should be from X")
 _THEN = re.compile(
     r"(?:[,;.]\s*|\s)(?:and\s+)?(?:therefore|thus|hence|consequently|accordingly|so(?! that| as| far| much| many))\b[,\s]*"
-    r"|[;；。]\s*|(?<=[a-z0-9)])(?<!\betc)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.\s+(?=[a-z])|，?(?:所以|因此|因而|故而|从而)")
+    r"|[;；。]\s*|(?<=[a-z0-9)%])(?<!\betc)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)\.\s+(?=[a-z])|，?(?:所以|因此|因而|故而|从而)")
 _IF = re.compile(r"^(?:if|unless|otherwise|else|in case|whether)\b|^(?:如果|若|假如|否则|要是)|\bif (?:not|none|no|yes|so)\b")
 _EN_MODAL = re.compile(
     r"\b(?:(?P<neg>cannot|can't|can not|must not|mustn't|should not|shouldn't|shall not|may not|need not|does not need to|"

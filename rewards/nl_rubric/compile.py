@@ -56,7 +56,7 @@ from .duration import _duration_item, _hours_item, _usable_item
 from .joint import _joint_item
 from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
-from .price import _price_item
+from .price import _AND_TOTAL, _price_item
 from .process import _process_demand
 from .product import _feature_item, _only_item, _place_kind_item
 from .quantity import _count_item, _people_item
@@ -283,6 +283,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         return [_with_about(joint, about)]
     pred = _ONE_EACH.sub("", pred)  # "a total of 2 portions, one each for the wife and daughter": who they are for
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
+    if _AND_TOTAL.search(pred):  # "100-150 yuan per person, with a total price between 200 and 300 yuan": the total
+        several = re.sub(r"\b(?:average|per person|per head)\b", " ", several)
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"
                  r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",

@@ -149,6 +149,11 @@ def _goods_priced(subject: str, ctx: ItemContext) -> bool:
     return bought or _head_class(rest) == "product" or _found(rest, ctx, "product")
 
 
+# after a price per person, the total it comes to: "..., with a total price between 200 and 300 yuan", "meaning a total of"
+_AND_TOTAL = re.compile(r",\s*(?:with|meaning|i\.e\.,?|that is,?|which means|so)\s+(?:a |the )?total(?: price| cost| amount)?\s+"
+                        r"(?:of\s+|is\s+|should be\s+|must be\s+)?(?P<v>[^,;]*\d[^,;]*)$")
+
+
 def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
     """The price item; a subject after sums said before it ("with a budget of 500 yuan, having spent
     198 yuan, the dinner order price ...") is the last piece, which says what the item is ``about``."""
@@ -167,7 +172,12 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
     if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)):
         raise _Unclear
     if _PER_HEAD.search(text):
-        raise _Unclear  # per person: the share of each, not the total nor a unit price
+        total = _AND_TOTAL.search(pred)
+        if total is None:
+            raise _Unclear  # per person: the share of each, not the total nor a unit price
+        # "... per person, with a total price between 200 and 300 yuan": the total the item also states
+        return _price_of(re.sub(r"\b(?:average )?(?:cost|price|consumption|spending) per (?:person|head)\b", "", subject)
+                         + " total price", neg, "be " + total.group("v"), ctx)
     zh = _is_zh(text)
     p = _cut_purpose(pred).strip()
     budget = bool(_BUDGET.search(subject) or _BUDGET.search(p))

@@ -223,3 +223,19 @@ def test_whom_each_of_a_count_is_for_is_an_explanation() -> None:
         assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 2, text
     # "each" that asks for a count per record is still several records: the judge's
     assert nl_rubric.compile_item("Each soup order should have 2 portions", soup) is None
+
+
+def test_a_price_per_person_with_the_total_it_comes_to_and_a_sum_said_before() -> None:
+    for text in ("The Thai food package should cost between 100-150 yuan per person, with a total price between 200 and "
+                 "300 yuan (inclusive)",
+                 "The Thai order package should have an average cost per person between 100-150 yuan, meaning a total "
+                 "price between 200 and 300 yuan (inclusive)"):
+        spec = nl_rubric.compile_item(text, HOTPOT)
+        assert isinstance(spec, nl_rubric.PriceSpec) and spec.scope == "total", text
+        assert (spec.low, spec.high) == (200, 300), text
+    # per person alone is the share of each: not read
+    assert nl_rubric.compile_item("The BBQ restaurant's average cost per person should be 150 yuan or less", HOTPOT) is None
+    spec = nl_rubric.compile_item("The user's total budget is 1600 yuan, with at least 100 yuan left over, and the dinner "
+                                  "budget is 60%. Since (1600-100)*60%=900, the price of the dinner restaurant order "
+                                  "cannot exceed 900 yuan (including 900 yuan)", HOTPOT)
+    assert isinstance(spec, nl_rubric.PriceSpec) and spec.high == 900 and not spec.high_strict
