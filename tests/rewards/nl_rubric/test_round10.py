@@ -239,3 +239,34 @@ def test_a_price_per_person_with_the_total_it_comes_to_and_a_sum_said_before() -
                                   "budget is 60%. Since (1600-100)*60%=900, the price of the dinner restaurant order "
                                   "cannot exceed 900 yuan (including 900 yuan)", HOTPOT)
     assert isinstance(spec, nl_rubric.PriceSpec) and spec.high == 900 and not spec.high_strict
+
+
+THAI = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("T9", "Lotus Thai (Harbour Branch)", ("Thai",), "Restaurant", 4.5),
+                     nl_rubric.PlaceInfo("T8", "Bangkok Corner", ("Thai",), "Restaurant", 4.2),
+                     nl_rubric.PlaceInfo("T7", "老李水煮油炸（东门店）", ("小吃",), "餐厅", 4.3)),
+    products=(nl_rubric.ProductInfo("L1", "T9", "Tom Yum Fried Rice", ("Hot and Sour",), (), 38.0),
+              nl_rubric.ProductInfo("L2", "T9", "Green Curry", ("Mild",), (), 42.0),
+              nl_rubric.ProductInfo("L3", "T8", "Tom Yum Soup", ("Hot and Sour",), (), 36.0),
+              nl_rubric.ProductInfo("L4", "T9", "冬阴功炒饭", ("酸辣",), (), 38.0),
+              nl_rubric.ProductInfo("L5", "T8", "冬阴功汤", ("酸辣",), (), 36.0),
+              nl_rubric.ProductInfo("L6", "T7", "经典套餐", ("荤素均衡",), (), 45.0)),
+)
+
+
+def test_an_example_of_the_kind_with_the_place_it_comes_from() -> None:
+    for text, good, other in (
+            ("The new order should include Hot and Sour items such as Tom Yum Fried Rice from Lotus Thai (Harbour Branch)",
+             line("L1", "Tom Yum Fried Rice", ("Hot and Sour",)), line("L3", "Tom Yum Soup", ("Hot and Sour",))),
+            ("重新下单应选择Lotus Thai (Harbour Branch)的冬阴功炒饭等酸辣口味商品",
+             line("L4", "冬阴功炒饭", ("酸辣",)), line("L5", "冬阴功汤", ("酸辣",)))):
+        spec = nl_rubric.compile_item(text, THAI)
+        assert spec is not None, text
+        assert holds(spec, THAI, "T9", good), text
+        assert not holds(spec, THAI, "T8", other), text  # the same kind from another place
+        assert not holds(spec, THAI, "T9", line("L2", "Green Curry", ("Mild",))), text  # not the kind
+
+
+def test_what_a_store_is_named_for_is_the_store() -> None:
+    spec = nl_rubric.compile_item("应在老李水煮油炸（东门店）购买水煮油炸", THAI)
+    assert isinstance(spec, nl_rubric.StoreSpec) and spec.place_ids == ["T7"]
