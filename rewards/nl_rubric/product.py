@@ -524,7 +524,6 @@ def _spice_options(alt: str, ctx: ItemContext) -> list[str]:
     return out
 
 
-_ZH_PLACE_EXAMPLE = re.compile(r"^(?P<v>选择|包含|有|购买|点)?(?P<place>.{2,40}?)的(?P<ex>[^的等]{2,20})等(?P<kind>[^等]{2,20})$")
 _ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
 _ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
 # "include X, quantity 1", "be X with a quantity of 2": the product, and how many of it
@@ -672,22 +671,13 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         return [concept]
     if zh:  # "避免深烘类型，如深烘澳白等": an example after the value only shows what the value covers
         p = _ZH_TRAILING_EXAMPLE.sub("", p)
-    if zh:  # "选择<place>的冬阴功炒饭等酸辣口味商品": the place, and the kind the example stands for
-        em = _ZH_PLACE_EXAMPLE.match(p)
-        if em and _places_named(em.group("place"), ctx, chain=False):
-            p = f"{em.group('v') or ''}{em.group('place')}的{em.group('kind')}"
     if zh and re.search(r"等", p):
         raise _Unclear  # "米饭等主食": the kind is what is asked, the dish only an example
     example = (_EXAMPLE_ZH if zh else _EXAMPLE_EN).search(p)
     if example:
-        where = re.search(r"\b(?:from|at) (?P<place>.+)$", p[example.start():]) if not zh else None
-        if where and _places_named(where.group("place"), ctx, chain=True):
-            # "include hot and sour items such as Tom Yum Fried Rice from HUHU Thai": the kind, from that place
-            p = f"{p[:example.start()].rstrip(' ,')} from {where.group('place')}"
-        elif re.search(r"\b(?:from|at)\b|来自|店", p[example.start():]):
+        if re.search(r"\b(?:from|at)\b|来自|店", p[example.start():]):
             raise _Unclear
-        else:
-            p = p[:example.start()]
+        p = p[:example.start()]
     p = p.strip(" ,，")
     count_n: int | None = None
     at_store: StoreSpec | None = None

@@ -254,19 +254,6 @@ THAI = nl_rubric.ItemContext(
 )
 
 
-def test_an_example_of_the_kind_with_the_place_it_comes_from() -> None:
-    for text, good, other in (
-            ("The new order should include Hot and Sour items such as Tom Yum Fried Rice from Lotus Thai (Harbour Branch)",
-             line("L1", "Tom Yum Fried Rice", ("Hot and Sour",)), line("L3", "Tom Yum Soup", ("Hot and Sour",))),
-            ("重新下单应选择Lotus Thai (Harbour Branch)的冬阴功炒饭等酸辣口味商品",
-             line("L4", "冬阴功炒饭", ("酸辣",)), line("L5", "冬阴功汤", ("酸辣",)))):
-        spec = nl_rubric.compile_item(text, THAI)
-        assert spec is not None, text
-        assert holds(spec, THAI, "T9", good), text
-        assert not holds(spec, THAI, "T8", other), text  # the same kind from another place
-        assert not holds(spec, THAI, "T9", line("L2", "Green Curry", ("Mild",))), text  # not the kind
-
-
 def test_what_a_store_is_named_for_is_the_store() -> None:
     spec = nl_rubric.compile_item("应在老李水煮油炸（东门店）购买水煮油炸", THAI)
     assert isinstance(spec, nl_rubric.StoreSpec) and spec.place_ids == ["T7"]
