@@ -575,7 +575,8 @@ def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec
 # a second predicate of the same subject: "..., and should have X", "...，且不含X", "...，应选择X"
 _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|cannot|should never|must never)|should|must|"
                         r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding) ))(?P<rest>.+)$")
-_SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|(?=选择|避免|不要))"
+_SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|"
+                        r"(?=选择|避免|不要|不得|不能|不可|不应))"
                         r"(?P<rest>.+)$")
 _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"

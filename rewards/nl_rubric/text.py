@@ -66,7 +66,17 @@ def normalise(text: str) -> str:
 
 def _knorm(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'").replace("‘", "'")
+    t = _EN_MUST.sub(lambda m: "must" if m.group("m") else "should", t)  # "ought to", "is required to": one modal each
+    if _CJK_RE.search(t):
+        t = _ZH_SELECT.sub("选择", t)  # "挑选" / "选取" / "选用": one verb for the grammar
+        t = _ZH_MUST.sub("应", t)  # "务必" / "一定要" / "理应" / "需为": one modal for the grammar
     return " ".join(t.split()).strip(" .。")
+
+
+_EN_MUST = re.compile(r"\b(?:(?P<m>(?:is|are) required to|(?:is|are) obliged to)|ought to|shall|(?:is|are) supposed to|"
+                      r"(?:is|are) expected to(?= be\b))(?!\w)")
+_ZH_SELECT = re.compile(r"挑选|选取|选用|选定")
+_ZH_MUST = re.compile(r"务必|一定要|理应|理当|必需(?=[为是])|(?<![必只])需(?=[为是])")
 
 
 def _is_zh(text: str) -> bool:

@@ -555,6 +555,9 @@ def _constraints(text: str, seq: list[_Tok | _Point]) -> list[_Constraint]:
         quals = {"before" if q == "until" else q for q in quals}
         if pre == "within" and x.clock is not None and text[seq[i - 1].start:seq[i - 1].end] in _CAP_WORDS:
             quals = (quals - {"within"}) | {"before"}  # "最晚不超过2点", "不超过14:00": a cap on a time of day
+        if post == "within" and pre is None and x.clock is not None and x.date is not None \
+                and text[seq[i + 1].start:seq[i + 1].end] in ("以内", "之内"):
+            quals = (quals - {"within"}) | {"before"}  # "应在2025-10-18 12:43以内": by a dated time of day
         if len(quals) > 1 or quals & {"range", "within", "negated"}:
             raise _Ambiguous  # "之间" with one time, "within 12:00", "before ... 之后", "not around"
         rel = quals.pop() if quals else "exact"

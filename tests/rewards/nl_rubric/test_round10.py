@@ -257,3 +257,36 @@ THAI = nl_rubric.ItemContext(
 def test_what_a_store_is_named_for_is_the_store() -> None:
     spec = nl_rubric.compile_item("应在老李水煮油炸（东门店）购买水煮油炸", THAI)
     assert isinstance(spec, nl_rubric.StoreSpec) and spec.place_ids == ["T7"]
+
+
+def test_modals_and_verbs_said_in_other_words_read_the_same() -> None:
+    """The reader is tested against paraphrases of the items it reads (one modal, one verb for the
+    grammar): an item must not go unread because its writer said "ought to" or "挑选"."""
+    base = nl_rubric.compile_item("The drink order should select products that are Low Caffeine", TEA)
+    assert base is not None
+    for text in ("The drink order ought to select products that are Low Caffeine",
+                 "The drink order is required to select products that are Low Caffeine",
+                 "The drink order shall select products that are Low Caffeine"):
+        assert nl_rubric.compile_item(text, TEA) == base, text
+    zh = nl_rubric.compile_item("饮品订单应选择珍珠奶茶", TEA_ZH)
+    assert zh is not None
+    for text in ("饮品订单务必选择珍珠奶茶", "饮品订单一定要挑选珍珠奶茶", "饮品订单应选取珍珠奶茶"):
+        assert nl_rubric.compile_item(text, TEA_ZH) == zh, text
+    # a negative second demand after a comma, said with 不得 as with 不能
+    spec = nl_rubric.compile_item("饮品订单必须选择热饮，不得选择冰饮", TEA_ZH)
+    assert spec == nl_rubric.compile_item("饮品订单必须选择热饮，不能选择冰饮", TEA_ZH) and spec is not None
+
+
+TEA_ZH = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("Z1", "茶语", ("奶茶",), "饮品", 4.6),),
+    products=(nl_rubric.ProductInfo("Z1a", "Z1", "珍珠奶茶", (), ("热饮", "冰饮"), 14.0),
+              nl_rubric.ProductInfo("Z1b", "Z1", "柠檬茶", (), ("热饮", "冰饮"), 12.0)),
+)
+
+
+def test_a_dated_time_said_with_yinei_is_a_deadline() -> None:
+    spec = nl_rubric.compile_time_item("酱骨饭订单的配送时间应在2025-10-18 12:43:29以内", NOW)
+    assert isinstance(spec, nl_rubric.TimeWindow) and spec.relation == "before"
+    assert spec.latest is not None and (spec.latest.hour, spec.latest.minute) == (12, 43) and spec.earliest is None
+    # an undated clock with 以内 stays unread (a duration or a deadline: not told)
+    assert nl_rubric.compile_time_item("订单应在12:43以内送达", NOW) is None
