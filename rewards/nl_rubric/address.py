@@ -119,7 +119,8 @@ def _address_parts(text: str) -> frozenset[str]:
 
 
 _DELIVERED_TO_EN = re.compile(r"^(?P<s>.+?)\s+(?:should|must|needs to|has to|is to|will|shall)\s+be\s+(?:delivered|sent|"
-                              r"shipped)\s+(?:directly\s+)?to\s+(?P<x>.+)$")
+                              r"shipped)\s+(?:directly\s+)?to\s+(?P<x>.+)$|^(?:please\s+)?(?:deliver|send|ship)\s+(?P<s2>.+?)\s+"
+                              r"(?:directly\s+)?to\s+(?P<x2>.+)$")
 _DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|需要|须)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
 
 
@@ -141,7 +142,9 @@ def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
         found = _address_en(c)
     if found is None:  # "the order should be delivered to X", "订单应送到X": the address, said by the delivery
         dm = _DELIVERED_TO_ZH.match(c) if _is_zh(c) else _DELIVERED_TO_EN.match(c)
-        found = None if dm is None else (dm.group("s"), dm.group("x"))
+        # "deliver the X order to Y": the command says it as "the X order should be delivered to Y" does
+        found = None if dm is None else (dm.group("s") or dm.groupdict().get("s2") or "",
+                                         dm.group("x") or dm.groupdict().get("x2") or "")
     if found is None:
         return None
     subject, x = found[0], found[1].strip(" .。，,")

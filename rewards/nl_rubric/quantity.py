@@ -342,6 +342,8 @@ def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec
     if n in ("single", "a single") or re.match(r"(?:person|people|persons|pax|serving|portion|size|adult|child)", x) \
             or re.search(r"\b(?:not|rather than|instead of)\b|[(（]|不是|而非", x):
         return None  # "a single person experience package": a serving size, the product reader's
+    if zh and not x and not same and not neg and re.fullmatch(r"(?:的)?(?:商品|菜品|产品|饮品)", m.group("x").strip(" ,，")):
+        return CountSpec(what="items", value=int(_num(n)))  # "应包含2份商品": the order's goods, counted
     if not x or _SEVERAL.search(x):
         raise _Unclear  # "two different cocktails", "5 cups of each": several products at once
     try:

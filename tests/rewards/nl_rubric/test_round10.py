@@ -290,3 +290,15 @@ def test_a_dated_time_said_with_yinei_is_a_deadline() -> None:
     assert spec.latest is not None and (spec.latest.hour, spec.latest.minute) == (12, 43) and spec.earliest is None
     # an undated clock with 以内 stays unread (a duration or a deadline: not told)
     assert nl_rubric.compile_time_item("订单应在12:43以内送达", NOW) is None
+
+
+def test_a_delivery_said_as_a_command_and_a_count_of_the_orders_goods() -> None:
+    from tests.rewards.nl_rubric.worlds import WORLDS
+
+    ctx = WORLDS["base"]
+    said = ctx.addresses[0][0]
+    spec = nl_rubric.compile_item(f"Deliver the noodle order to {said}", ctx)
+    assert isinstance(spec, nl_rubric.AddressSpec) and spec.address == said
+    juice = nl_rubric.ItemContext(now=NOW, places=TEA.places, products=TEA.products)
+    spec = nl_rubric.compile_item("果汁订单应包含2份商品", juice)
+    assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 2 and spec.what == "items"
