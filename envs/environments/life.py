@@ -59,7 +59,8 @@ class LifeServiceEnv(ToolUseEnv):
         )
 
     def build_world(self, task: Task) -> LifeWorld:
-        return build_life_world(self.world_cls, task.world)
+        # a generated task's catalogues are built as its generator made them (``Task.vouch_world``), unvalidated
+        return build_life_world(self.world_cls, task.world, vouched=task.vouched_world)
 
     def system_prompt(self, task: Task, world: LifeWorld) -> str:
         lang = task.language

@@ -285,7 +285,8 @@ class PaymentsEnv(ToolUseEnv):
                                self.default_difficulty if difficulty is None else int(difficulty))
 
     def build_world(self, task: Task) -> PaymentsWorld:
-        return build_payments_world(task.world)
+        # a generated task's own records are built as its generator made them, unvalidated
+        return build_payments_world(task.world, vouched=task.vouched_world)
 
     def system_prompt(self, task: Task, world: PaymentsWorld) -> str:
         m = world.table("merchants").require(world.extra["merchant_id"])

@@ -43,20 +43,139 @@ class Task(BaseModel):
     notes: list[str] = []
 
     _built: Any = PrivateAttr(default=None)
+    # a generated task's golden route, made on first read (``defer_golden``): a reset needs none
+    _golden_route: Any = PrivateAttr(default=None)
+    # the generator's word that ``world`` is as it built it (``vouch_world``); no copy carries it
+    _vouch: Any = PrivateAttr(default=None)
 
     @model_serializer(mode="wrap")
     def _without_empty_nl_rubric(self, handler: Any) -> Any:
         # tasks without a natural-language rubric (all generated ones) serialise as before
+        self._golden_now()
         data = handler(self)
         if isinstance(data, dict) and not data.get("nl_rubric"):
             data.pop("nl_rubric", None)
         return data
+
+    def defer_golden(self, make: Callable[[], list[str]]) -> Task:
+        """Makes ``golden_actions`` the list ``make()`` returns, computed on first read (or on any
+        dump, comparison, copy or pickle of the task) instead of now: a generator's golden route is
+        a pure function of what it drew, and a reset to a new task never reads it. Returns self."""
+        self.__dict__["golden_actions"] = _PENDING
+        self.__pydantic_fields_set__.add("golden_actions")  # given, as a route passed at construction is
+        self._golden_route = make
+        return self
+
+    def vouch_world(self) -> Task:
+        """The generator's word that ``world`` holds exactly the rows it built (every field of each
+        row present, in the entity's field order, of the entity's type): the env then builds the
+        world's plain tables without validating them again (``vouched_world``). A deep copy or a
+        pickle of the task, or a copy with another ``world``, is not vouched for. Returns self."""
+        self._vouch = _Vouch(self.world)
+        return self
+
+    @property
+    def vouched_world(self) -> bool:
+        """Whether ``world`` is the one its generator vouched for (``vouch_world``); a task whose
+        world is edited in place after that must be deep-copied first (the copy is validated)."""
+        vouch = self.__pydantic_private__.get("_vouch") if self.__pydantic_private__ else None
+        return vouch is not None and vouch.world is self.world
+
+    def _golden_now(self) -> None:
+        """Make a deferred golden route now (a no-op once made or when none is deferred)."""
+        fields = self.__dict__
+        if fields.get("golden_actions") is _PENDING:
+            make = self.__pydantic_private__["_golden_route"]
+            fields["golden_actions"] = list(make())
+            self.__pydantic_private__["_golden_route"] = None
+
+    # every whole-task read of the fields makes a deferred route first
+    def __eq__(self, other: object) -> bool:
+        self._golden_now()
+        if isinstance(other, Task):
+            other._golden_now()
+        return super().__eq__(other)
+
+    def __copy__(self) -> Task:
+        self._golden_now()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Task:
+        self._golden_now()
+        return super().__deepcopy__(memo)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self._golden_now()
+        return super().__getstate__()
+
+    def __iter__(self) -> Any:
+        self._golden_now()
+        return super().__iter__()
+
+    def __repr_args__(self) -> Any:
+        self._golden_now()
+        return super().__repr_args__()
 
     def cached_world(self, build: Callable[[Task], Any]) -> Any:
         """The initial world, built once per task object (worlds are copied per episode)."""
         if self._built is None:
             self._built = build(self)
         return self._built
+
+
+class _Vouch:
+    """``Task.vouch_world``'s token: the world dict vouched for. A deep copy or a pickle of a task
+    drops it (it becomes None), so only the task its generator made is built unvalidated."""
+
+    __slots__ = ("world",)
+
+    def __init__(self, world: dict[str, Any]) -> None:
+        self.world = world
+
+    def __deepcopy__(self, memo: Any) -> None:
+        return None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(None), ())
+
+    def __eq__(self, other: object) -> bool:
+        # a vouch (or its absence) never makes two tasks unequal: pydantic compares private attributes
+        return other is None or isinstance(other, _Vouch)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Pending:
+    """The value ``golden_actions`` holds in a task's fields until its deferred route is made;
+    never seen outside ``Task`` (reading the field makes the route)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<golden route not made yet>"
+
+
+_PENDING = _Pending()
+
+
+class _GoldenActions:
+    """``Task.golden_actions`` read through: the field's value, made first when deferred (a data
+    descriptor, so it is consulted before the instance's fields; writes go to the field)."""
+
+    def __get__(self, task: Task | None, owner: Any = None) -> Any:
+        if task is None:
+            return self
+        value = task.__dict__["golden_actions"]
+        if value is _PENDING:
+            task._golden_now()
+            value = task.__dict__["golden_actions"]
+        return value
+
+    def __set__(self, task: Task, value: Any) -> None:
+        task.__dict__["golden_actions"] = value
+
+
+Task.golden_actions = _GoldenActions()  # type: ignore[assignment,misc]
 
 
 class SkippedTask(TypedDict):

@@ -149,11 +149,28 @@ class PlaceWorld:
         self.items = {} if items is None else items
 
 
+_new_object = object.__new__
+_set_attr = object.__setattr__
+_RUBRIC_FIELDS_SET = frozenset(("name", "kind", "description", "params"))
+
+
+def _rubric_item(name: str, kind: str, description: str, params: dict[str, Any]) -> RubricItem:
+    """``RubricItem(name=name, kind=kind, description=description, params=params)`` without
+    validating again what the generator itself wrote (three strings and a fresh keyword dict):
+    the same fields, the same fields set (a reset to a new task makes a dozen or two of these)."""
+    item = _new_object(RubricItem)
+    _set_attr(item, "__dict__", {"name": name, "kind": kind, "description": description, "params": params, "weight": 1.0})
+    _set_attr(item, "__pydantic_fields_set__", set(_RUBRIC_FIELDS_SET))
+    _set_attr(item, "__pydantic_extra__", None)
+    _set_attr(item, "__pydantic_private__", None)
+    return item
+
+
 class Rubric(list[RubricItem]):
     """A task's rubric items in order; ``add`` appends one (``params`` as keywords)."""
 
     def add(self, name: str, kind: str, description: str, **params: Any) -> None:
-        self.append(RubricItem(name=name, kind=kind, description=description, params=params))
+        self.append(_rubric_item(name, kind, description, params))
 
 
 class FactSheet:
@@ -191,11 +208,13 @@ def generated_task(
     world: dict[str, Any],
     user: UserScript,
     rubric: list[RubricItem],
-    golden_actions: list[str],
+    golden_actions: list[str] | Callable[[], list[str]],
     violations: dict[str, list[str]],
 ) -> Task:
-    """A generated English task, its id ``domain/split/seed/d<difficulty>``."""
-    return Task(
+    """A generated English task, its id ``domain/split/seed/d<difficulty>``. ``golden_actions``
+    may be a function that makes the route: it is then made on first read (``Task.defer_golden``;
+    it must draw nothing from the task's stream)."""
+    task = Task(
         task_id=f"{domain}/{split}/{seed}/d{difficulty}",
         domain=domain,
         source="generated",
@@ -205,9 +224,10 @@ def generated_task(
         world=world,
         user=user,
         rubric=rubric,
-        golden_actions=golden_actions,
+        golden_actions=[] if callable(golden_actions) else golden_actions,
         violations=violations,
     )
+    return task.defer_golden(golden_actions) if callable(golden_actions) else task
 
 
 class Retry(Exception):

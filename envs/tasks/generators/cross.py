@@ -1055,7 +1055,6 @@ class _Builder:
             dish_type=dish_type,
         )
         self._check_amounts(golden)
-        golden_actions = self._actions(golden)
         violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
 
         world = {
@@ -1079,7 +1078,7 @@ class _Builder:
         }
         return generated_task(
             "cross", self.split, self.seed, self.difficulty, points,
-            world, user, items, golden_actions, violations
+            world, user, items, lambda: self._actions(golden), violations
         )
 
     # ----- what a route costs and what the tools report ----------------------------------------------
@@ -1397,4 +1396,4 @@ def generate_cross_task(
         lambda attempt: _Builder(int(seed), int(difficulty), split, attempt, violations).build(),
         MAX_ATTEMPTS,
         f"cross-scenario task for seed {seed}, difficulty {difficulty}",
-    )
+    ).vouch_world()  # its rows are as the entities hold them: the env builds its catalogues unvalidated

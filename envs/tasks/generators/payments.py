@@ -778,12 +778,13 @@ def generate_payments_task(seed: int, difficulty: int = 2, split: str = "train",
             if not _applies(label, s):
                 continue
             viol[check] = payments_plan(s, **VARIANTS[label][0])
-    golden = payments_plan(s)
-    return Task(
+    task = Task(
         task_id=f"{DOMAIN}/{split}/{seed}/d{difficulty}", domain=DOMAIN, difficulty=difficulty,
-        reasoning_points=len(requested) + len(s.parts) + 3, world=world, user=user, rubric=[], golden_actions=golden,
+        reasoning_points=len(requested) + len(s.parts) + 3, world=world, user=user, rubric=[],
         violations=viol, notes=[(f"one payout of {s.payout_total:.2f} above limit {s.limits['v3']:.2f} after a limit-increase application "
                                  f"({s.app['doc']}, decided after {s.app['minutes']} min)" if s.app else
                                  f"payout split into {len(s.parts)} x {s.parts[0]:.2f} under limit {s.limits['v3']:.2f} "
                                  f"(superseded {s.limits['v2']:.2f})") + f"; reserve floor {s.floor:.2f}; settlement after {s.settle_after} min"],
     )
+    # the golden route is a pure function of the scenario: made on first read (a reset reads none)
+    return task.defer_golden(lambda: payments_plan(s)).vouch_world()

@@ -22,7 +22,9 @@ A reset of the env generates a task, so generation is kept lean without changing
 draws: what depends on no seed (city pairs, the holiday calendar, sorted content) is computed once
 per process, the catalogue's hot loops (about 200 priced products a task) draw their ids and stock
 with ``getrandbits`` directly (the values ``randrange`` gives), and the violation routes are made
-only when asked for; tests/test_generator_speed_travel.py pins digests of the output.
+only when asked for, and the golden route on its first read (a reset reads none); the env builds
+the catalogues it vouches for unvalidated (``Task.vouch_world``); tests/test_generator_speed_travel.py
+pins digests of the output.
 """
 
 from __future__ import annotations
@@ -217,6 +219,7 @@ TICKET_REASON_TYPES = tuple(sorted(TICKET_REASONS))
 # these give the very values, from the very stream, that ``randrange``/``randint`` and
 # ``IdPool.new`` give (the pinned digests in tests/test_generator_speed_travel.py hold them to it)
 _ID_BOUND = {d: (10**d, (10**d).bit_length()) for d in (6, 7)}
+_ID7, _ID7_BITS = _ID_BOUND[7]  # the catalogue loops' product ids (7 digits), their draw inlined
 
 
 def _new_id(ids: IdPool, prefix: str, digits: int) -> str:
@@ -547,10 +550,18 @@ class TravelCatalogue:
         self.tables["flights" if mode == "flight" else "trains"].append(row)
         self.places[sid] = row
         ids, slot, append, getbits = self.ids, self.slot, self.tables[seats].append, rng.getrandbits
+        used, use = ids.used, ids.used.add
         qty = stock
         for day, by_class in prices.items():
             for cls, price in by_class.items():
-                pid = _new_id(ids, pid_prefix, 7)
+                r = getbits(_ID7_BITS)  # _new_id(ids, pid_prefix, 7), inlined
+                while r >= _ID7:
+                    r = getbits(_ID7_BITS)
+                pid = pid_prefix + str(r).zfill(7)
+                if pid in used:
+                    pid = ids.new(pid_prefix, 7)
+                else:
+                    use(pid)
                 price = float(price)
                 if stock is None:  # rng.randint(9, 30)
                     qty = getbits(5)
@@ -629,12 +640,20 @@ class TravelCatalogue:
         self.tables["hotels"].append(row)
         self.places[hid] = row
         ids, slot, append, getbits = self.ids, self.slot, self.tables["hotel_rooms"].append, self.rng.getrandbits
+        used, use = ids.used, ids.used.add
         fixed = isinstance(stock, int)
         per_night = stock or {}
         qty = stock
         for day, by_type in prices.items():
             for rtype, price in by_type.items():
-                pid = _new_id(ids, "HR", 7)
+                r = getbits(_ID7_BITS)  # _new_id(ids, "HR", 7), inlined
+                while r >= _ID7:
+                    r = getbits(_ID7_BITS)
+                pid = "HR" + str(r).zfill(7)
+                if pid in used:
+                    pid = ids.new("HR", 7)
+                else:
+                    use(pid)
                 if not fixed:
                     # rng.randint(3, 10), drawn even where ``stock`` names the number (as ever)
                     drawn = getbits(4)
@@ -1267,7 +1286,6 @@ class _Builder:
             old_kind=old_kind,
             kind=kind,
         )
-        golden_actions = self._actions(golden)
         violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
         self._check_amounts(golden)
 
@@ -1293,7 +1311,7 @@ class _Builder:
         }
         return generated_task(
             "travel", self.split, self.seed, self.difficulty, points,
-            world, user, items, golden_actions, violations
+            world, user, items, lambda: self._actions(golden), violations
         )
 
     # ----- prices of a route -------------------------------------------------------------------
@@ -1503,4 +1521,4 @@ def generate_travel_task(
         lambda attempt: _Builder(int(seed), int(difficulty), split, attempt, violations).build(),
         MAX_ATTEMPTS,
         f"travel task for seed {seed}, difficulty {difficulty}",
-    )
+    ).vouch_world()  # its rows are as the entities hold them: the env builds its catalogues unvalidated
