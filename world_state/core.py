@@ -118,9 +118,16 @@ class Table(Generic[E]):
     ``stamp`` names the table's content: every change (and a rollback or restore) gives it a new
     one, unique in the process, and a shared copy keeps it; so text built from a table stays valid
     while its stamp is the same (``World.cached_text``).
+
+    ``base`` says what the rows start with, for indexes of append-only tables: None while they
+    are the content its stamp names (unchanged since the table was made or copied); ``(stamp, n)``
+    once rows were inserted: the ``n`` rows of the content that stamp named, then only insertions;
+    False once a row was replaced or deleted. A copy takes its table's. An index built over that
+    prefix therefore holds for every copy of the lineage, with the inserted rows read after it
+    (``World.prefix_cached``: an append-only ledger's sums per account).
     """
 
-    __slots__ = ("name", "model", "rows", "shared", "_log", "stamp")
+    __slots__ = ("name", "model", "rows", "shared", "_log", "stamp", "base")
 
     def __init__(
         self, name: str, model: type[E], rows: dict[str, E] | None = None, shared: bool = False,
@@ -132,6 +139,7 @@ class Table(Generic[E]):
         self.shared = shared  # ``rows`` may be another table's too: copy it before a change
         self._log = log if log is not None else _Journal()
         self.stamp = next(_stamps)
+        self.base: tuple[int, int] | bool | None = None
 
     @property
     def journal(self) -> list[tuple[Any, ...]] | None:
@@ -150,6 +158,7 @@ class Table(Generic[E]):
         new.name, new.model, new.rows, new.shared = self.name, self.model, self.rows, True
         new._log = log if log is not None else _Journal()
         new.stamp = self.stamp  # the same rows
+        new.base = self.base  # the same rows, so the same start
         return new
 
     def __getstate__(self) -> dict[str, Any]:
@@ -159,6 +168,7 @@ class Table(Generic[E]):
         for name, value in state.items():
             setattr(self, name, value)
         self.stamp = next(_stamps)  # stamps are unique within one process only: take a new one
+        self.base = None  # it named a stamp of the process that pickled it (the rows are the new stamp's)
 
     def _own(self) -> None:
         self.rows = dict(self.rows)
@@ -184,6 +194,10 @@ class Table(Generic[E]):
 
     def put(self, row: E) -> E:
         key = row.key
+        if key in self.rows:
+            self.base = False  # a row replaced: no longer a prefix and insertions
+        elif self.base is None:
+            self.base = (self.stamp, len(self.rows))  # the first insertion: the rows so far are the prefix
         if self.shared:
             self._own()
         journal = self._log.entries
@@ -194,13 +208,26 @@ class Table(Generic[E]):
         return row
 
     def insert(self, row: E) -> E:
-        if row.key in self.rows:
-            raise KeyError(f"{self.name}: id {row.key!r} already exists")
-        return self.put(row)
+        key = row.key  # read once (a class may compute it: ShopProduct)
+        if key in self.rows:
+            raise KeyError(f"{self.name}: id {key!r} already exists")
+        if self.base is None:
+            self.base = (self.stamp, len(self.rows))  # the first insertion: the rows so far are the prefix
+        if self.shared:
+            self._own()
+        journal = self._log.entries
+        if journal is not None:
+            journal.append((self, key, _ABSENT))
+        self.rows[key] = row
+        self.stamp = next(_stamps)
+        return row
 
     def update(self, key: str, **changes: Any) -> E:
-        old = self.require(key)
+        old = self.rows.get(key)
+        if old is None:
+            raise KeyError(f"{self.name}: no record with id {key!r}")
         row = _copy_with(old, changes)
+        self.base = False
         if self.shared:
             self._own()
         journal = self._log.entries
@@ -212,6 +239,7 @@ class Table(Generic[E]):
 
     def delete(self, key: str) -> None:
         self.require(key)
+        self.base = False
         if self.shared:
             self._own()
         journal = self._log.entries
@@ -228,6 +256,7 @@ def _new_table(name: str, model: type[E], rows: dict[str, E], shared: bool, log:
     new = _new_object(Table)
     new.name, new.model, new.rows, new.shared, new._log = name, model, rows, shared, log
     new.stamp = next(_stamps)
+    new.base = None
     return new
 
 
@@ -260,7 +289,7 @@ class IdCounter:
     def next(self, prefix: str, width: int = 3) -> str:
         n = self.counts.get(prefix, 0) + 1
         self.counts[prefix] = n
-        return f"{prefix}{n:0{width}d}"
+        return prefix + str(n).zfill(width)  # f"{prefix}{n:0{width}d}", without the nested format spec
 
 
 class Clock:
@@ -310,9 +339,28 @@ def parse_time(text: str) -> datetime:
 
 
 @lru_cache(maxsize=4096)
+def time_text(text: str) -> str:
+    """``parse_time(text).strftime(TIME_FORMAT)``: the canonical form of a time a tool stores
+    (blanks trimmed, fields zero-padded); cached like ``parse_time`` (strftime costs a microsecond)."""
+    return parse_time(text).strftime(TIME_FORMAT)
+
+
+@lru_cache(maxsize=4096)
+def time_hhmm(text: str) -> str:
+    """``parse_time(text).strftime("%H:%M")``, cached (opening-hour rules ask it on every booking)."""
+    return parse_time(text).strftime("%H:%M")
+
+
+@lru_cache(maxsize=4096)
 def parse_date(text: str) -> datetime:
     """Cached like ``parse_time``."""
     return datetime.strptime(text.strip(), DATE_FORMAT)
+
+
+@lru_cache(maxsize=4096)
+def date_text(text: str) -> str:
+    """``parse_date(text).strftime(DATE_FORMAT)``: the canonical form of a date, cached."""
+    return parse_date(text).strftime(DATE_FORMAT)
 
 
 def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
@@ -358,8 +406,9 @@ class History:
 
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
-        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks; brought
-        # up to date by ``called`` (entries[:_noted] are in it), so a step that asks nothing pays nothing
+        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks:
+        # entries[:_noted] are in it. ``add_call`` and ``append`` keep it up to date as they log (a
+        # few set insertions per call); ``called`` catches up on whatever was logged otherwise
         self._executed: set[tuple[str, str]] = set()
         self._noted = 0
 
@@ -370,8 +419,12 @@ class History:
         return iter(self.entries)
 
     def append(self, **fields: Any) -> HistoryEntry:
-        entry = HistoryEntry(len(self.entries), **fields)
-        self.entries.append(entry)
+        entries = self.entries
+        n = len(entries)
+        entry = HistoryEntry(n, **fields)
+        entries.append(entry)
+        if self._noted == n and entry[3] != "tool_call":
+            self._noted = n + 1  # a message or event adds nothing to the index: it stays up to date
         return entry
 
     def add_call(
@@ -379,9 +432,20 @@ class History:
     ) -> HistoryEntry:
         """``append`` for a tool call, without keyword packing (it runs on every tool step)."""
         entries = self.entries
-        entry = _new_tuple(HistoryEntry, (len(entries), step, time, "tool_call", "assistant", name, arguments, outcome,
+        n = len(entries)
+        entry = _new_tuple(HistoryEntry, (n, step, time, "tool_call", "assistant", name, arguments, outcome,
                                           content, call_id))
         entries.append(entry)
+        if self._noted == n:
+            # the index is up to date: note this call now (a write's pre-condition then asks a set,
+            # instead of the first question of an episode scanning every call before it)
+            self._noted = n + 1
+            if outcome == "executed":
+                add = self._executed.add
+                add((name, ""))
+                for v in arguments.values():
+                    if type(v) is str:
+                        add((name, v))
         return entry
 
     def called(self, tool: str, value: str = "") -> bool:
@@ -485,7 +549,7 @@ class World:
     def restore(self, snap: Snapshot) -> None:
         for name, rows in snap.tables.items():
             t = self.tables[name]
-            t.rows, t.shared, t.stamp = dict(rows), False, next(_stamps)
+            t.rows, t.shared, t.stamp, t.base = dict(rows), False, next(_stamps), None
         self.ids.counts = dict(snap.counters)
         self.clock.now = snap.now
         self.extra = dict(snap.extra)
@@ -518,6 +582,25 @@ class World:
         text = build()
         self._texts[key] = (stamps, text, source)  # holds ``source``: its identity cannot be reused
         return text
+
+    def prefix_cached(self, key: Hashable, table: str, build: Callable[[Iterator[Any]], Any]) -> tuple[Any, int] | None:
+        """``(build(rows), n)``: ``build`` of the first ``n`` rows of ``table``, the rows it was
+        copied with (``Table.base``), kept for every world of the lineage whose table starts with
+        the same rows (one entry per key, like ``cached_text``); the caller reads the rows after
+        the first ``n`` itself. None when the table has changed other than by insertions since it
+        was copied, or was never copied (then the caller scans it)."""
+        t = self.tables[table]
+        base = t.base
+        if base is None:
+            base = (t.stamp, len(t.rows))  # unchanged: all its rows
+        elif base is False:
+            return None
+        hit = self._texts.get(key)
+        if hit is not None and hit[0] == base:
+            return hit[1], base[1]
+        value = build(itertools.islice(t.rows.values(), base[1]))
+        self._texts[key] = (base, value, None)
+        return value, base[1]
 
     def begin(self) -> Transaction:
         """Start journaling changes; ``rollback`` undoes them, ``commit`` keeps them."""

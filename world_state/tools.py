@@ -73,8 +73,10 @@ def requires_prior_call(tools: str | Sequence[str], arg: str, what: str | None =
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
         value = args.get(arg)
-        if any(history.called(n, value) for n in names):
-            return None
+        called = history.called
+        for n in names:
+            if called(n, value):
+                return None
         return f"call {shown} for {label} {value!r} first"
 
     return Precondition(f"{shown} must have been called earlier for the same {label}", check, names)
@@ -84,7 +86,7 @@ def exists(table: str, arg: str, what: str, produced_by: Iterable[str] = ()) -> 
     """``args[arg]`` names a record of ``table``; ``produced_by`` are the tools that reveal its id."""
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        return None if args.get(arg) in world.table(table) else f"{what} {args.get(arg)!r} does not exist"
+        return None if args.get(arg) in world.tables[table] else f"{what} {args.get(arg)!r} does not exist"
 
     return Precondition(f"the {what} must exist", check, tuple(produced_by))
 
@@ -94,7 +96,7 @@ def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str 
     allowed_t = tuple(allowed)
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        row = world.table(table).get(args.get(arg))
+        row = world.tables[table].get(args.get(arg))
         if row is None:
             return f"{what} {args.get(arg)!r} does not exist"
         value = getattr(row, attr)
@@ -236,6 +238,7 @@ def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callab
         kinds = (dict,)  # an object of any values (``_fast_args`` checks its keys and size, and copies it)
     else:
         return None
+    bounds: dict[str, Any] = {}
     for m in metas:
         known = [(k, getattr(m, k)) for k in _BOUNDS if getattr(m, k, None) is not None]
         if len(known) != 1 or type(m).__name__ not in ("MinLen", "MaxLen", "Ge", "Gt", "Le", "Lt"):
@@ -249,6 +252,11 @@ def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callab
             if kinds not in ((int,), (float,)) or type(bound) not in (int, float):
                 return None
             checks.append(lambda v, cmp=cmp, bound=bound: cmp(v, bound))
+        bounds[key] = bound if key not in bounds else None  # a bound given twice: the general check
+    if len(bounds) == len(checks) and None not in bounds.values():
+        # only bounds, each once: one comparison chain instead of a check per bound (a title's
+        # min and max length, a number's range), the same test
+        checks = [_bounds_check(bounds)] if bounds else []
     if nullable:
         kinds = (*kinds, type(None))
     if not checks:
@@ -258,6 +266,38 @@ def _field_plan(ann: Any, metadata: list[Any]) -> tuple[tuple[type, ...], Callab
     else:
         check = lambda v, checks=tuple(checks): all(c(v) for c in checks)  # noqa: E731
     return kinds, (check if not nullable else (lambda v, check=check: v is None or check(v)))
+
+
+def _bounds_check(b: dict[str, Any]) -> Callable[[Any], bool]:
+    """One check of a string's length (``min_length``, ``max_length``) or a number's value
+    (``ge``/``gt``, ``le``/``lt``) against every bound in ``b``."""
+    if "min_length" in b or "max_length" in b:
+        lo, hi = b.get("min_length"), b.get("max_length")
+        if lo is not None and hi is not None:
+            return lambda v: lo <= len(v) <= hi
+        if lo is not None:
+            return lambda v: len(v) >= lo
+        return lambda v: len(v) <= hi
+    ge, gt, le, lt = b.get("ge"), b.get("gt"), b.get("le"), b.get("lt")
+    if (ge is not None and gt is not None) or (le is not None and lt is not None):
+        tests = [(operator.ge, ge), (operator.gt, gt), (operator.le, le), (operator.lt, lt)]
+        tests = [(cmp, x) for cmp, x in tests if x is not None]
+        return lambda v: all(cmp(v, x) for cmp, x in tests)
+    if ge is not None and le is not None:
+        return lambda v: ge <= v <= le
+    if ge is not None and lt is not None:
+        return lambda v: ge <= v < lt
+    if gt is not None and le is not None:
+        return lambda v: gt < v <= le
+    if gt is not None and lt is not None:
+        return lambda v: gt < v < lt
+    if ge is not None:
+        return lambda v: v >= ge
+    if gt is not None:
+        return lambda v: v > gt
+    if le is not None:
+        return lambda v: v <= le
+    return lambda v: v < lt
 
 
 def _plan(model: type[BaseModel]) -> tuple[tuple[str, tuple[type, ...], Any, Any], ...] | None:

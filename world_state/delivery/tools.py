@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Optional
 
-from servicegym.world_state.core import History, haversine_m, parse_time
+from servicegym.world_state.core import History, haversine_m, parse_time, time_hhmm
 from servicegym.world_state.delivery.entities import (
     DeliveryWorld,
     Product,
@@ -59,14 +59,14 @@ def _user_matches(world: DeliveryWorld, history: History, args: dict[str, Any]) 
 
 
 def _is_delivery_order(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.table("orders").get(args.get("order_id"))
+    order = world.tables["orders"].get(args.get("order_id"))
     if order is not None and order.order_type != "delivery":
         return f"order {order.order_id} is a {order.order_type} order, not a delivery order"
     return None
 
 
 def _products_in_store(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    products = world.table("products")
+    products = world.tables["products"]
     for pid in args["product_ids"]:
         p = products.get(pid)
         if p is None:
@@ -94,9 +94,9 @@ def _counts_valid(world: DeliveryWorld, history: History, args: dict[str, Any]) 
 
 
 def _store_open(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    store = world.table("stores").get(args["store_id"])
+    store = world.tables["stores"].get(args["store_id"])
     try:
-        hhmm = parse_time(args["dispatch_time"]).strftime("%H:%M")
+        hhmm = time_hhmm(args["dispatch_time"])
     except ValueError:
         return None  # reported by the dispatch-time rule
     if store is not None and not store.is_open_at(hhmm):
@@ -109,7 +109,7 @@ def _in_stock(world: DeliveryWorld, history: History, args: dict[str, Any]) -> s
     for pid, cnt in zip(args["product_ids"], args["product_cnts"]):
         need[pid] = need.get(pid, 0) + cnt
     for pid, cnt in need.items():
-        p = world.table("products").get(pid)
+        p = world.tables["products"].get(pid)
         if p is not None and p.quantity is not None and p.quantity < cnt:
             return f"only {p.quantity} of product {pid} left, {cnt} requested"
     return None
@@ -124,7 +124,7 @@ def _address_known(world: DeliveryWorld, history: History, args: dict[str, Any])
 
 
 def _adjust_stock(world: DeliveryWorld, lines: list[OrderLine], sign: int) -> None:
-    products = world.table("products")
+    products = world.tables["products"]
     for line in lines:
         p = products.get(line.product_id)
         if p is not None and p.quantity is not None:
@@ -132,8 +132,8 @@ def _adjust_stock(world: DeliveryWorld, lines: list[OrderLine], sign: int) -> No
 
 
 def _post_created(world, args, result, before) -> str | None:
-    order = world.table("orders").get(result.order_id)
-    if order is None or order.order_id in before.table("orders"):
+    order = world.tables["orders"].get(result.order_id)
+    if order is None or order.order_id in before.tables["orders"]:
         return "no new order was stored"
     if order.status != "unpaid":
         return f"new order has status {order.status}"
@@ -148,34 +148,34 @@ def _post_created(world, args, result, before) -> str | None:
 
 def _post_status(status: str):
     def check(world, args, result, before) -> str | None:
-        order = world.table("orders").require(args["order_id"])
+        order = world.tables["orders"].require(args["order_id"])
         return None if order.status == status else f"status is {order.status}, expected {status}"
 
     return check
 
 
 def _post_stock_restored(world, args, result, before) -> str | None:
-    order = world.table("orders").require(args["order_id"])
+    order = world.tables["orders"].require(args["order_id"])
     for line in order.products:
-        now, then = world.table("products").get(line.product_id), before.table("products").get(line.product_id)
+        now, then = world.tables["products"].get(line.product_id), before.tables["products"].get(line.product_id)
         if now is not None and now.quantity is not None and now.quantity != then.quantity + line.quantity:
             return f"stock of {line.product_id} not restored"
     return None
 
 
 def _post_note(world, args, result, before) -> str | None:
-    order = world.table("orders").require(args["order_id"])
+    order = world.tables["orders"].require(args["order_id"])
     return None if order.note == args["note"] else "note not updated"
 
 
 def _order(world: DeliveryWorld, order_id: str) -> Order:
-    return world.table("orders").require(order_id)
+    return world.tables["orders"].require(order_id)
 
 
 def _store_json(world: DeliveryWorld, store_id: str, with_products: bool, **fields: Any) -> RawJson:
     """A store (and its menu) as JSON, assembled from the rows' cached JSON: these reads run on
     nearly every step, and encoding a menu afresh each time would cost more than the rest."""
-    text = world.view_json("stores", world.table("stores").require(store_id))
+    text = world.view_json("stores", world.tables["stores"].require(store_id))
     if with_products:
         fields = {"products": json_array([world.view_json("products", p) for p in world.products_of(store_id)]), **fields}
     return json_object_with(text, **fields)
@@ -215,7 +215,7 @@ def get_delivery_product_info(world: DeliveryWorld, product_id: str) -> dict[str
     Args:
         product_id: The product's id.
     """
-    return RawJson(world.view_json("products", world.table("products").require(product_id)))
+    return RawJson(world.view_json("products", world.tables["products"].require(product_id)))
 
 
 def _search_pre(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
@@ -257,7 +257,7 @@ def delivery_product_search_recommend(
     hits = search_hits(world, "delivery", keywords, top_k,
                        lambda: search_index(world, "products", product_search_text),
                        lambda: search_index(world, "products", vitabench_product_text, "vitabench_products"))
-    products = world.table("products").rows
+    products = world.tables["products"].rows
     return json_array([json_object_with(world.view_json("products", products[pid]), relevance=score) for pid, score in hits])
 
 
@@ -318,13 +318,13 @@ def create_delivery_order(
         attributes: Chosen specification of each product (e.g. spice level), in the same order; empty string for none. More entries than products are refused in generated tasks and ignored in VitaBench tasks.
         note: Order note, e.g. a dietary restriction.
     """
-    store = world.table("stores").require(store_id)
+    store = world.tables["stores"].require(store_id)
     loc = geocode(world, address)
     minutes = delivery_minutes(haversine_m(loc.longitude, loc.latitude, store.location.longitude, store.location.latitude))
     dispatch = parse_time(dispatch_time)
     attrs = list(attributes or [])
     attrs += [""] * (len(product_ids) - len(attrs))
-    products = world.table("products")
+    products = world.tables["products"]
     lines = []
     for pid, cnt, attr in zip(product_ids, product_cnts, attrs):
         p: Product = products.require(pid)
@@ -358,7 +358,7 @@ def create_delivery_order(
         products=lines,
     )
     _adjust_stock(world, lines, -1)
-    return world.table("orders").insert(order)
+    return world.tables["orders"].insert(order)
 
 
 _ORDER_EXISTS = exists("orders", "order_id", "order", ORDER_SOURCES)
@@ -376,7 +376,7 @@ def pay_delivery_order(world: DeliveryWorld, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    world.table("orders").update(order_id, status="paid", update_time=world.clock.text())
+    world.tables["orders"].update(order_id, status="paid", update_time=world.clock.text())
     return f"Order {order_id} paid"
 
 
@@ -410,7 +410,7 @@ def cancel_delivery_order(world: DeliveryWorld, order_id: str) -> str:
         order_id: The order's id.
     """
     order = _order(world, order_id)
-    world.table("orders").update(order_id, status="cancelled", update_time=world.clock.text())
+    world.tables["orders"].update(order_id, status="cancelled", update_time=world.clock.text())
     _adjust_stock(world, order.products, +1)
     return f"Order {order_id} cancelled"
 
@@ -432,7 +432,7 @@ def modify_delivery_order(world: DeliveryWorld, order_id: str, note: str) -> Ord
         order_id: The order's id.
         note: The new note.
     """
-    return world.table("orders").update(order_id, note=note, update_time=world.clock.text())
+    return world.tables["orders"].update(order_id, note=note, update_time=world.clock.text())
 
 
 @tool(kind="read", pre=[rule("user_id must be the current user's id", _user_matches)])
@@ -444,7 +444,7 @@ def search_delivery_orders(world: DeliveryWorld, user_id: str, status: OrderStat
         status: Order status to filter on.
     """
     return [
-        o for o in world.table("orders") if o.order_type == "delivery" and o.status == status and o.user_id == user_id
+        o for o in world.tables["orders"] if o.order_type == "delivery" and o.status == status and o.user_id == user_id
     ]
 
 

@@ -23,11 +23,11 @@ and the shared ``orders``), never its class, so a cross-scenario world holding t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
-from servicegym.world_state.core import TIME_FORMAT, History, parse_time
+from servicegym.world_state.core import History, parse_time, time_hhmm, time_text
 from servicegym.world_state.instore.entities import (
     Booking,
     Reservation,
@@ -60,9 +60,9 @@ def looked_up(tools: Sequence[str], arg: str, what: str) -> Precondition:
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
         value = args.get(arg)
         if isinstance(value, str) and value:
-            needle = json.dumps(value, ensure_ascii=False)  # quoted, so "R1" is not found in "R10"
+            needle = encode_basestring(value)  # json.dumps(value, ensure_ascii=False): quoted, so "R1" is not in "R10"
             for e in reversed(history.entries):
-                if e.kind == "tool_call" and e.outcome == "executed" and e.name in names and needle in e.content:
+                if e.name in names and e.kind == "tool_call" and e.outcome == "executed" and needle in e.content:
                     return None
         return f"look the {what} {value!r} up with {shown} first"
 
@@ -74,13 +74,13 @@ def _user_matches(world: LifeWorld, history: History, args: dict[str, Any]) -> s
 
 
 def _shop(world: LifeWorld, shop_id: str) -> Shop:
-    return world.table("shops").require(shop_id)
+    return world.tables["shops"].require(shop_id)
 
 
 def _product_in_shop(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    if args["shop_id"] not in world.table("shops"):
+    if args["shop_id"] not in world.tables["shops"]:
         return None  # reported by the shop rule
-    if product_key(args["shop_id"], args["product_id"]) in world.table("shop_products"):
+    if product_key(args["shop_id"], args["product_id"]) in world.tables["shop_products"]:
         return None
     return f"shop {args['shop_id']} sells no product {args['product_id']!r}"
 
@@ -96,7 +96,7 @@ def _positive(arg: str, optional: bool = False) -> Callable[[LifeWorld, History,
 
 
 def _in_stock(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    p = world.table("shop_products").get(product_key(args["shop_id"], args["product_id"]))
+    p = world.tables["shop_products"].get(product_key(args["shop_id"], args["product_id"]))
     if p is not None and p.quantity is not None and p.quantity < args["quantity"]:
         return f"only {p.quantity} of product {p.product_id} left at shop {p.shop_id}, {args['quantity']} requested"
     return None
@@ -106,7 +106,7 @@ def _open_at_time(shop_of: Callable[[LifeWorld, dict[str, Any]], Shop | None]):
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
         shop = shop_of(world, args)
         try:
-            hhmm = parse_time(args["time"]).strftime("%H:%M")
+            hhmm = time_hhmm(args["time"])
         except ValueError:
             return None  # reported by the time rule
         if shop is not None and not shop.is_open_at(hhmm):
@@ -117,17 +117,17 @@ def _open_at_time(shop_of: Callable[[LifeWorld, dict[str, Any]], Shop | None]):
 
 
 def _shop_named(world: LifeWorld, args: dict[str, Any]) -> Shop | None:
-    return world.table("shops").get(args["shop_id"])
+    return world.tables["shops"].get(args["shop_id"])
 
 
 def _shop_of_reservation(world: LifeWorld, args: dict[str, Any]) -> Shop | None:
-    r = world.table("reservations").get(args["reservation_id"])
-    return None if r is None else world.table("shops").get(r.shop_id)
+    r = world.tables["reservations"].get(args["reservation_id"])
+    return None if r is None else world.tables["shops"].get(r.shop_id)
 
 
 def _shop_allows(flag: str, service: str):
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-        shop = world.table("shops").get(args["shop_id"])
+        shop = world.tables["shops"].get(args["shop_id"])
         if shop is not None and not getattr(shop, flag):
             return f"shop {shop.shop_id} does not take {service} ({flag} is false)"
         return None
@@ -136,7 +136,7 @@ def _shop_allows(flag: str, service: str):
 
 
 def _is_instore_order(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.table("orders").get(args.get("order_id"))
+    order = world.tables["orders"].get(args.get("order_id"))
     if order is not None and order.order_type != "instore":
         return f"order {order.order_id} is a {order.order_type} order, not an in-store order"
     return None
@@ -149,7 +149,7 @@ def _owned(table: str, arg: str, what: str, owner: str = "customer_id"):
         value = args.get(arg)
         if value is None:
             return None
-        row = world.table(table).get(value)
+        row = world.tables[table].get(value)
         if row is None:
             return f"{what} {value!r} does not exist"
         if getattr(row, owner) != args["user_id"]:
@@ -194,7 +194,7 @@ _RESERVATION_EXISTS = exists("reservations", "reservation_id", "reservation", ("
 
 # ----- stock ----------------------------------------------------------------------------------
 def _adjust_stock(world: LifeWorld, shop_id: str, product_id: str, delta: int) -> None:
-    products = world.table("shop_products")
+    products = world.tables["shop_products"]
     key = product_key(shop_id, product_id)
     p = products.get(key)
     if p is not None and p.quantity is not None:
@@ -203,8 +203,8 @@ def _adjust_stock(world: LifeWorld, shop_id: str, product_id: str, delta: int) -
 
 # ----- post-conditions ------------------------------------------------------------------------
 def _post_order_created(world, args, result, before) -> str | None:
-    order = world.table("orders").get(result.order_id)
-    if order is None or order.order_id in before.table("orders"):
+    order = world.tables["orders"].get(result.order_id)
+    if order is None or order.order_id in before.tables["orders"]:
         return "no new order was stored"
     if order.status != "unpaid" or order.order_type != "instore":
         return f"new order is a {order.status} {order.order_type} order"
@@ -212,7 +212,7 @@ def _post_order_created(world, args, result, before) -> str | None:
     if abs(order.total_price - round(line.price * line.quantity, 2)) > 1e-6:
         return f"total_price {order.total_price} is not {line.quantity} x {line.price}"
     key = product_key(args["shop_id"], args["product_id"])
-    now, then = world.table("shop_products").rows, before.table("shop_products").rows
+    now, then = world.tables["shop_products"].rows, before.tables["shop_products"].rows
     if then[key].quantity is not None and now[key].quantity != then[key].quantity - args["quantity"]:
         return f"stock of {key} went from {then[key].quantity} to {now[key].quantity}"
     changed = [k for k in then if k != key and now.get(k) != then[k]]
@@ -221,25 +221,25 @@ def _post_order_created(world, args, result, before) -> str | None:
 
 def _post_status(table: str, arg: str, status: str):
     def check(world, args, result, before) -> str | None:
-        row = world.table(table).require(args[arg])
+        row = world.tables[table].require(args[arg])
         return None if row.status == status else f"status is {row.status}, expected {status}"
 
     return check
 
 
 def _post_stock_restored(world, args, result, before) -> str | None:
-    order = world.table("orders").require(args["order_id"])
+    order = world.tables["orders"].require(args["order_id"])
     for line in order.products:
         key = product_key(line.store_id or order.store_id, line.product_id)
-        now, then = world.table("shop_products").get(key), before.table("shop_products").get(key)
+        now, then = world.tables["shop_products"].get(key), before.tables["shop_products"].get(key)
         if now is not None and now.quantity is not None and now.quantity != then.quantity + line.quantity:
             return f"stock of {key} not restored"
     return None
 
 
 def _post_booked(world, args, result, before) -> str | None:
-    b = world.table("books").get(result.book_id)
-    if b is None or b.book_id in before.table("books"):
+    b = world.tables["books"].get(result.book_id)
+    if b is None or b.book_id in before.tables["books"]:
         return "no new booking was stored"
     fee = _shop(world, args["shop_id"]).book_price
     want = "unpaid" if fee > 0 else "paid"
@@ -249,8 +249,8 @@ def _post_booked(world, args, result, before) -> str | None:
 
 
 def _post_reserved(world, args, result, before) -> str | None:
-    r = world.table("reservations").get(result.reservation_id)
-    if r is None or r.reservation_id in before.table("reservations"):
+    r = world.tables["reservations"].get(result.reservation_id)
+    if r is None or r.reservation_id in before.tables["reservations"]:
         return "no new reservation was stored"
     if r.status != "unconsumed" or parse_time(r.reservation_time) != parse_time(args["time"]):
         return f"reservation is {r.status} at {r.reservation_time}"
@@ -258,8 +258,8 @@ def _post_reserved(world, args, result, before) -> str | None:
 
 
 def _post_modified(world, args, result, before) -> str | None:
-    r = world.table("reservations").require(args["reservation_id"])
-    old = before.table("reservations").require(args["reservation_id"])
+    r = world.tables["reservations"].require(args["reservation_id"])
+    old = before.tables["reservations"].require(args["reservation_id"])
     count = old.customer_count if args.get("customer_count") is None else args["customer_count"]
     if parse_time(r.reservation_time) != parse_time(args["time"]) or r.customer_count != count:
         return f"reservation is at {r.reservation_time} for {r.customer_count}"
@@ -268,7 +268,7 @@ def _post_modified(world, args, result, before) -> str | None:
 
 # ----- search ---------------------------------------------------------------------------------
 def _product_view(world: LifeWorld, p: ShopProduct) -> dict[str, Any]:
-    shop = world.table("shops").get(p.shop_id)
+    shop = world.tables["shops"].get(p.shop_id)
     return world.view("shop_products", p) | {"shop_name": shop.shop_name if shop is not None else ""}
 
 
@@ -282,7 +282,7 @@ def instore_shop_search_recommend(
         keywords: Keywords describing the shop.
         top_k: Maximum number of shops returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
-    shops = world.table("shops").rows
+    shops = world.tables["shops"].rows
     hits = search_hits(world, "instore", keywords, top_k, lambda: shop_index(world), lambda: vitabench_shop_index(world))
     return [world.view("shops", shops[sid]) | {"relevance": score} for sid, score in hits]
 
@@ -297,7 +297,7 @@ def instore_product_search_recommend(
         keywords: Keywords describing the package or the shop.
         top_k: Maximum number of products returned (default: 10 in generated tasks, all up to the cap in VitaBench tasks).
     """
-    products = world.table("shop_products").rows
+    products = world.tables["shop_products"].rows
     hits = search_hits(world, "instore", keywords, top_k, lambda: product_index(world),
                        lambda: vitabench_product_index(world))
     return [_product_view(world, products[k]) | {"relevance": score} for k, score in hits]
@@ -331,7 +331,7 @@ def create_instore_product_order(world: LifeWorld, user_id: str, shop_id: str, p
         quantity: How many to buy.
     """
     shop = _shop(world, shop_id)
-    p: ShopProduct = world.table("shop_products").require(product_key(shop_id, product_id))
+    p: ShopProduct = world.tables["shop_products"].require(product_key(shop_id, product_id))
     line = OrderLine(
         product_id=product_id,
         name=p.name,
@@ -354,7 +354,7 @@ def create_instore_product_order(world: LifeWorld, user_id: str, shop_id: str, p
         products=[line],
     )
     _adjust_stock(world, shop_id, product_id, -quantity)
-    return world.table("orders").insert(order)
+    return world.tables["orders"].insert(order)
 
 
 @tool(
@@ -368,7 +368,7 @@ def pay_instore_order(world: LifeWorld, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    world.table("orders").update(order_id, status="paid", update_time=world.clock.text())
+    world.tables["orders"].update(order_id, status="paid", update_time=world.clock.text())
     return f"Order {order_id} paid"
 
 
@@ -391,8 +391,8 @@ def instore_cancel_order(world: LifeWorld, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    order = world.table("orders").require(order_id)
-    world.table("orders").update(order_id, status="cancelled", update_time=world.clock.text())
+    order = world.tables["orders"].require(order_id)
+    world.tables["orders"].update(order_id, status="cancelled", update_time=world.clock.text())
     for line in order.products:
         _adjust_stock(world, line.store_id or order.store_id, line.product_id, line.quantity)
     return f"Order {order_id} cancelled"
@@ -405,7 +405,7 @@ def get_instore_orders(world: LifeWorld, user_id: str) -> list[Order]:
     Args:
         user_id: The user's id.
     """
-    return [o for o in world.table("orders") if o.order_type == "instore" and o.user_id == user_id]
+    return [o for o in world.tables["orders"] if o.order_type == "instore" and o.user_id == user_id]
 
 
 # ----- seat bookings --------------------------------------------------------------------------
@@ -435,14 +435,14 @@ def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, custom
     booking = Booking(
         book_id=world.new_order_id(BOOK_PREFIX, "books"),
         shop_id=shop_id,
-        book_time=parse_time(time).strftime(TIME_FORMAT),
+        book_time=time_text(time),
         update_time=world.clock.text(),
         customer_id=user_id,
         customer_count=customer_count,
         book_price=shop.book_price,
         status="unpaid" if shop.book_price > 0 else "paid",
     )
-    return world.table("books").insert(booking)
+    return world.tables["books"].insert(booking)
 
 
 @tool(
@@ -456,7 +456,7 @@ def pay_instore_book(world: LifeWorld, book_id: str) -> str:
     Args:
         book_id: The booking's id.
     """
-    world.table("books").update(book_id, status="paid", update_time=world.clock.text())
+    world.tables["books"].update(book_id, status="paid", update_time=world.clock.text())
     return f"Booking {book_id} paid"
 
 
@@ -471,7 +471,7 @@ def instore_cancel_book(world: LifeWorld, book_id: str) -> str:
     Args:
         book_id: The booking's id.
     """
-    world.table("books").update(book_id, status="cancelled", update_time=world.clock.text())
+    world.tables["books"].update(book_id, status="cancelled", update_time=world.clock.text())
     return f"Booking {book_id} cancelled"
 
 
@@ -482,7 +482,7 @@ def get_instore_books(world: LifeWorld, user_id: str) -> list[Booking]:
     Args:
         user_id: The user's id.
     """
-    return [b for b in world.table("books") if b.customer_id == user_id]
+    return [b for b in world.tables["books"] if b.customer_id == user_id]
 
 
 @tool(
@@ -498,8 +498,8 @@ def search_instore_book(world: LifeWorld, user_id: str, book_id: Optional[str] =
         book_id: A booking's id (optional).
     """
     if book_id is not None:
-        return [world.table("books").require(book_id)]
-    return [b for b in world.table("books") if b.customer_id == user_id]
+        return [world.tables["books"].require(book_id)]
+    return [b for b in world.tables["books"] if b.customer_id == user_id]
 
 
 # ----- service reservations -------------------------------------------------------------------
@@ -528,13 +528,13 @@ def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str,
     reservation = Reservation(
         reservation_id=world.new_order_id(RESERVATION_PREFIX, "reservations"),
         shop_id=shop_id,
-        reservation_time=parse_time(time).strftime(TIME_FORMAT),
+        reservation_time=time_text(time),
         update_time=world.clock.text(),
         customer_id=user_id,
         customer_count=customer_count,
         status="unconsumed",
     )
-    return world.table("reservations").insert(reservation)
+    return world.tables["reservations"].insert(reservation)
 
 
 @tool(
@@ -559,10 +559,10 @@ def instore_modify_reservation(
         time: The new service time, YYYY-MM-DD HH:MM:SS.
         customer_count: The new number of people; omit it to keep the current one.
     """
-    changes: dict[str, Any] = {"reservation_time": parse_time(time).strftime(TIME_FORMAT), "update_time": world.clock.text()}
+    changes: dict[str, Any] = {"reservation_time": time_text(time), "update_time": world.clock.text()}
     if customer_count is not None:
         changes["customer_count"] = customer_count
-    return world.table("reservations").update(reservation_id, **changes)
+    return world.tables["reservations"].update(reservation_id, **changes)
 
 
 @tool(
@@ -580,7 +580,7 @@ def instore_cancel_reservation(world: LifeWorld, reservation_id: str) -> str:
     Args:
         reservation_id: The reservation's id.
     """
-    world.table("reservations").update(reservation_id, status="cancelled", update_time=world.clock.text())
+    world.tables["reservations"].update(reservation_id, status="cancelled", update_time=world.clock.text())
     return f"Reservation {reservation_id} cancelled"
 
 
@@ -591,7 +591,7 @@ def get_instore_reservations(world: LifeWorld, user_id: str) -> list[Reservation
     Args:
         user_id: The user's id.
     """
-    return [r for r in world.table("reservations") if r.customer_id == user_id]
+    return [r for r in world.tables["reservations"] if r.customer_id == user_id]
 
 
 @tool(
@@ -610,8 +610,8 @@ def search_instore_reservation(world: LifeWorld, user_id: str, reservation_id: O
         reservation_id: A reservation's id (optional).
     """
     if reservation_id is not None:
-        return [world.table("reservations").require(reservation_id)]
-    return [r for r in world.table("reservations") if r.customer_id == user_id]
+        return [world.tables["reservations"].require(reservation_id)]
+    return [r for r in world.tables["reservations"] if r.customer_id == user_id]
 
 
 INSTORE_TOOLS = [

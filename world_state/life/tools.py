@@ -67,7 +67,7 @@ def search_index(world: LifeWorld, table: str, text: Callable[[Any], str], name:
     key = f"_index_{name or table}"
     index = world.extra.get(key)
     if index is None:
-        index = SearchIndex({row.key: text(row) for row in world.table(table)})
+        index = SearchIndex({row.key: text(row) for row in world.tables[table]})
         world.extra[key] = index
     return index
 
@@ -164,7 +164,7 @@ def status_rule(
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
         if vitabench_release(world) is None:
             return ours.check(world, history, args)
-        row = world.table(table).get(args.get(arg))
+        row = world.tables[table].get(args.get(arg))
         if row is None:
             return f"{what} {args.get(arg)!r} does not exist"
         if row.status in refused:
@@ -178,7 +178,7 @@ def _vitabench_geocode(world: LifeWorld, address: str) -> Location | None:
     """VitaBench's address lookup: the address with the best partial match (catalogue order on
     ties), if that match rounds to at least 30 and the plain similarity of the two texts as typed
     rounds to at least 20."""
-    table = world.table("locations")
+    table = world.tables["locations"]
     best = process.extractOne(address, list(table.rows), scorer=fuzz.partial_ratio, processor=utils.default_process)
     if best is None or int(round(best[1])) < VITABENCH_GEOCODE_SCORE:
         return None
@@ -191,7 +191,7 @@ def geocode(world: LifeWorld, address: str) -> Location:
     """The task's address ``address`` names: the same text, or else the one closest in wording
     (a generated task: token-set similarity of at least 85; a VitaBench task: VitaBench's lookup,
     which also takes a part of an address); ToolError when none is close."""
-    table = world.table("locations")
+    table = world.tables["locations"]
     address = address.strip()
     if not address:
         raise ToolError("address is empty")
@@ -474,7 +474,7 @@ def weather(world: LifeWorld, address: str, date_start: str, date_end: str) -> l
         date_end: Last date, YYYY-MM-DD.
     """
     start, end = _check_date(date_start, "date_start"), _check_date(date_end, "date_end")
-    rows = list(world.table("weather"))
+    rows = list(world.tables["weather"])
     cities = sorted({w.city for w in rows})
     if not cities:
         raise ToolError("no weather information is available")
@@ -565,7 +565,7 @@ def get_user_historical_behaviors(world: LifeWorld) -> dict[str, Any]:
 @tool(kind="read")
 def get_user_all_orders(world: LifeWorld) -> list[Any]:
     """All of the user's orders, of every type and status."""
-    return list(world.table("orders"))
+    return list(world.tables["orders"])
 
 
 @tool(kind="read")
@@ -579,7 +579,7 @@ def get_nearby(world: LifeWorld, longitude: float, latitude: float, range: float
     """
     found = []
     for name in world.place_tables:
-        for row in world.table(name):
+        for row in world.tables[name]:
             loc = world.place_location(row)
             if loc is None:
                 continue

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import ConfigDict, ValidationError, create_model
@@ -109,28 +110,28 @@ def _collection_reads(coll: str, model: type[Entity]) -> None:
         return
     fields = {k: f.annotation for k, f in model.model_fields.items()}
     _add(Capability(f"{coll}.get", "read", f"Fetch one {coll} record by id.", {"id": (str, REQ)},
-                    lambda w, id, c=coll: w.table(c).get(id) or _missing(c, id)))
+                    lambda w, id, c=coll: w.tables[c].get(id) or _missing(c, id)))
     _add(Capability(f"{coll}.list", "read", f"List {coll} records (first `limit`).", {"limit": (int, 50)},
-                    lambda w, limit, c=coll: _rows_view(list(w.table(c))[: max(0, min(limit, 200))])))
-    _add(Capability(f"{coll}.count", "read", f"Count {coll} records.", {}, lambda w, c=coll: len(w.table(c))))
+                    lambda w, limit, c=coll: _rows_view(list(w.tables[c])[: max(0, min(limit, 200))])))
+    _add(Capability(f"{coll}.count", "read", f"Count {coll} records.", {}, lambda w, c=coll: len(w.tables[c])))
     for fname, ann in fields.items():
         if ann in (int, float):
             for agg, fn in (("total", sum), ("max", max), ("min", min)):
                 _add(Capability(f"{coll}.{agg}_{fname}", "read", f"The {agg} of {fname} over all {coll} records (null when there are none).", {},
-                                lambda w, c=coll, f=fname, fn=fn: _aggregate(w.table(c), f, fn)))
+                                lambda w, c=coll, f=fname, fn=fn: _aggregate(w.tables[c], f, fn)))
         if fname == "id" or ann not in (str, int, float, bool):
             continue
         _add(Capability(f"{coll}.find_by_{fname}", "read", f"List {coll} records whose {fname} equals `value`.",
                         {"value": (ann, REQ)},
-                        lambda w, value, c=coll, f=fname: _rows_view([r for r in w.table(c) if getattr(r, f) == value])))
+                        lambda w, value, c=coll, f=fname: _rows_view([r for r in w.tables[c] if getattr(r, f) == value])))
         if ann is str:
             _add(Capability(f"{coll}.count_by_{fname}", "read", f"Count {coll} records per distinct {fname}.", {},
-                            lambda w, c=coll, f=fname: _count_by(w.table(c), f)))
+                            lambda w, c=coll, f=fname: _count_by(w.tables[c], f)))
             for num, nann in fields.items():
                 if nann is float:
                     _add(Capability(f"{coll}.sum_{num}_by_{fname}", "read",
                                     f"Sum of {num} over {coll} records whose {fname} equals `value`.", {"value": (str, REQ)},
-                                    lambda w, value, c=coll, f=fname, n=num: money(sum(getattr(r, n) for r in w.table(c) if getattr(r, f) == value))))
+                                    lambda w, value, c=coll, f=fname, n=num: money(sum(getattr(r, n) for r in w.tables[c] if getattr(r, f) == value))))
 
 
 def _aggregate(rows: Any, field: str, fn: Callable[[list[Any]], Any]) -> Any:
@@ -159,8 +160,53 @@ for _coll, _model in PAYMENTS_SCHEMA.items():
 
 # ----- derived reads ---------------------------------------------------------------------------
 
+def _amounts_by_account(entries: Any) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for e in entries:
+        amounts = out.get(e.account_id)
+        if amounts is None:
+            out[e.account_id] = [e.amount]
+        else:
+            amounts.append(e.amount)
+    return out
+
+
+def _available(w: PaymentsWorld, account_id: str) -> float:
+    """``w.available(account_id)``, the same sum of the same amounts in the same order, without a
+    scan of the whole ledger: the ledger is append-only, so the amounts of the rows the task's
+    world started with are indexed once per task (``World.prefix_cached``) and only the entries
+    posted since are read; a ledger changed otherwise is scanned as before."""
+    cached = w.prefix_cached("_ledger_amounts", "ledger", _amounts_by_account)
+    if cached is None:
+        return w.available(account_id)
+    index, n = cached
+    amounts = index.get(account_id, [])
+    rows = w.tables["ledger"].rows
+    if len(rows) > n:
+        amounts = amounts + [e.amount for e in islice(rows.values(), n, None) if e.account_id == account_id]
+    return money(money(sum(amounts)) - w.held(account_id))
+
+
+def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:
+    """``w.account_of(merchant_id, kind)`` (the first such account in table order), from an index of
+    the accounts table while this episode has not changed it (a world's copies share the index:
+    ``World.cached_text``, valid while the table carries the same stamp), instead of a scan."""
+    accounts = w.tables["accounts"]
+    if not accounts.shared:
+        return w.account_of(merchant_id, kind)
+
+    def build() -> dict[tuple[str, str], Any]:
+        out: dict[tuple[str, str], Any] = {}
+        for a in accounts.rows.values():
+            out.setdefault((a.merchant_id, a.kind), a)
+        return out
+
+    acc = w.cached_text("_accounts_by_kind", ("accounts",), build).get((merchant_id, kind))  # type: ignore[attr-defined]
+    return acc if acc is not None else w.account_of(merchant_id, kind)  # none: the world's own refusal
+
+
 def _balance(w: PaymentsWorld, account_id: str) -> dict[str, Any]:
-    acc = w.table("accounts").get(account_id) or _missing("accounts", account_id)
+    acc = w.tables["accounts"].get(account_id) or _missing("accounts", account_id)
     return {"account_id": acc.id, "kind": acc.kind, "currency": acc.currency, "balance": w.balance(acc.id),
             "held": w.held(acc.id), "available": w.available(acc.id)}
 
@@ -170,15 +216,15 @@ _add(Capability("accounts.balance", "read", "Balance (derived from the ledger), 
 
 
 def _statement(w: PaymentsWorld, account_id: str) -> list[dict[str, Any]]:
-    return _rows_view([e for e in w.table("ledger") if e.account_id == account_id])
+    return _rows_view([e for e in w.tables["ledger"] if e.account_id == account_id])
 
 
 _add(Capability("accounts.statement", "read", "Ledger entries of one account in posting order.", {"account_id": (str, REQ)}, _statement))
 
 
 def _refundable(w: PaymentsWorld, payment_id: str) -> dict[str, Any]:
-    p = w.table("payments").get(payment_id) or _missing("payments", payment_id)
-    done = money(sum(r.amount for r in w.table("refunds") if r.payment_id == p.id))
+    p = w.tables["payments"].get(payment_id) or _missing("payments", payment_id)
+    done = money(sum(r.amount for r in w.tables["refunds"] if r.payment_id == p.id))
     return {"payment_id": p.id, "amount": p.amount, "refunded": done, "refundable": money(p.amount - done), "created_at": p.created_at}
 
 
@@ -204,7 +250,7 @@ def _approvals_request(w: PaymentsWorld, operation: str, terms: dict[str, Any]) 
         if k != "amount" and not isinstance(v, str):
             raise ToolError(f"terms.{k} must be a string id")
     apr = Approval(id=w.ids.next("APR"), operation=operation, terms=canonical_terms(operation, terms), requested_step=_step(w))
-    w.table("approvals").insert(apr)
+    w.tables["approvals"].insert(apr)
     return {"approval": apr, "note": "ask the merchant to approve or deny this request"}
 
 
@@ -227,27 +273,27 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.table("payouts"), idempotency_key, lambda r: (r.merchant_id, r.account_id, r.bank_account_id, r.amount) == (merchant_id, account_id, bank_account_id, amount))
+    old = _replay(w.tables["payouts"], idempotency_key, lambda r: (r.merchant_id, r.account_id, r.bank_account_id, r.amount) == (merchant_id, account_id, bank_account_id, amount))
     if old is not None:
         return {"payout": old, "idempotent_replay": True}
-    acc = w.table("accounts").get(account_id)
+    acc = w.tables["accounts"].get(account_id)
     if acc is None or acc.merchant_id != merchant_id or acc.kind != "operating":
         raise ToolError(f"{account_id!r} is not an operating account of merchant {merchant_id!r}")
-    bank = w.table("bank_accounts").get(bank_account_id)
+    bank = w.tables["bank_accounts"].get(bank_account_id)
     if bank is None or bank.merchant_id != merchant_id:
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
     if bank.currency and bank.currency != acc.currency:
         raise ToolError(f"bank account {bank_account_id} takes {bank.currency}; account {account_id} holds {acc.currency}")
-    for change in w.table("account_changes"):
+    for change in w.tables["account_changes"]:
         if change.bank_account_id == bank_account_id and change.status == "requested":
             raise ToolError(f"bank account {bank_account_id} is in the cooling period of change {change.id} until {change.effective_at}")
     if amount <= 0:
         raise ToolError("amount must be positive")
-    if w.available(account_id) < amount:
+    if _available(w, account_id) < amount:
         raise ToolError(f"available balance of {account_id} is {w.available(account_id):.2f}, below {amount:.2f}")
     po = Payout(id=w.ids.next("PO"), merchant_id=merchant_id, account_id=account_id, bank_account_id=bank_account_id,
                 amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
-    w.table("payouts").insert(po)
+    w.tables["payouts"].insert(po)
     w.post(account_id, -amount, "payout", po.id)
     return {"payout": po, "idempotent_replay": False}
 
@@ -267,20 +313,20 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.table("refunds"), idempotency_key, lambda r: (r.payment_id, r.amount) == (payment_id, amount))
+    old = _replay(w.tables["refunds"], idempotency_key, lambda r: (r.payment_id, r.amount) == (payment_id, amount))
     if old is not None:
         return {"refund": old, "idempotent_replay": True}
-    p = w.table("payments").get(payment_id) or _missing("payments", payment_id)
+    p = w.tables["payments"].get(payment_id) or _missing("payments", payment_id)
     if amount <= 0:
         raise ToolError("amount must be positive")
     left = _refundable(w, payment_id)["refundable"]
     if amount > left:
         raise ToolError(f"payment {payment_id} has only {left:.2f} left to refund")
-    reserve = w.account_of(p.merchant_id, "reserve")
-    if w.available(reserve.id) < amount:
+    reserve = _account_of(w, p.merchant_id, "reserve")
+    if _available(w, reserve.id) < amount:
         raise ToolError(f"reserve account {reserve.id} holds only {w.available(reserve.id):.2f}")
     rf = Refund(id=w.ids.next("RF"), payment_id=payment_id, amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
-    w.table("refunds").insert(rf)
+    w.tables["refunds"].insert(rf)
     w.post(reserve.id, -amount, "refund", rf.id)
     return {"refund": rf, "idempotent_replay": False}
 
@@ -293,11 +339,11 @@ _add(Capability("refunds.create", "write", "Refund (part of) a customer payment;
 
 
 def _holds_place(w: PaymentsWorld, account_id: str, amount: float, reason: str) -> Hold:
-    if w.table("accounts").get(account_id) is None:
+    if w.tables["accounts"].get(account_id) is None:
         raise ToolError(f"no account {account_id!r}")
     if money(amount) <= 0:
         raise ToolError("amount must be positive")
-    return w.table("holds").insert(Hold(id=w.ids.next("HD"), account_id=account_id, amount=money(amount), reason=reason))
+    return w.tables["holds"].insert(Hold(id=w.ids.next("HD"), account_id=account_id, amount=money(amount), reason=reason))
 
 
 _add(Capability("holds.place", "write", "Place a hold on an account (reduces its available balance).",
@@ -307,14 +353,14 @@ _add(Capability("holds.place", "write", "Place a hold on an account (reduces its
 
 
 def _holds_release(w: PaymentsWorld, hold_id: str) -> Hold:
-    h = w.table("holds").get(hold_id) or _missing("holds", hold_id)
+    h = w.tables["holds"].get(hold_id) or _missing("holds", hold_id)
     if h.status != "active":
         raise ToolError(f"hold {hold_id} is already released")
     if h.case_id:
-        case = w.table("cases").require(h.case_id)
+        case = w.tables["cases"].require(h.case_id)
         if case.status != "approved":
             raise ToolError(f"hold {hold_id} is tied to case {case.id}, which is {case.status}; it can be released only once the case is approved")
-    return w.table("holds").update(hold_id, status="released")
+    return w.tables["holds"].update(hold_id, status="released")
 
 
 _add(Capability("holds.release", "write", "Release an active hold.", {"hold_id": (str, REQ)}, _holds_release,
@@ -323,15 +369,15 @@ _add(Capability("holds.release", "write", "Release an active hold.", {"hold_id":
 
 
 def _cases_attach(w: PaymentsWorld, case_id: str, upload_id: str) -> Case:
-    case = w.table("cases").get(case_id) or _missing("cases", case_id)
-    up = w.table("uploads").get(upload_id) or _missing("uploads", upload_id)
+    case = w.tables["cases"].get(case_id) or _missing("cases", case_id)
+    up = w.tables["uploads"].get(upload_id) or _missing("uploads", upload_id)
     if case.status != "open":
         raise ToolError(f"case {case_id} is {case.status}; documents can be attached only to open cases")
     if up.merchant_id != case.merchant_id:
         raise ToolError(f"upload {upload_id} belongs to another merchant")
     if upload_id in case.attachments:
         return case
-    return w.table("cases").update(case_id, attachments=(*case.attachments, upload_id))
+    return w.tables["cases"].update(case_id, attachments=(*case.attachments, upload_id))
 
 
 _add(Capability("cases.attach_document", "write", "Attach a customer upload to an open review case.",
@@ -340,7 +386,7 @@ _add(Capability("cases.attach_document", "write", "Attach a customer upload to a
 
 
 def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
-    case = w.table("cases").get(case_id) or _missing("cases", case_id)
+    case = w.tables["cases"].get(case_id) or _missing("cases", case_id)
     if case.status != "open":
         raise ToolError(f"case {case_id} is {case.status}; only open cases can be submitted")
     if not case.attachments:
@@ -348,9 +394,9 @@ def _cases_submit(w: PaymentsWorld, case_id: str) -> dict[str, Any]:
     doc = w.governing("reviews", case.merchant_id)
     required = doc.rules.get("required_document", "") if doc else ""
     minutes = int(doc.rules.get("review_minutes", 10)) if doc else 10
-    case = w.table("cases").update(case_id, status="submitted", required_document=required, submitted_at=w.clock.text())
+    case = w.tables["cases"].update(case_id, status="submitted", required_document=required, submitted_at=w.clock.text())
     when = (w.clock.now + timedelta(minutes=minutes)).strftime("%Y-%m-%d %H:%M:%S")
-    w.table("events").insert(Event(id=w.ids.next("EVR"), time=when, kind="review_complete", ref=case_id))
+    w.tables["events"].insert(Event(id=w.ids.next("EVR"), time=when, kind="review_complete", ref=case_id))
     return {"case": case, "review_completes_at": when}
 
 
@@ -360,7 +406,7 @@ _add(Capability("cases.submit", "write", "Submit an open review case with its at
 
 
 def _applications_submit(w: PaymentsWorld, merchant_id: str, kind: str, requested_limit: float, upload_ids: list[str]) -> dict[str, Any]:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
     if kind != "payout_limit_increase":
         raise ToolError("kind must be payout_limit_increase")
@@ -371,10 +417,10 @@ def _applications_submit(w: PaymentsWorld, merchant_id: str, kind: str, requeste
     if not upload_ids:
         raise ToolError("an application needs at least one uploaded document")
     for u in upload_ids:
-        up = w.table("uploads").get(u) or _missing("uploads", u)
+        up = w.tables["uploads"].get(u) or _missing("uploads", u)
         if up.merchant_id != merchant_id:
             raise ToolError(f"upload {u} belongs to another merchant")
-    for a in w.table("applications"):
+    for a in w.tables["applications"]:
         if a.merchant_id == merchant_id and a.status == "submitted":
             raise ToolError(f"application {a.id} of merchant {merchant_id} is still under review")
     doc = w.governing("payouts", merchant_id)
@@ -384,8 +430,8 @@ def _applications_submit(w: PaymentsWorld, merchant_id: str, kind: str, requeste
     app = Application(id=w.ids.next("APP"), merchant_id=merchant_id, kind="payout_limit_increase", requested_limit=limit,
                       attachments=tuple(dict.fromkeys(upload_ids)), required_document=required, submitted_at=w.clock.text(),
                       decides_at=when)
-    w.table("applications").insert(app)
-    w.table("events").insert(Event(id=w.ids.next("EVA"), time=when, kind="application_decision", ref=app.id))
+    w.tables["applications"].insert(app)
+    w.tables["events"].insert(Event(id=w.ids.next("EVA"), time=when, kind="application_decision", ref=app.id))
     return {"application": app, "decided_at": when}
 
 
@@ -398,11 +444,11 @@ _add(Capability("applications.submit", "write", "Apply for a higher single-payou
 
 
 def _receipts_issue(w: PaymentsWorld, payout_id: str) -> Receipt:
-    po = w.table("payouts").get(payout_id) or _missing("payouts", payout_id)
-    for r in w.table("receipts"):
+    po = w.tables["payouts"].get(payout_id) or _missing("payouts", payout_id)
+    for r in w.tables["receipts"]:
         if r.payout_id == payout_id:
             return r
-    return w.table("receipts").insert(Receipt(id=w.ids.next("RC"), payout_id=po.id, amount=po.amount))
+    return w.tables["receipts"].insert(Receipt(id=w.ids.next("RC"), payout_id=po.id, amount=po.amount))
 
 
 _add(Capability("receipts.issue", "write", "Issue the receipt of a payout (idempotent); the merchant confirms it.",
@@ -424,24 +470,24 @@ def _fx_convert(w: PaymentsWorld, from_account_id: str, to_account_id: str, amou
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.table("fx_conversions"), idempotency_key,
+    old = _replay(w.tables["fx_conversions"], idempotency_key,
                   lambda r: (r.from_account_id, r.to_account_id, r.amount) == (from_account_id, to_account_id, amount))
     if old is not None:
         return {"conversion": old, "idempotent_replay": True}
-    src = w.table("accounts").get(from_account_id) or _missing("accounts", from_account_id)
-    dst = w.table("accounts").get(to_account_id) or _missing("accounts", to_account_id)
+    src = w.tables["accounts"].get(from_account_id) or _missing("accounts", from_account_id)
+    dst = w.tables["accounts"].get(to_account_id) or _missing("accounts", to_account_id)
     if src.merchant_id != dst.merchant_id:
         raise ToolError("both accounts must belong to the same merchant")
     if src.currency == dst.currency:
         raise ToolError(f"both accounts hold {src.currency}; nothing to convert")
     if amount <= 0:
         raise ToolError("amount must be positive")
-    if w.available(src.id) < amount:
+    if _available(w, src.id) < amount:
         raise ToolError(f"available balance of {src.id} is {w.available(src.id):.2f}, below {amount:.2f}")
     rate = w.fx_rate(src.currency, dst.currency)
     fx = FxConversion(id=w.ids.next("FX"), merchant_id=src.merchant_id, from_account_id=src.id, to_account_id=dst.id, amount=amount,
                       rate=rate, converted=money(amount * rate), idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
-    w.table("fx_conversions").insert(fx)
+    w.tables["fx_conversions"].insert(fx)
     w.post(src.id, -amount, "fx_out", fx.id)
     w.post(dst.id, fx.converted, "fx_in", fx.id)
     return {"conversion": fx, "idempotent_replay": False}

@@ -36,11 +36,11 @@ def _rule(w: PaymentsWorld, product: str, merchant_id: str, key: str, default: A
 
 
 def _schedule(w: PaymentsWorld, prefix: str, when: str, kind: str, ref: str) -> None:
-    w.table("events").insert(Event(id=w.ids.next(prefix), time=when, kind=kind, ref=ref))
+    w.tables["events"].insert(Event(id=w.ids.next(prefix), time=when, kind=kind, ref=ref))
 
 
 def _upload_of(w: PaymentsWorld, upload_id: str, merchant_id: str) -> Any:
-    up = w.table("uploads").get(upload_id) or _missing("uploads", upload_id)
+    up = w.tables["uploads"].get(upload_id) or _missing("uploads", upload_id)
     if up.merchant_id != merchant_id:
         raise ToolError(f"upload {upload_id} belongs to another merchant")
     return up
@@ -63,7 +63,7 @@ def _cap(name: str, kind: str, summary: str, fields: dict[str, tuple[Any, Any]],
 # ----- disputes (chargebacks) -------------------------------------------------------------------
 
 def _dispute(w: PaymentsWorld, dispute_id: str, status: str = "needs_response") -> Any:
-    d = w.table("disputes").get(dispute_id) or _missing("disputes", dispute_id)
+    d = w.tables["disputes"].get(dispute_id) or _missing("disputes", dispute_id)
     if d.status != status:
         raise ToolError(f"dispute {dispute_id} is {d.status}; this needs it {status}")
     return d
@@ -74,7 +74,7 @@ def _attach(w: PaymentsWorld, table: str, row: Any, field: str, upload_id: str) 
     _upload_of(w, upload_id, row.merchant_id)
     if upload_id in getattr(row, field):
         return row
-    return w.table(table).update(row.id, **{field: (*getattr(row, field), upload_id)})
+    return w.tables[table].update(row.id, **{field: (*getattr(row, field), upload_id)})
 
 
 def _disputes_attach(w: PaymentsWorld, dispute_id: str, upload_id: str) -> Any:
@@ -88,7 +88,7 @@ def _disputes_submit(w: PaymentsWorld, dispute_id: str) -> dict[str, Any]:
     if not d.evidence:
         raise ToolError(f"dispute {dispute_id} has no evidence attached")
     required = _rule(w, "disputes", d.merchant_id, "dispute_evidence_document", d.required_evidence)
-    d = w.table("disputes").update(d.id, status="evidence_submitted", required_evidence=required or d.required_evidence)
+    d = w.tables["disputes"].update(d.id, status="evidence_submitted", required_evidence=required or d.required_evidence)
     when = _later(w, DISPUTE_DECISION_MINUTES)
     _schedule(w, "EVD", when, "dispute_decision", d.id)
     return {"dispute": d, "decision_at": when}
@@ -96,28 +96,28 @@ def _disputes_submit(w: PaymentsWorld, dispute_id: str) -> dict[str, Any]:
 
 def _disputes_accept(w: PaymentsWorld, dispute_id: str) -> Any:
     d = _dispute(w, dispute_id)
-    return w.table("disputes").update(d.id, status="accepted", decided_at=w.clock.text())
+    return w.tables["disputes"].update(d.id, status="accepted", decided_at=w.clock.text())
 
 
 def _fire_dispute_decision(w: PaymentsWorld, ev: Event) -> str:
-    d = w.table("disputes").get(ev.ref)
+    d = w.tables["disputes"].get(ev.ref)
     if d is None or d.status != "evidence_submitted":
         return f"dispute {ev.ref}: nothing to decide"
-    types = {w.table("uploads").require(u).doc_type for u in d.evidence}
+    types = {w.tables["uploads"].require(u).doc_type for u in d.evidence}
     if d.required_evidence and d.required_evidence not in types:
-        w.table("disputes").update(d.id, status="lost", decided_at=ev.time)
+        w.tables["disputes"].update(d.id, status="lost", decided_at=ev.time)
         return f"dispute {d.id} lost: the network needed a {d.required_evidence}"
-    w.table("disputes").update(d.id, status="won", decided_at=ev.time)
+    w.tables["disputes"].update(d.id, status="won", decided_at=ev.time)
     ops = w.account_of(d.merchant_id, "operating")
     w.post(ops.id, d.amount, "dispute_reversal", d.id)
     return f"dispute {d.id} won: {d.amount:.2f} credited back to account {ops.id}"
 
 
 def _fire_dispute_deadline(w: PaymentsWorld, ev: Event) -> str:
-    d = w.table("disputes").get(ev.ref)
+    d = w.tables["disputes"].get(ev.ref)
     if d is None or d.status != "needs_response":
         return f"response deadline of dispute {ev.ref} passed"
-    w.table("disputes").update(d.id, status="expired", decided_at=ev.time)
+    w.tables["disputes"].update(d.id, status="expired", decided_at=ev.time)
     return f"dispute {d.id} expired: it was not answered by {d.respond_by}; the {d.amount:.2f} stays with the cardholder"
 
 
@@ -140,9 +140,9 @@ _cap("disputes.accept", "write", "Accept a dispute: the cardholder keeps the amo
 
 
 def _disputes_exposure(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
-    rows = [d for d in w.table("disputes") if d.merchant_id == merchant_id]
+    rows = [d for d in w.tables["disputes"] if d.merchant_id == merchant_id]
     open_ = [d for d in rows if d.status in ("needs_response", "evidence_submitted")]
     return {"merchant_id": merchant_id, "open": len(open_), "amount_at_risk": money(sum(d.amount for d in open_)),
             "by_status": {s: sum(1 for d in rows if d.status == s) for s in sorted({d.status for d in rows})},
@@ -156,13 +156,13 @@ _cap("disputes.exposure", "read", "A merchant's open disputes: how many, the amo
 # ----- fees --------------------------------------------------------------------------------------
 
 def _fees_waive(w: PaymentsWorld, fee_id: str, amount: float, reason: str) -> dict[str, Any]:
-    fee = w.table("fees").get(fee_id) or _missing("fees", fee_id)
+    fee = w.tables["fees"].get(fee_id) or _missing("fees", fee_id)
     if fee.status != "charged":
         raise ToolError(f"fee {fee_id} is already {fee.status}")
     if money(amount) != fee.amount:
         raise ToolError(f"a waiver covers the whole fee: amount must be {fee.amount:.2f}")
     reason = _text(reason, "reason")
-    fee = w.table("fees").update(fee.id, status="waived")
+    fee = w.tables["fees"].update(fee.id, status="waived")
     ops = w.account_of(fee.merchant_id, "operating")
     w.post(ops.id, fee.amount, "fee_waiver", fee.id)
     limit = _rule(w, "fees", fee.merchant_id, "fee_waiver_limit", None)
@@ -178,10 +178,10 @@ _cap("fees.waive", "write", "Waive a charged fee: its amount is credited back to
 
 
 def _fees_estimate(w: PaymentsWorld, merchant_id: str, kind: str, amount: float) -> dict[str, Any]:
-    m = w.table("merchants").get(merchant_id) or _missing("merchants", merchant_id)
+    m = w.tables["merchants"].get(merchant_id) or _missing("merchants", merchant_id)
     if kind not in FEE_KINDS:
         raise ToolError(f"kind must be one of {', '.join(FEE_KINDS)}")
-    sched = next((s for s in w.table("fee_schedules") if s.region == m.region and s.tier == m.tier and s.kind == kind), None)
+    sched = next((s for s in w.tables["fee_schedules"] if s.region == m.region and s.tier == m.tier and s.kind == kind), None)
     if sched is None:
         raise ToolError(f"no fee schedule for {kind} fees of {m.tier} merchants in {m.region}")
     return {"schedule": sched.id, "pct": sched.pct, "fixed": sched.fixed, "fee": money(money(amount) * sched.pct / 100 + sched.fixed)}
@@ -194,10 +194,10 @@ _cap("fees.estimate", "read", "Estimate a fee from the fee schedule of the merch
 # ----- settlements and reconciliation -------------------------------------------------------------
 
 def _settlement_check(w: PaymentsWorld, settlement_id: str) -> dict[str, Any]:
-    st = w.table("settlements").get(settlement_id) or _missing("settlements", settlement_id)
-    lines = [ln for ln in w.table("settlement_lines") if ln.settlement_id == st.id]
+    st = w.tables["settlements"].get(settlement_id) or _missing("settlements", settlement_id)
+    lines = [ln for ln in w.tables["settlement_lines"] if ln.settlement_id == st.id]
     expected = money(sum(ln.amount - ln.fee for ln in lines))
-    breaks = [b for b in w.table("reconciliation_breaks") if b.settlement_id == st.id]
+    breaks = [b for b in w.tables["reconciliation_breaks"] if b.settlement_id == st.id]
     return {"settlement_id": st.id, "status": st.status, "net": st.net, "lines": len(lines), "expected_net": expected,
             "difference": money(expected - st.net), "breaks": _rows_view(breaks)}
 
@@ -207,7 +207,7 @@ _cap("settlements.check", "read", "Compare a settlement's lines with its net amo
 
 
 def _settlements_reconcile(w: PaymentsWorld, settlement_id: str) -> Any:
-    st = w.table("settlements").get(settlement_id) or _missing("settlements", settlement_id)
+    st = w.tables["settlements"].get(settlement_id) or _missing("settlements", settlement_id)
     if st.status != "paid":
         raise ToolError(f"settlement {settlement_id} is {st.status}; only a paid settlement can be reconciled")
     check = _settlement_check(w, settlement_id)
@@ -217,7 +217,7 @@ def _settlements_reconcile(w: PaymentsWorld, settlement_id: str) -> Any:
     if check["difference"] and not check["breaks"]:
         raise ToolError(f"settlement {settlement_id}'s lines add up to {check['expected_net']:.2f}, not {st.net:.2f}; "
                         "record the break with reconciliation.open_break first")
-    return w.table("settlements").update(st.id, status="reconciled")
+    return w.tables["settlements"].update(st.id, status="reconciled")
 
 
 _cap("settlements.reconcile", "write", "Mark a paid settlement reconciled once its lines add up or every break is settled.",
@@ -227,7 +227,7 @@ _cap("settlements.reconcile", "write", "Mark a paid settlement reconciled once i
 
 
 def _break(w: PaymentsWorld, break_id: str, status: str) -> Any:
-    b = w.table("reconciliation_breaks").get(break_id) or _missing("reconciliation_breaks", break_id)
+    b = w.tables["reconciliation_breaks"].get(break_id) or _missing("reconciliation_breaks", break_id)
     if b.status != status:
         raise ToolError(f"break {break_id} is {b.status}; this needs it {status}")
     return b
@@ -239,9 +239,9 @@ def _breaks_open(w: PaymentsWorld, settlement_id: str) -> Any:
         raise ToolError(f"settlement {settlement_id}'s lines add up to its net; there is no break")
     if any(b["status"] in ("open", "investigating") for b in check["breaks"]):
         raise ToolError(f"settlement {settlement_id} already has an unresolved break")
-    st = w.table("settlements").require(settlement_id)
+    st = w.tables["settlements"].require(settlement_id)
     diff = money(check["expected_net"] - st.net)
-    return w.table("reconciliation_breaks").insert(type(w).schema["reconciliation_breaks"](
+    return w.tables["reconciliation_breaks"].insert(type(w).schema["reconciliation_breaks"](
         id=w.ids.next("RB"), settlement_id=st.id, merchant_id=st.merchant_id, expected=check["expected_net"], actual=st.net,
         difference=diff))
 
@@ -251,17 +251,17 @@ def _breaks_write_off(w: PaymentsWorld, break_id: str) -> Any:
     tolerance = _rule(w, "settlements", b.merchant_id, "reconciliation_tolerance", 0.0)
     if abs(b.difference) > tolerance:
         raise ToolError(f"break {break_id} of {b.difference:.2f} is above the reconciliation tolerance {tolerance:.2f}; investigate it")
-    return w.table("reconciliation_breaks").update(b.id, status="written_off", note=f"written off at {w.clock.text()}")
+    return w.tables["reconciliation_breaks"].update(b.id, status="written_off", note=f"written off at {w.clock.text()}")
 
 
 def _breaks_investigate(w: PaymentsWorld, break_id: str, note: str) -> Any:
     b = _break(w, break_id, "open")
-    return w.table("reconciliation_breaks").update(b.id, status="investigating", note=_text(note, "note"))
+    return w.tables["reconciliation_breaks"].update(b.id, status="investigating", note=_text(note, "note"))
 
 
 def _breaks_resolve(w: PaymentsWorld, break_id: str, resolution: str) -> Any:
     b = _break(w, break_id, "investigating")
-    return w.table("reconciliation_breaks").update(b.id, status="resolved", note=f"{b.note}; resolved: {_text(resolution, 'resolution')}")
+    return w.tables["reconciliation_breaks"].update(b.id, status="resolved", note=f"{b.note}; resolved: {_text(resolution, 'resolution')}")
 
 
 _cap("reconciliation.open_break", "write", "Record the difference between a settlement's lines and its net as a break.",
@@ -293,13 +293,13 @@ def _period_bounds(period: str) -> tuple[str, str]:
 
 
 def _statement_figures(w: PaymentsWorld, account_id: str, period: str) -> dict[str, Any]:
-    acc = w.table("accounts").get(account_id) or _missing("accounts", account_id)
+    acc = w.tables["accounts"].get(account_id) or _missing("accounts", account_id)
     start, end = _period_bounds(period)
     if end > w.clock.text():
         raise ToolError(f"period {period} has not ended yet")
     opening = closing = 0.0
     entries = 0
-    for e in w.table("ledger"):
+    for e in w.tables["ledger"]:
         if e.account_id != acc.id or e.time >= end:
             continue
         closing += e.amount
@@ -313,19 +313,19 @@ def _statement_figures(w: PaymentsWorld, account_id: str, period: str) -> dict[s
 
 def _statements_generate(w: PaymentsWorld, account_id: str, period: str) -> Any:
     fig = _statement_figures(w, account_id, period)
-    for s in w.table("statements"):
+    for s in w.tables["statements"]:
         if s.account_id == account_id and s.period == period:
             if s.status == "issued":
                 raise ToolError(f"statement {s.id} for {period} is already issued")
-            return w.table("statements").update(s.id, opening=fig["opening"], closing=fig["closing"], entries=fig["entries"])
-    return w.table("statements").insert(Statement(id=w.ids.next("SM"), **fig))
+            return w.tables["statements"].update(s.id, opening=fig["opening"], closing=fig["closing"], entries=fig["entries"])
+    return w.tables["statements"].insert(Statement(id=w.ids.next("SM"), **fig))
 
 
 def _statements_issue(w: PaymentsWorld, statement_id: str) -> Any:
-    s = w.table("statements").get(statement_id) or _missing("statements", statement_id)
+    s = w.tables["statements"].get(statement_id) or _missing("statements", statement_id)
     if s.status != "draft":
         raise ToolError(f"statement {statement_id} is already issued")
-    return w.table("statements").update(s.id, status="issued", issued_at=w.clock.text())
+    return w.tables["statements"].update(s.id, status="issued", issued_at=w.clock.text())
 
 
 _cap("statements.preview", "read", "Opening and closing balance and entry count of an account for a past month (YYYY-MM).",
@@ -341,7 +341,7 @@ _cap("statements.issue", "write", "Issue a draft statement to the merchant.", {"
 # ----- verifications (KYC/KYB) ------------------------------------------------------------------------
 
 def _verification(w: PaymentsWorld, verification_id: str) -> Any:
-    v = w.table("verifications").get(verification_id) or _missing("verifications", verification_id)
+    v = w.tables["verifications"].get(verification_id) or _missing("verifications", verification_id)
     if v.status != "pending_documents":
         raise ToolError(f"verification {verification_id} is {v.status}; documents can be added only while pending_documents")
     return v
@@ -364,19 +364,19 @@ def _verifications_submit(w: PaymentsWorld, verification_id: str) -> dict[str, A
         raise ToolError(f"verification {verification_id} has no attached document")
     minutes = int(_rule(w, "verifications", v.merchant_id, "verification_review_minutes", 15))
     when = _later(w, minutes)
-    v = w.table("verifications").update(v.id, status="submitted", required=_verification_required(w, v.merchant_id, v.kind),
+    v = w.tables["verifications"].update(v.id, status="submitted", required=_verification_required(w, v.merchant_id, v.kind),
                                         submitted_at=w.clock.text(), decides_at=when)
     _schedule(w, "EVV", when, "verification_decision", v.id)
     return {"verification": v, "decides_at": when}
 
 
 def _fire_verification(w: PaymentsWorld, ev: Event) -> str:
-    v = w.table("verifications").get(ev.ref)
+    v = w.tables["verifications"].get(ev.ref)
     if v is None or v.status != "submitted":
         return f"verification {ev.ref}: nothing to decide"
-    types = {w.table("uploads").require(u).doc_type for u in v.attachments}
+    types = {w.tables["uploads"].require(u).doc_type for u in v.attachments}
     missing = [d for d in v.required if d not in types]
-    w.table("verifications").update(v.id, status="rejected" if missing else "approved")
+    w.tables["verifications"].update(v.id, status="rejected" if missing else "approved")
     if missing:
         return f"verification {v.id} rejected: missing {', '.join(missing)}"
     return f"verification {v.id} approved"
@@ -386,7 +386,7 @@ OPERATION_EVENTS["verification_decision"] = _fire_verification
 
 
 def _verifications_requirements(w: PaymentsWorld, merchant_id: str, kind: str) -> dict[str, Any]:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
     if kind not in ("kyc", "kyb"):
         raise ToolError("kind must be kyc or kyb")
@@ -412,21 +412,21 @@ _cap("verifications.submit", "write", "Submit a verification with its documents;
 # ----- bank-account changes --------------------------------------------------------------------------
 
 def _bank_change(w: PaymentsWorld, merchant_id: str, bank_account_id: str, upload_id: str) -> dict[str, Any]:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
-    bank = w.table("bank_accounts").get(bank_account_id)
+    bank = w.tables["bank_accounts"].get(bank_account_id)
     if bank is None or bank.merchant_id != merchant_id:
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
     up = _upload_of(w, upload_id, merchant_id)
     need = _rule(w, "account_changes", merchant_id, "bank_change_document", "bank_statement")
     if up.doc_type != need:
         raise ToolError(f"a bank-account change needs an uploaded {need}; upload {upload_id} is a {up.doc_type}")
-    for c in w.table("account_changes"):
+    for c in w.tables["account_changes"]:
         if c.merchant_id == merchant_id and c.status == "requested":
             raise ToolError(f"change {c.id} of merchant {merchant_id} is still in its cooling period")
     minutes = float(_rule(w, "account_changes", merchant_id, "bank_change_cooling_minutes", 60))
     when = _later(w, minutes)
-    change = w.table("account_changes").insert(AccountChange(
+    change = w.tables["account_changes"].insert(AccountChange(
         id=w.ids.next("CH"), merchant_id=merchant_id, bank_account_id=bank_account_id, upload_id=upload_id,
         requested_at=w.clock.text(), effective_at=when))
     _schedule(w, "EVC", when, "bank_change_effective", change.id)
@@ -434,17 +434,17 @@ def _bank_change(w: PaymentsWorld, merchant_id: str, bank_account_id: str, uploa
 
 
 def _bank_change_cancel(w: PaymentsWorld, change_id: str) -> Any:
-    c = w.table("account_changes").get(change_id) or _missing("account_changes", change_id)
+    c = w.tables["account_changes"].get(change_id) or _missing("account_changes", change_id)
     if c.status != "requested":
         raise ToolError(f"change {change_id} is {c.status}; only a requested change can be cancelled")
-    return w.table("account_changes").update(c.id, status="cancelled")
+    return w.tables["account_changes"].update(c.id, status="cancelled")
 
 
 def _fire_bank_change(w: PaymentsWorld, ev: Event) -> str:
-    c = w.table("account_changes").get(ev.ref)
+    c = w.tables["account_changes"].get(ev.ref)
     if c is None or c.status != "requested":
         return f"change {ev.ref}: nothing to do"
-    w.table("account_changes").update(c.id, status="effective")
+    w.tables["account_changes"].update(c.id, status="effective")
     return f"change {c.id} is effective: bank account {c.bank_account_id} takes payouts"
 
 
@@ -466,7 +466,7 @@ _cap("account_changes.cancel", "write", "Cancel a bank-account change still in i
 # ----- payout schedules, webhooks, notifications, limits ----------------------------------------------
 
 def _schedule_row(w: PaymentsWorld, schedule_id: str) -> Any:
-    return w.table("payout_schedules").get(schedule_id) or _missing("payout_schedules", schedule_id)
+    return w.tables["payout_schedules"].get(schedule_id) or _missing("payout_schedules", schedule_id)
 
 
 def _schedules_update(w: PaymentsWorld, schedule_id: str, cadence: str, day: int) -> Any:
@@ -477,7 +477,7 @@ def _schedules_update(w: PaymentsWorld, schedule_id: str, cadence: str, day: int
         raise ToolError("a weekly schedule's day is 1 (Monday) to 7")
     if cadence == "monthly" and not 1 <= day <= 28:
         raise ToolError("a monthly schedule's day is 1 to 28")
-    return w.table("payout_schedules").update(s.id, cadence=cadence, day=day if cadence in ("weekly", "monthly") else 0)
+    return w.tables["payout_schedules"].update(s.id, cadence=cadence, day=day if cadence in ("weekly", "monthly") else 0)
 
 
 def _schedules_set(status: str) -> Any:
@@ -485,7 +485,7 @@ def _schedules_set(status: str) -> Any:
         s = _schedule_row(w, schedule_id)
         if s.status == status:
             raise ToolError(f"schedule {schedule_id} is already {status}")
-        return w.table("payout_schedules").update(s.id, status=status)
+        return w.tables["payout_schedules"].update(s.id, status=status)
     return fn
 
 
@@ -501,10 +501,10 @@ _cap("payout_schedules.resume", "write", "Resume automatic payouts.", {"schedule
 
 def _webhooks_set(status: str) -> Any:
     def fn(w: PaymentsWorld, webhook_id: str) -> Any:
-        h = w.table("webhooks").get(webhook_id) or _missing("webhooks", webhook_id)
+        h = w.tables["webhooks"].get(webhook_id) or _missing("webhooks", webhook_id)
         if h.status == status:
             raise ToolError(f"webhook {webhook_id} is already {status}")
-        return w.table("webhooks").update(h.id, status=status)
+        return w.tables["webhooks"].update(h.id, status=status)
     return fn
 
 
@@ -515,10 +515,10 @@ _cap("webhooks.enable", "write", "Resume sending events to a webhook endpoint.",
 
 
 def _notify(w: PaymentsWorld, merchant_id: str, subject: str, body: str) -> Any:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
     subject, body = _text(subject, "subject"), _text(body, "body")
-    return w.table("notifications").insert(Notification(id=w.ids.next("NT"), merchant_id=merchant_id, subject=subject,
+    return w.tables["notifications"].insert(Notification(id=w.ids.next("NT"), merchant_id=merchant_id, subject=subject,
                                                         body=body, time=w.clock.text(), step=_step(w)))
 
 
@@ -529,11 +529,11 @@ _cap("notifications.send", "write", "Send the merchant a written notice (kept on
 
 
 def _limits_in_force(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
-    if w.table("merchants").get(merchant_id) is None:
+    if w.tables["merchants"].get(merchant_id) is None:
         _missing("merchants", merchant_id)
     day = w.clock.text()[:10]
-    paid_today = money(sum(p.amount for p in w.table("payouts") if p.merchant_id == merchant_id and p.time[:10] == day))
-    daily = next((lm.amount for lm in w.table("limits") if lm.merchant_id == merchant_id and lm.kind == "daily_payout"), None)
+    paid_today = money(sum(p.amount for p in w.tables["payouts"] if p.merchant_id == merchant_id and p.time[:10] == day))
+    daily = next((lm.amount for lm in w.tables["limits"] if lm.merchant_id == merchant_id and lm.kind == "daily_payout"), None)
     if daily is None:
         daily = _rule(w, "limits", merchant_id, "daily_payout_limit", None)
     return {"merchant_id": merchant_id, "single_payout_limit": w.payout_limit(merchant_id), "daily_payout_limit": daily,
@@ -546,7 +546,7 @@ _cap("limits.in_force", "read", "The single-payout and daily payout limits in fo
 
 def _events_upcoming(w: PaymentsWorld, hours: float) -> list[dict[str, Any]]:
     end = (w.clock.now + timedelta(hours=max(0.0, min(hours, 24 * 30)))).strftime(TIME_FORMAT)
-    rows = sorted((e for e in w.table("events") if e.status == "scheduled" and e.time <= end), key=lambda e: (e.time, e.id))
+    rows = sorted((e for e in w.tables["events"] if e.status == "scheduled" and e.time <= end), key=lambda e: (e.time, e.id))
     return _rows_view(rows)
 
 
@@ -557,13 +557,13 @@ _cap("events.upcoming", "read", "Scheduled events due within the next `hours` (a
 # ----- derived reads across the books -------------------------------------------------------------------
 
 def _merchant(w: PaymentsWorld, merchant_id: str) -> Any:
-    return w.table("merchants").get(merchant_id) or _missing("merchants", merchant_id)
+    return w.tables["merchants"].get(merchant_id) or _missing("merchants", merchant_id)
 
 
 def _merchants_profile(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
     m = _merchant(w, merchant_id)
-    return {"merchant": m, "accounts": _rows_view([a for a in w.table("accounts") if a.merchant_id == m.id]),
-            "bank_accounts": _rows_view([b for b in w.table("bank_accounts") if b.merchant_id == m.id])}
+    return {"merchant": m, "accounts": _rows_view([a for a in w.tables["accounts"] if a.merchant_id == m.id]),
+            "bank_accounts": _rows_view([b for b in w.tables["bank_accounts"] if b.merchant_id == m.id])}
 
 
 def _reserve_position(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
@@ -582,16 +582,16 @@ def _fx_rates(w: PaymentsWorld) -> dict[str, Any]:
 
 
 def _ledger_between(w: PaymentsWorld, account_id: str, start: str, end: str) -> list[dict[str, Any]]:
-    if w.table("accounts").get(account_id) is None:
+    if w.tables["accounts"].get(account_id) is None:
         _missing("accounts", account_id)
     if end < start:
         raise ToolError("end must not be before start")
-    return _rows_view([e for e in w.table("ledger") if e.account_id == account_id and start <= e.time <= end])
+    return _rows_view([e for e in w.tables["ledger"] if e.account_id == account_id and start <= e.time <= end])
 
 
 def _payouts_summary(w: PaymentsWorld, merchant_id: str, day: str) -> dict[str, Any]:
     _merchant(w, merchant_id)
-    rows = [p for p in w.table("payouts") if p.merchant_id == merchant_id and p.time[:10] == day]
+    rows = [p for p in w.tables["payouts"] if p.merchant_id == merchant_id and p.time[:10] == day]
     return {"merchant_id": merchant_id, "day": day, "payouts": len(rows), "total": money(sum(p.amount for p in rows)),
             "to_bank_accounts": sorted({p.bank_account_id for p in rows})}
 
@@ -599,7 +599,7 @@ def _payouts_summary(w: PaymentsWorld, merchant_id: str, day: str) -> dict[str, 
 def _fees_summary(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
     _merchant(w, merchant_id)
     out: dict[str, dict[str, float]] = {}
-    for f in w.table("fees"):
+    for f in w.tables["fees"]:
         if f.merchant_id == merchant_id:
             row = out.setdefault(f.kind, {"charged": 0.0, "waived": 0.0})
             row[f.status] = money(row[f.status] + f.amount)
@@ -608,7 +608,7 @@ def _fees_summary(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
 
 def _risk_latest(w: PaymentsWorld, merchant_id: str) -> Any:
     _merchant(w, merchant_id)
-    rows = [r for r in w.table("risk_reviews") if r.merchant_id == merchant_id]
+    rows = [r for r in w.tables["risk_reviews"] if r.merchant_id == merchant_id]
     return max(rows, key=lambda r: (r.created_at, r.id)) if rows else None
 
 
@@ -618,7 +618,7 @@ def _webhooks_create(w: PaymentsWorld, merchant_id: str, url: str, topics: list[
         raise ToolError("url must be an https URL of at most 300 characters")
     if not topics or any(not re.match(r"^[a-z_]+\.[a-z_]+$", t) for t in topics):
         raise ToolError("topics must be a non-empty list like ['payout.paid', 'dispute.created']")
-    return w.table("webhooks").insert(type(w).schema["webhooks"](id=w.ids.next("WH"), merchant_id=merchant_id, url=url,
+    return w.tables["webhooks"].insert(type(w).schema["webhooks"](id=w.ids.next("WH"), merchant_id=merchant_id, url=url,
                                                                  topics=",".join(dict.fromkeys(topics))))
 
 
@@ -640,13 +640,13 @@ _cap("webhooks.create", "write", "Register a webhook endpoint for event topics."
 
 def _holds_active(w: PaymentsWorld, merchant_id: str) -> list[dict[str, Any]]:
     _merchant(w, merchant_id)
-    accounts = {a.id for a in w.table("accounts") if a.merchant_id == merchant_id}
-    return _rows_view([h for h in w.table("holds") if h.account_id in accounts and h.status == "active"])
+    accounts = {a.id for a in w.tables["accounts"] if a.merchant_id == merchant_id}
+    return _rows_view([h for h in w.tables["holds"] if h.account_id in accounts and h.status == "active"])
 
 
 def _settlements_unreconciled(w: PaymentsWorld, merchant_id: str) -> list[dict[str, Any]]:
     _merchant(w, merchant_id)
-    return [_settlement_check(w, s.id) for s in w.table("settlements") if s.merchant_id == merchant_id and s.status == "paid"]
+    return [_settlement_check(w, s.id) for s in w.tables["settlements"] if s.merchant_id == merchant_id and s.status == "paid"]
 
 
 _cap("holds.active_for_merchant", "read", "The active holds on any of a merchant's accounts.", {"merchant_id": (str, REQ)}, _holds_active)

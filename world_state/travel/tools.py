@@ -127,7 +127,7 @@ def place_json(world: World, kind: Kind, place_id: str) -> RawJson:
     JSON (the info reads run often, and encoding a place's dozens of products each time costs
     more than the rest of the step)."""
     def build() -> str:
-        place = world.table(kind.places).require(place_id)
+        place = world.tables[kind.places].require(place_id)
         text = _row_json(world, kind.places, place, lambda r: r.model_dump(mode="json"))
         render = lambda p: product_view(kind, p)  # noqa: E731
         products = [_row_json(world, kind.products, p, render) for p in products_of(world, kind, place_id)]
@@ -138,7 +138,7 @@ def place_json(world: World, kind: Kind, place_id: str) -> RawJson:
 
 
 def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> dict[str, Any]:
-    view = world.table(kind.places).require(place_id).model_dump(mode="json")
+    view = world.tables[kind.places].require(place_id).model_dump(mode="json")
     if with_products:
         view["products"] = [product_view(kind, p) for p in products_of(world, kind, place_id)]
     return view
@@ -146,7 +146,7 @@ def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> 
 
 def net_paid(world: World, order: Order) -> float:
     """What the user has paid for ``order`` and not been refunded."""
-    entries = [e for e in world.table("travel_ledger") if e.order_id == order.order_id]
+    entries = [e for e in world.tables["travel_ledger"] if e.order_id == order.order_id]
     if not entries:
         return order.total_price if order.status == "paid" else 0.0
     return _money(sum(e.amount if e.kind == "payment" else -e.amount for e in entries))
@@ -179,7 +179,7 @@ def order_view(world: World, order: Order) -> dict[str, Any]:
             for x in order.products
         ],
     }
-    place = world.table(kind.places).get(order.store_id)
+    place = world.tables[kind.places].get(order.store_id)
     if kind.name in ("flight", "train") and place is not None and order.products:
         view["departure_time"], view["arrival_time"] = _trip_times(
             place.departure_time, place.arrival_time, order.products[0].date)
@@ -213,7 +213,7 @@ def _departs(departure_time: str, date: str) -> datetime:
 # ----- ledger and stock -------------------------------------------------------------------------
 def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> None:
     prefix = f"{world.extra.get('task_key', 'T')}LG"
-    world.table("travel_ledger").insert(
+    world.tables["travel_ledger"].insert(
         LedgerEntry(
             entry_id=world.ids.next(prefix, width=3),
             order_id=order.order_id,
@@ -227,12 +227,12 @@ def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amoun
 
 def _open_ledger(world: World, order: Order) -> None:
     """Before the first money movement of an order paid before this episode, record that payment."""
-    if order.status == "paid" and not any(e.order_id == order.order_id for e in world.table("travel_ledger")):
+    if order.status == "paid" and not any(e.order_id == order.order_id for e in world.tables["travel_ledger"]):
         _entry(world, order, "payment", order.total_price, "paid before this conversation")
 
 
 def _adjust(world: World, kind: Kind, product_id: str, delta: int) -> None:
-    table = world.table(kind.products)
+    table = world.tables[kind.products]
     p = table.get(product_id)
     if p is not None and p.quantity is not None:
         table.update(product_id, quantity=p.quantity + delta)
@@ -282,7 +282,7 @@ def _product_rule(kind: Kind, product_arg: str, date_arg: str | None) -> Any:
     what = {"hotel": "room", "attraction": "ticket", "flight": "seat", "train": "seat"}[kind.name]
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        p = world.table(kind.products).get(args[product_arg])
+        p = world.tables[kind.products].get(args[product_arg])
         owner = args[kind.owner]
         if p is None or getattr(p, kind.owner) != owner:
             return f"{what} {args[product_arg]!r} is not a product of {kind.name} {owner}; see {_info_tool(kind)}"
@@ -303,7 +303,7 @@ def _positive_quantity(world: World, history: History, args: dict[str, Any]) -> 
 
 def _in_stock(kind: Kind, product_arg: str) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        p = world.table(kind.products).require(args[product_arg])
+        p = world.tables[kind.products].require(args[product_arg])
         if p.quantity is not None and p.quantity < args["quantity"]:
             return f"only {p.quantity} left of {p.product_id} ({getattr(p, kind.type_field)}, {p.date}), {args['quantity']} requested"
         return None
@@ -313,8 +313,8 @@ def _in_stock(kind: Kind, product_arg: str) -> Any:
 
 def _departs_in_future(kind: Kind, product_arg: str) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        place = world.table(kind.places).require(args[kind.owner])
-        p = world.table(kind.products).require(args[product_arg])
+        place = world.tables[kind.places].require(args[kind.owner])
+        p = world.tables[kind.products].require(args[product_arg])
         if _departs(place.departure_time, p.date) < world.clock.now:
             return f"{kind.name} {getattr(place, kind.name_field)} on {p.date} has already departed"
         return None
@@ -329,7 +329,7 @@ def _visit_not_past(world: World, history: History, args: dict[str, Any]) -> str
 # ----- hotel nights -------------------------------------------------------------------------------
 def _nights(world: World, args: dict[str, Any]) -> tuple[str, str]:
     """(check-in, check-out) of a hotel booking: the room's night, and the next day by default."""
-    first = world.table("hotel_rooms").require(args["room_id"]).date
+    first = world.tables["hotel_rooms"].require(args["room_id"]).date
     out = args.get("check_out_date")
     return first, (out.strip() if out else add_days(first, 1))
 
@@ -345,7 +345,7 @@ def _stay_valid(world: World, history: History, args: dict[str, Any]) -> str | N
 
 
 def _night_products(world: World, args: dict[str, Any]) -> list[str | None]:
-    room = world.table("hotel_rooms").require(args["room_id"])
+    room = world.tables["hotel_rooms"].require(args["room_id"])
     check_in, check_out = _nights(world, args)
     slots = products_by_slot(world, HOTEL)
     n = (parse_day(check_out) - parse_day(check_in)).days
@@ -353,9 +353,9 @@ def _night_products(world: World, args: dict[str, Any]) -> list[str | None]:
 
 
 def _rooms_free(world: World, history: History, args: dict[str, Any]) -> str | None:
-    room = world.table("hotel_rooms").require(args["room_id"])
+    room = world.tables["hotel_rooms"].require(args["room_id"])
     check_in, _ = _nights(world, args)
-    rooms = world.table("hotel_rooms")
+    rooms = world.tables["hotel_rooms"]
     for i, pid in enumerate(_night_products(world, args)):
         night = add_days(check_in, i)
         if pid is None:
@@ -369,7 +369,7 @@ def _rooms_free(world: World, history: History, args: dict[str, Any]) -> str | N
 # ----- orders -------------------------------------------------------------------------------------
 def _order_of_kind(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.table("orders").require(args["order_id"])
+        o = world.tables["orders"].require(args["order_id"])
         return (
             None
             if o.order_type == kind.name
@@ -380,17 +380,17 @@ def _order_of_kind(kind: Kind) -> Any:
 
 
 def _order_belongs(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.table("orders").require(args["order_id"])
+    o = world.tables["orders"].require(args["order_id"])
     return None if o.user_id == args["user_id"] else f"order {o.order_id} does not belong to user {args['user_id']}"
 
 
 def _trip_not_started(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.table("orders").require(args["order_id"])
+        o = world.tables["orders"].require(args["order_id"])
         if not o.products:
             return None
         first = min(x.date for x in o.products)
-        place = world.table(kind.places).get(o.store_id)
+        place = world.tables[kind.places].get(o.store_id)
         if kind.name in ("flight", "train") and place is not None:
             if _departs(place.departure_time, first) < world.clock.now:
                 return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
@@ -403,7 +403,7 @@ def _trip_not_started(kind: Kind) -> Any:
 
 
 def _single_line(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.table("orders").require(args["order_id"])
+    o = world.tables["orders"].require(args["order_id"])
     return (
         None
         if len(o.products) == 1
@@ -413,7 +413,7 @@ def _single_line(world: World, history: History, args: dict[str, Any]) -> str | 
 
 def _new_date_ok(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.table("orders").require(args["order_id"])
+        o = world.tables["orders"].require(args["order_id"])
         line = o.products[0]
         new_date = args["new_date"].strip()
         if new_date == line.date:
@@ -421,10 +421,10 @@ def _new_date_ok(kind: Kind) -> Any:
         pid = products_by_slot(world, kind).get((o.store_id, line.name, new_date))
         if pid is None:
             return f"{kind.name} {o.store_id} sells no {line.name} seats on {new_date}"
-        p = world.table(kind.products).rows[pid]
+        p = world.tables[kind.products].rows[pid]
         if p.quantity is not None and p.quantity < line.quantity:
             return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
-        place = world.table(kind.places).get(o.store_id)
+        place = world.tables[kind.places].get(o.store_id)
         if place is not None and _departs(place.departure_time, new_date) < world.clock.now and not vitabench_release(world):
             return f"the {kind.name} on {new_date} has already departed"
         return None
@@ -472,15 +472,15 @@ def _order_exists(kind: Kind) -> Any:
 # ----- post-conditions ----------------------------------------------------------------------------
 def _post_created(kind: Kind):
     def check(world, args, result, before) -> str | None:
-        order = world.table("orders").get(result["order_id"])
-        if order is None or order.order_id in before.table("orders"):
+        order = world.tables["orders"].get(result["order_id"])
+        if order is None or order.order_id in before.tables["orders"]:
             return "no new order was stored"
         if order.status != "unpaid":
             return f"new order has status {order.status}"
         if abs(order.total_price - _money(sum(x.price * x.quantity for x in order.products))) > 1e-6:
             return "total_price is not the sum of its lines"
         for x in order.products:
-            now, then = world.table(kind.products).get(x.product_id), before.table(kind.products).get(x.product_id)
+            now, then = world.tables[kind.products].get(x.product_id), before.tables[kind.products].get(x.product_id)
             if then is not None and then.quantity is not None and now.quantity != then.quantity - x.quantity:
                 return f"stock of {x.product_id} not reduced by {x.quantity}"
         return None
@@ -489,7 +489,7 @@ def _post_created(kind: Kind):
 
 
 def _post_paid(world, args, result, before) -> str | None:
-    order = world.table("orders").require(args["order_id"])
+    order = world.tables["orders"].require(args["order_id"])
     if order.status != "paid":
         return f"status is {order.status}"
     return (
@@ -499,11 +499,11 @@ def _post_paid(world, args, result, before) -> str | None:
 
 def _post_cancelled(kind: Kind):
     def check(world, args, result, before) -> str | None:
-        order = world.table("orders").require(args["order_id"])
+        order = world.tables["orders"].require(args["order_id"])
         if order.status != "cancelled":
             return f"status is {order.status}"
         for x in order.products:
-            now, then = world.table(kind.products).get(x.product_id), before.table(kind.products).get(x.product_id)
+            now, then = world.tables[kind.products].get(x.product_id), before.tables[kind.products].get(x.product_id)
             if then is not None and then.quantity is not None and now.quantity != then.quantity + x.quantity:
                 return f"stock of {x.product_id} not restored"
         if abs(net_paid(world, order)) > 1e-6:
@@ -515,13 +515,13 @@ def _post_cancelled(kind: Kind):
 
 def _post_moved(kind: Kind):
     def check(world, args, result, before) -> str | None:
-        old, new = before.table("orders").require(args["order_id"]), world.table("orders").require(args["order_id"])
+        old, new = before.tables["orders"].require(args["order_id"]), world.tables["orders"].require(args["order_id"])
         a, b = old.products[0], new.products[0]
         if b.date != args["new_date"].strip() or b.name != a.name or b.quantity != a.quantity:
             return "the line is not the same seat class and quantity on the new date"
         if abs(new.total_price - _money(b.price * b.quantity)) > 1e-6:
             return "total_price is not the new date's price"
-        products, then = world.table(kind.products), before.table(kind.products)
+        products, then = world.tables[kind.products], before.tables[kind.products]
         for pid, delta in ((a.product_id, a.quantity), (b.product_id, -b.quantity)):
             p, q = products.get(pid), then.get(pid)
             if q is not None and q.quantity is not None and p.quantity != q.quantity + delta:
@@ -545,8 +545,8 @@ def _post_moved(kind: Kind):
 def _new_order(
     world: LifeWorld, kind: Kind, owner_id: str, picks: list[tuple[str, int]], user_id: str
 ) -> dict[str, Any]:
-    place = world.table(kind.places).require(owner_id)
-    products = world.table(kind.products)
+    place = world.tables[kind.places].require(owner_id)
+    products = world.tables[kind.products]
     lines = []
     for pid, qty in picks:
         p = products.require(pid)
@@ -574,28 +574,28 @@ def _new_order(
         status="unpaid",
         products=lines,
     )
-    world.table("orders").insert(order)
+    world.tables["orders"].insert(order)
     return order_view(world, order)
 
 
 def _pay(world: LifeWorld, order_id: str) -> dict[str, Any]:
-    order = world.table("orders").require(order_id)
+    order = world.tables["orders"].require(order_id)
     due = _money(order.total_price - net_paid(world, order))
     if due > 0:
         _entry(world, order, "payment", due, "payment")
-    world.table("orders").update(order_id, status="paid", update_time=world.clock.text())
+    world.tables["orders"].update(order_id, status="paid", update_time=world.clock.text())
     return {"order_id": order_id, "status": "paid", "amount_paid": max(due, 0.0), "message": "Payment successful"}
 
 
 def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
-    order = world.table("orders").require(order_id)
+    order = world.tables["orders"].require(order_id)
     _open_ledger(world, order)
     refund = max(0.0, net_paid(world, order))
     if refund > 0:
         _entry(world, order, "refund", refund, "cancellation")
     for x in order.products:
         _adjust(world, kind, x.product_id, x.quantity)
-    world.table("orders").update(order_id, status="cancelled", update_time=world.clock.text())
+    world.tables["orders"].update(order_id, status="cancelled", update_time=world.clock.text())
     return {
         "order_id": order_id,
         "status": "cancelled",
@@ -605,11 +605,11 @@ def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
 
 
 def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[str, Any]:
-    order = world.table("orders").require(order_id)
+    order = world.tables["orders"].require(order_id)
     line = order.products[0]
     new_date = new_date.strip()
     pid = products_by_slot(world, kind)[(order.store_id, line.name, new_date)]
-    p = world.table(kind.products).require(pid)
+    p = world.tables[kind.products].require(pid)
     _open_ledger(world, order)
     _adjust(world, kind, line.product_id, line.quantity)
     _adjust(world, kind, pid, -line.quantity)
@@ -620,7 +620,7 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[st
         refund = -diff
         _entry(world, order, "refund", refund, f"cheaper new date {new_date}")
     status = "unpaid" if diff > 0 else order.status
-    moved = world.table("orders").update(
+    moved = world.tables["orders"].update(
         order_id,
         products=[_copy_with(line, {"product_id": pid, "price": p.price, "date": new_date})],
         total_price=new_total,
@@ -646,7 +646,7 @@ def _orders_of(
     world: LifeWorld, kind: Kind, user_id: str, date: str | None, status: str | None
 ) -> list[dict[str, Any]]:
     out = []
-    for o in world.table("orders"):
+    for o in world.tables["orders"]:
         if o.order_type != kind.name or o.user_id != user_id or (status is not None and o.status != status):
             continue
         if date is not None and not any(x.date == date.strip() for x in o.products):
@@ -656,7 +656,7 @@ def _orders_of(
 
 
 def _order_detail(world: LifeWorld, order_id: str) -> dict[str, Any]:
-    return order_view(world, world.table("orders").require(order_id))
+    return order_view(world, world.tables["orders"].require(order_id))
 
 
 # ----- info ---------------------------------------------------------------------------------------
@@ -708,7 +708,7 @@ def _ranked_places(
     most), or in a VitaBench task VitaBench's (its city match, then ``rank_all`` of the keywords
     joined into one text over its search texts, the release's cap at most)."""
     release = vitabench_release(world)
-    places = [p for p in world.table(kind.places) if place_matches(city, p.location.address, release is not None)]
+    places = [p for p in world.tables[kind.places] if place_matches(city, p.location.address, release is not None)]
     limit = SEARCH_LIMIT if release is None else SEARCH_CAPS[release]["ota"]
     if release is not None:
         docs = {p.key: vitabench_text(p) for p in places}
@@ -759,7 +759,7 @@ def _route(world: LifeWorld, kind: Kind, departure: str, destination: str, date:
     task as VitaBench finds them (its loose city match, catalogue order, each once)."""
     vitabench = vitabench_release(world) is not None
     found = []
-    for t in world.table(kind.places):
+    for t in world.tables[kind.places]:
         if not (place_matches(departure, t.departure_city, vitabench)
                 and place_matches(destination, t.arrival_city, vitabench)):
             continue

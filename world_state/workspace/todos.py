@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from servicegym.world_state.core import parse_date
+from servicegym.world_state.core import date_text
 from servicegym.world_state.tools import ToolError, exists, field_in, tool
 from servicegym.world_state.workspace.world import Todo, WorkspaceWorld, new_id
 
@@ -23,7 +23,7 @@ def _due(text: str, what: str = "due") -> str:
     if not t:
         return ""
     try:
-        return parse_date(t).strftime("%Y-%m-%d")
+        return date_text(t)
     except ValueError:
         raise ToolError(f"{what} {text!r} must have the form YYYY-MM-DD (or be empty for no date)") from None
 
@@ -40,7 +40,7 @@ def add_todo(world: WorkspaceWorld, title: Title, due: str = "", priority: Prior
         notes: details
     """
     t = Todo(id=new_id(world, "todos", "T"), title=title.strip(), due=_due(due), priority=priority, notes=notes)
-    return world.table("todos").insert(t)  # shown as its JSON, as every row
+    return world.tables["todos"].insert(t)  # shown as its JSON, as every row
 
 
 @tool("read")
@@ -57,7 +57,7 @@ def list_todos(world: WorkspaceWorld, status: Literal["open", "done", "all"] = "
     if due_before is not None and not limit:
         raise ToolError("due_before must be a date YYYY-MM-DD")
     today = world.clock.now.strftime("%Y-%m-%d")
-    rows = [t for t in world.table("todos") if (status == "all" or t.status == status)
+    rows = [t for t in world.tables["todos"] if (status == "all" or t.status == status)
             and (not limit or (t.due and t.due < limit)) and (priority is None or t.priority == priority)]
     rows.sort(key=lambda t: (not t.due, t.due, _RANK[t.priority], t.id))
     return {"status": status, "total": len(rows), "today": today,
@@ -72,7 +72,7 @@ def complete_todo(world: WorkspaceWorld, todo_id: str) -> dict[str, Any]:
     Args:
         todo_id: the to-do id
     """
-    return world.table("todos").update(todo_id, status="done").model_dump(mode="json")
+    return world.tables["todos"].update(todo_id, status="done").model_dump(mode="json")
 
 
 @tool("write", pre=[TODO])
@@ -99,7 +99,7 @@ def update_todo(world: WorkspaceWorld, todo_id: str, title: Title | None = None,
             changes[key] = value
     if not changes:
         raise ToolError("nothing to change; give at least one field")
-    return world.table("todos").update(todo_id, **changes).model_dump(mode="json")
+    return world.tables["todos"].update(todo_id, **changes).model_dump(mode="json")
 
 
 @tool("write", pre=[TODO])
@@ -109,7 +109,7 @@ def delete_todo(world: WorkspaceWorld, todo_id: str) -> dict[str, Any]:
     Args:
         todo_id: the to-do id
     """
-    world.table("todos").delete(todo_id)
+    world.tables["todos"].delete(todo_id)
     return {"deleted": todo_id}
 
 
