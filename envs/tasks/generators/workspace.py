@@ -248,6 +248,7 @@ class Episode:
         self.advisor = self.people[0]
         self.exclude_cat = self.p.extra.get("exclude") or rng.choice(self.p.categories)
         self._keys: set[str] = set()
+        self.specs: list[dict[str, Any]] = []  # the sessions' specs, made once by ``build``
         self._key_n = 100 + 100 * PERSONA_ORDER.index(persona)
         self.batches: dict[int, list[dict[str, str]]] = {}
         self.files: list[dict[str, Any]] = []
@@ -884,7 +885,8 @@ class Episode:
             self.plans.append(plan)
             day = next_workday(day)
         self.check_cues()
-        check_structure([plan.to_spec() for plan in self.plans])
+        self.specs = [plan.to_spec() for plan in self.plans]  # made once: checked here, the task's sessions after
+        check_structure(self.specs)
 
     def meet_time(self) -> datetime:
         return next_workday(next_workday(self.day_dt)).replace(hour=self.rng.choice((10, 11, 14, 15)), minute=self.rng.choice((0, 30)))
@@ -963,7 +965,7 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
     ep = Episode(persona, seed, difficulty, split)
     ep.build()
     p = ep.p
-    sessions = [plan.to_spec() for plan in ep.plans]
+    sessions = ep.specs
     world: dict[str, Any] = {
         "version": VERSION, "persona": persona, "owner": p.owner, "owner_email": p.owner_email,
         "organization": p.organization, "now": ep.start.strftime(TIME_FORMAT), "tables": initial_tables(ep),
@@ -977,9 +979,11 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
     if violations:
         grng = random.Random(f"{persona}/{split}/{seed}/generic")
         world["generic_actions"] = [a for plan in ep.plans for a in plan.generic(grng)]
+        routes = [plan.golden() for plan in ep.plans]  # each plan's route once (``Plan.golden`` draws nothing)
         for k, plan in enumerate(ep.plans):
             if any(f.carried for f in plan.facets):
-                viol[f"s{plan.index:02d}"] = golden_prefix(ep.plans, k) + plan.ignoring_carried() + golden_suffix(ep.plans, k)
+                viol[f"s{plan.index:02d}"] = ([a for r in routes[:k] for a in r] + plan.ignoring_carried()
+                                              + [a for r in routes[k + 1:] for a in r])
     groups = sorted({pl.group for pl in ep.plans if pl.group})
     return Task(
         task_id=f"{DOMAIN}-{persona}/{split}/{seed}/d{difficulty}", domain=DOMAIN, difficulty=difficulty,
@@ -989,14 +993,6 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
         notes=[f"{persona} episode: {SESSIONS} sessions, {len(groups)} dependency groups ({', '.join(groups)}), "
                f"{sum(len(s['intents']) for s in sessions)} hidden intents"],
     )
-
-
-def golden_prefix(plans: list[Plan], k: int) -> list[str]:
-    return [a for pl in plans[:k] for a in pl.golden()]
-
-
-def golden_suffix(plans: list[Plan], k: int) -> list[str]:
-    return [a for pl in plans[k + 1:] for a in pl.golden()]
 
 
 # ----- episode structure and session labels (derived from what each session requires) ------------
