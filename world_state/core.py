@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -261,6 +261,20 @@ def _new_table(name: str, model: type[E], rows: dict[str, E], shared: bool, log:
 
 
 _set_attr = object.__setattr__
+M = TypeVar("M", bound=BaseModel)
+
+
+def unvalidated(model: type[M], fields: dict[str, Any], fields_set: set[str]) -> M:
+    """An instance of ``model`` (a pydantic model with no extra fields or private attributes) whose
+    fields are ``fields`` (the dict itself, not a copy) and set fields ``fields_set``, made without
+    validation: for values the caller has already validated or built itself (a row's copy with a
+    change, a generator's own rows). ``model.model_construct`` does the same with its generic steps."""
+    new = _new_object(model)
+    _set_attr(new, "__dict__", fields)
+    _set_attr(new, "__pydantic_fields_set__", fields_set)
+    _set_attr(new, "__pydantic_extra__", None)
+    _set_attr(new, "__pydantic_private__", None)
+    return new
 
 
 def _copy_with(row: E, changes: dict[str, Any]) -> E:
@@ -268,14 +282,67 @@ def _copy_with(row: E, changes: dict[str, Any]) -> E:
     shallow copy of the fields with ``changes`` applied, the set fields grown by them)."""
     if row.__pydantic_extra__ is not None or row.__pydantic_private__ is not None:
         return row.model_copy(update=changes)
-    new = row.__class__.__new__(row.__class__)
     fields = row.__dict__.copy()
     fields.update(changes)
-    _set_attr(new, "__dict__", fields)
-    _set_attr(new, "__pydantic_extra__", None)
-    _set_attr(new, "__pydantic_fields_set__", row.__pydantic_fields_set__ | changes.keys())
-    _set_attr(new, "__pydantic_private__", None)
-    return new
+    return unvalidated(row.__class__, fields, row.__pydantic_fields_set__ | changes.keys())
+
+
+def _scalar_types(annotation: Any) -> frozenset[Any] | None:
+    """The types a scalar field may hold (str, int, float, bool, None, a union or ``Literal`` of
+    them), or None when the field is not a scalar."""
+    if annotation in (str, int, float, bool, type(None)):
+        return frozenset((annotation,))
+    if getattr(annotation, "__origin__", None) is Literal:
+        values = annotation.__args__
+        return frozenset(type(v) for v in values) if all(type(v) in (str, int, bool) for v in values) else None
+    args = getattr(annotation, "__args__", None)
+    if args is None or getattr(annotation, "__origin__", None) is list:
+        return None
+    out: set[Any] = set()
+    for a in args:  # ``X | None`` or ``Union[...]`` of scalars
+        types = _scalar_types(a)
+        if types is None:
+            return None
+        out |= types
+    return frozenset(out)
+
+
+@cache
+def _scalar_fields(model: Any) -> tuple[str, ...] | None:
+    """The field names of ``model``, in order, when every field is a scalar (``_scalar_types``)
+    and the model has no validators, aliases or private attributes: then validation keeps a row
+    that holds each field, in order, with a value of its type, as it is. None otherwise."""
+    deco = model.__pydantic_decorators__
+    if (deco.field_validators or deco.model_validators or deco.validators or deco.root_validators
+            or model.__private_attributes__ or model.model_config.get("extra") != "forbid"):
+        return None
+    for f in model.model_fields.values():
+        if f.alias is not None or f.validation_alias is not None or f.metadata or _scalar_types(f.annotation) is None:
+            return None
+    return tuple(model.model_fields)
+
+
+def vouched_rows(model: Any, items: Any) -> list[Any] | None:
+    """The entities of a vouched table of a scalar model (``_scalar_fields``: a catalogue's dated
+    products), made without validation (``unvalidated``): each row's values (a copy of its dict) as
+    the entity's fields, which is what validation makes of a row its generator vouched for (every
+    field, in order, of its type: tests/test_reset_new_task_lazy.py holds each generator to it).
+    None for a model that is not scalar or rows that are visibly not such (not dicts, another
+    number of fields, the first row's keys in another order): the table is then validated."""
+    names = _scalar_fields(model)
+    if names is None or type(items) is not list:
+        return None
+    n = len(names)
+    if items and (type(items[0]) is not dict or tuple(items[0]) != names):
+        return None
+    fields_set = set(names)  # one per table: pydantic copies it before any change (``model_copy``)
+    out = []
+    append = out.append
+    for row in items:
+        if type(row) is not dict or len(row) != n:
+            return None
+        append(unvalidated(model, row.copy(), fields_set))  # the spec's own row stays the task's
+    return out
 
 
 class IdCounter:

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import cache
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from servicegym.world_state.core import Entity, parse_time
+from servicegym.world_state.core import Entity, parse_time, vouched_rows
 from servicegym.world_state.life.entities import LifeWorld, Location
 
 SCALAR_KEYS = (
@@ -55,73 +55,6 @@ def _rows(model: Any, spec: dict[str, Any], section: str) -> list[Any]:
             loc = ".".join(str(x) for x in e["loc"])
             raise WorldSpecError(f"field world.{section}.{i}{'.' + loc if loc else ''}: {e['msg']}") from None
     return rows
-
-
-_new_object = object.__new__
-_set_attr = object.__setattr__
-
-
-def _scalar_types(annotation: Any) -> frozenset[Any] | None:
-    """The types a scalar field may hold (str, int, float, bool, None, a union or ``Literal`` of
-    them), or None when the field is not a scalar."""
-    if annotation in (str, int, float, bool, type(None)):
-        return frozenset((annotation,))
-    if getattr(annotation, "__origin__", None) is Literal:
-        values = annotation.__args__
-        return frozenset(type(v) for v in values) if all(type(v) in (str, int, bool) for v in values) else None
-    args = getattr(annotation, "__args__", None)
-    if args is None or getattr(annotation, "__origin__", None) is list:
-        return None
-    out: set[Any] = set()
-    for a in args:  # ``X | None`` or ``Union[...]`` of scalars
-        types = _scalar_types(a)
-        if types is None:
-            return None
-        out |= types
-    return frozenset(out)
-
-
-@cache
-def _plain_fields(model: Any) -> tuple[str, ...] | None:
-    """The field names of ``model``, in order, when every field is a scalar (``_scalar_types``)
-    and the model has no validators, aliases or private attributes: then validation keeps a row
-    that holds each field, in order, with a value of its type, as it is. None otherwise."""
-    deco = model.__pydantic_decorators__
-    if (deco.field_validators or deco.model_validators or deco.validators or deco.root_validators
-            or model.__private_attributes__ or model.model_config.get("extra") != "forbid"):
-        return None
-    for f in model.model_fields.values():
-        if f.alias is not None or f.validation_alias is not None or f.metadata or _scalar_types(f.annotation) is None:
-            return None
-    return tuple(model.model_fields)
-
-
-def vouched_rows(model: Any, items: Any) -> list[Any] | None:
-    """The entities of a vouched table of a plain model (``_plain_fields``: a catalogue's dated
-    products), made without validation: each row's values (a copy of its dict) as the entity's
-    fields, which is what validation makes of a row its generator vouched for (every field, in
-    order, of its type: tests/test_reset_new_task_lazy.py holds each generator to it). None
-    for a model that is not plain or rows that are visibly not such (not dicts, another number of
-    fields, the first row's keys in another order): the table is then validated."""
-    names = _plain_fields(model)
-    if names is None or type(items) is not list:
-        return None
-    n = len(names)
-    if items and (type(items[0]) is not dict or tuple(items[0]) != names):
-        return None
-    fields_set = set(names)  # one per table: pydantic copies it before any change (``model_copy``)
-    out = []
-    append = out.append
-    for row in items:
-        if type(row) is not dict or len(row) != n:
-            return None
-        new = _new_object(model)
-        _set_attr(new, "__dict__", row.copy())  # the spec's own row stays the task's
-        _set_attr(new, "__pydantic_fields_set__", fields_set)
-        _set_attr(new, "__pydantic_extra__", None)
-        _set_attr(new, "__pydantic_private__", None)
-        append(new)
-    return out
 
 
 def _parse_now(text: str) -> datetime:

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 from servicegym.envs.tasks.model import Task
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.scripted_user import HiddenFact, IntentChange, UserScript
+from servicegym.world_state.core import unvalidated
 from servicegym.world_state.tools import dumps
 
 
@@ -149,8 +150,6 @@ class PlaceWorld:
         self.items = {} if items is None else items
 
 
-_new_object = object.__new__
-_set_attr = object.__setattr__
 _RUBRIC_FIELDS_SET = frozenset(("name", "kind", "description", "params"))
 
 
@@ -158,12 +157,8 @@ def _rubric_item(name: str, kind: str, description: str, params: dict[str, Any])
     """``RubricItem(name=name, kind=kind, description=description, params=params)`` without
     validating again what the generator itself wrote (three strings and a fresh keyword dict):
     the same fields, the same fields set (a reset to a new task makes a dozen or two of these)."""
-    item = _new_object(RubricItem)
-    _set_attr(item, "__dict__", {"name": name, "kind": kind, "description": description, "params": params, "weight": 1.0})
-    _set_attr(item, "__pydantic_fields_set__", set(_RUBRIC_FIELDS_SET))
-    _set_attr(item, "__pydantic_extra__", None)
-    _set_attr(item, "__pydantic_private__", None)
-    return item
+    return unvalidated(RubricItem, {"name": name, "kind": kind, "description": description, "params": params,
+                                    "weight": 1.0}, set(_RUBRIC_FIELDS_SET))
 
 
 class Rubric(list[RubricItem]):
