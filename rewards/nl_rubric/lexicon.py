@@ -208,6 +208,12 @@ def concept_value(value: str, absence: bool = False) -> list[str] | None:
             continue  # "葱类配菜或调料": the class word names no other thing
         names = {n: c.names for n, c in CONCEPTS.items()} if not absence else ABSENCE
         hit = _lookup(bare, names) or _lookup(piece, names)
+        if hit is None and zh:  # "辛辣油腻": two names said without a conjunction, each of them
+            two = next(((a, b) for i in range(2, len(bare) - 1) for a, b in [(_lookup(bare[:i], names),
+                                                                                 _lookup(bare[i:], names))] if a and b), None)
+            if two is not None:
+                found += two
+                continue
         if hit is None:
             return None
         found.append(hit)

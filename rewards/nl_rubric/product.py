@@ -228,14 +228,14 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|属于|使用|用|加)")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|配备|附带|附有|属于|使用|用|加)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
-                              r"preference|(?:time )?slot)s?(?: selected| chosen)?$")
+                              r"preference|(?:time )?slot|(?:price )?characteristic|(?:price )?feature|trait)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
-                              r"这?[两二三四五六]样|馅|馅料|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
+                              r"这?[两二三四五六]样|馅|馅料|特征|特点|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
@@ -384,8 +384,13 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
             # first among what the gold's products spell, where the loader gave them (see ``_first_found``)
             hit = (_first_found(tries, whole, ctx, sc, ctx.evidence) if ctx.evidence and sc != "place" else None) \
                 or (_gold_part(alt, ctx, sc) if partial and sc in ("product", "place") and not zh and ctx.evidence
-                    and not (sc == "place" and _gold_places_spell(tries, ctx)) else None) \
-                or _first_found(tries, whole, ctx, sc, None)
+                    and not (sc == "place" and _gold_places_spell(tries, ctx)) else None)
+            if hit is None and partial and zh and sc == "product" and ctx.evidence:
+                spelled = _zh_gold_span(tries, ctx)
+                if spelled is not None:  # the value as said, or as the gold spells it: never stricter than the item
+                    chosen += spelled
+                    continue
+            hit = hit or _first_found(tries, whole, ctx, sc, None)
             if hit is None:
                 if len(alts) > 1 and (_CUP_SIZE.match(alt) or not any(
                         _found(v, ctx, s) for v in tries for s in ("product", "place"))):
@@ -487,6 +492,50 @@ def _gold_part(value: str, ctx: ItemContext, scope: str = "product") -> str | No
     return best[0] if len(best) == 1 else None
 
 
+_ZH_SPAN_STOP = re.compile(r"[不无非免去少未没（）()【】\[\]·,，、+＋/|\s]")
+
+
+def _zh_in_order(value: str, field: str, slack: int = 3) -> str | None:
+    """The shortest run of ``field`` that holds the characters of ``value`` in order with at most ``slack``
+    others between them ("白切鸡" in "白切清远鸡（半只）": "白切清远鸡"); None when there is none, when the
+    run crosses a bracket or separator, or when what it adds negates or scales ("加糖" in "不加糖")."""
+    best: str | None = None
+    for start in (i for i, ch in enumerate(field) if ch == value[0]):
+        j, k = start, 0
+        while j < len(field) and k < len(value) and j - start < len(value) + slack:
+            if field[j] == value[k]:
+                k += 1
+            j += 1
+        if k < len(value):
+            continue
+        run = field[start:j]
+        extra = "".join(ch for ch in run if ch not in value)
+        if _ZH_SPAN_STOP.search(extra) or (best is not None and len(best) <= len(run)):
+            continue
+        best = run
+    return best
+
+
+def _zh_gold_span(tries: list[str], ctx: ItemContext) -> list[str] | None:
+    """A Chinese product value a gold product spells with other characters between its own ("白切鸡" for
+    the gold's "白切清远鸡", "杂粮窝头" for "杂粮窝窝头"): the value as said and the gold's run as
+    alternatives, so every product the value names still passes (weaker than the item, never stricter).
+    Only for a value of three characters or more, one run in the gold's products, and a run some product
+    of that place lacks (else it would tell nothing apart); None otherwise."""
+    for v in tries:
+        if len(v) < 3 or not _is_zh(v) or _ZH_SPAN_STOP.search(v):
+            continue
+        runs = {(run, pr.place_id) for pr in ctx.evidence for run in [_zh_in_order(v, pr.name)] if run and run != v}
+        if len({r for r, _ in runs}) != 1:
+            continue
+        run = next(iter(runs))[0]
+        there = [q for q in ctx.products if q.place_id in {pl for _, pl in runs}]
+        if all(_found(run, ctx, "product", products=(q,)) for q in there):
+            continue
+        return [v, run]
+    return None
+
+
 def _first_found(tries: list[str], whole: list[str], ctx: ItemContext, scope: str,
                  products: tuple[ProductInfo, ...] | None) -> str | None:
     """The reading of a value the products (None: the catalogue) hold: a whole reading one field
@@ -580,7 +629,8 @@ _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当
                         r"(?P<rest>.+)$")
 _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
-_TRAIL_EN = re.compile(r",\s*(?:and )?(?:avoid|avoiding) (?:any |all )?others?\b.*$|,\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
+_TRAIL_EN = re.compile(r"(?<=\S)\s+and (?:also )?be (?:suitable|ideal|good|appropriate) for\b.*$|"
+                       r",\s*(?:and )?(?:avoid|avoiding) (?:any |all )?others?\b.*$|,\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
                        r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
                        r"is allowed|are fine|is fine|are ok|is ok)\b.*$|,\s*(?:but |and |while )?(?:it |they )?(?:can|may) "
                        r"(?:also )?(?:include|contain|have|choose|select|order|be)\b.*\bothers?\b.*$")

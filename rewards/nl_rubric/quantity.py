@@ -133,7 +133,8 @@ _SUITED_EN = re.compile(r"^(?:be )?(?:suitable|appropriate|sized|portioned) for 
 _PORTION_SUBJECT = re.compile(r"\b(?:portions?|servings?|quantity|amount|size|portion size)\b|份量|分量|量")
 _WHO_EN = re.compile(rf"^(?:a total of |the )?(?:{_NUM_RE[1:-1]}) (?:people|persons?|adults?|diners|guests|pax)"
                      rf"(?: and (?:{_NUM_RE[1:-1]}) (?:children|child|kids?))?$")
-_ENOUGH_ZH = re.compile(r"^(?:应|要|需要|需)?(?:足够|够|满足|适合)(?P<n>\d+|[一二两三四五六七八九十]{1,2})(?:个)?人(?:食用|吃|用餐|享用|分享)?$")
+_ENOUGH_ZH = re.compile(r"^(?:应|要|需要|需)?(?:能够|能|可以|可)?(?:足够|够|满足|适合)(?P<n>\d+|[一二两三四五六七八九十]{1,2})(?:个)?人"
+                        r"(?:食用|吃|用餐|享用|分享)?(?:的)?(?:需求|需要)?$")
 
 
 def _servings_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
@@ -142,7 +143,7 @@ def _servings_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Coun
     says no such bound."""
     p = _cut_purpose(pred).strip(" ,，.")
     if _is_zh(subject + p):
-        m = _ENOUGH_ZH.match(p)
+        m = _ENOUGH_ZH.match(pred.strip(" ,，.。")) or _ENOUGH_ZH.match(p)  # "能满足5人食用": not a purpose
         if m is None or not (_PORTION_SUBJECT.search(subject) or p.lstrip("应要需").startswith(("足够", "够"))):
             return None
         n = int(_num(m.group("n")))
@@ -202,7 +203,7 @@ _COUNT_UNITS = (r"(?:portions?|items?|servings?|cups?|pieces?|sets?|packages?|bo
 def _product_phrase(x: str, ctx: ItemContext) -> str:
     """A product phrase as the catalogue knows it ("" for the order's goods in general)."""
     x = re.sub(r"^(?:the |a |an |all )+", "", x.strip(" ,，的"))
-    x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$", "", x)
+    x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$|^(?:ordered|purchased|bought|selected|chosen)\s+", "", x)
     if not x or _stem(x.split()[-1]) in _GENERIC_GOODS and len(x.split()) == 1 or x in _GENERIC_GOODS:
         return ""
     if _stem(x.split()[-1]) in _GENERIC_GOODS and _head_class(" ".join(x.split()[:-1])) == "place":
@@ -213,6 +214,19 @@ def _product_phrase(x: str, ctx: ItemContext) -> str:
         if cand and _found(cand, ctx, "product"):
             return cand
     raise _Unclear
+
+
+def _order_phrase(x: str, ctx: ItemContext) -> str:
+    """What a count of "the quantity of the X order" counts: the X products where the gold's products spell
+    X ("the Beef Noodles order"), else the order named by what it holds, all its items ("the Black Sesame
+    order" for the gold's "Freshly Ground Sesame Paste"; as "X订单的数量" reads)."""
+    if not re.search(r"\borders?$", x):
+        return _product_phrase(x, ctx)
+    try:
+        phrase = _product_phrase(x, ctx)
+    except _Unclear:
+        return ""
+    return phrase if not phrase or not ctx.evidence or _found(phrase, ctx, "product", products=ctx.evidence) else ""
 
 
 _EN_FROM_PLACE = re.compile(r",\s*(?:all |both |each )?(?:of them )?(?:from|at)\s+(?P<x>.{3,})$")
@@ -260,7 +274,7 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             raise _Unclear
         rest = subject[sm.end():] if sm.group().endswith(("of ", "the ")) else ""
         x = re.split(r" (?:in|from|at|of|for) ", rest, maxsplit=1)[0]
-        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_product_phrase(x, ctx) if x else "")
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_order_phrase(x, ctx) if x else "")
     listed = _listed_count(subject, neg, p, ctx)  # "include two items: A and B", "3 items in total, including 2 A and 1 B"
     if listed is not None:
         return listed
