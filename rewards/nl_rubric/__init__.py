@@ -43,6 +43,11 @@ The shared modules
                  negation, purpose and example cuts, the head noun of a subject
     lexicon.py   classes of food a rubric names and a product's text spells ("offal": 大肠, tripe;
                  "non-spicy": 不辣), for ``product``
+    spelling.py  how the catalogue spells a value, for ``product``: the gold's spelling first, the part
+                 of an English value a gold product spells, a Chinese value the gold spells with
+                 characters between its own ("白切鸡" / "白切清远鸡"); never stricter than the item
+    serving.py   serving sizes as the catalogue spells them ("a set meal for two", "单人套餐"), for
+                 ``product``
     world.py     what the reader knows of the task (``ItemContext``, ``PlaceInfo``, ``ProductInfo``,
                  ``item_context``) and what a check reads of a record (``RecordFacts``,
                  ``LineFacts``); catalogue look-ups; ``_Spec``, the base of the specs

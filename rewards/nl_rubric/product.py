@@ -22,10 +22,10 @@ The grammar (on the predicate after the modal, ``clauses._split_modal``)
        or an option when the item speaks of one ("temperature / sweetness / size / spiciness", "温度
        / 甜度 / 规格 / 辣度"; "flavour / options / choices / 口味 / 热饮" tries options first); each alternative of "or /
        或" must be found in that scope's catalogue (one scope only; of its readings, one the gold's
-       products spell first: ``ItemContext.evidence``, ``_first_found``), a cup size none offers aside
+       products spell first: ``ItemContext.evidence``, ``spelling._first_found``), a cup size none offers aside
        ("小杯或中杯" where nothing comes small); "A and B" ("A, B, and C") is read the one way that finds every part;
        "X, not Y / rather than Y / 不能选择Y" adds Y negated; a negative modal negates the value.
-    4. serving sizes (``_serving``): "a five-person meal", "a set meal for two", "a couple's set",
+    4. serving sizes (``serving._serving``): "a five-person meal", "a set meal for two", "a couple's set",
        "two individual sets", "双人套餐", "两人份": the value's own words when the catalogue has them,
        else "N person" (for one also "single portion", "individual"; for two also "couple"; "N人",
        "双人", "单人"), those found.
@@ -124,13 +124,14 @@ from .lexicon import ABSENCE, OPTION_SYNONYMS, SILENT_ABSENCE, VAGUE_ABSENCE, co
 from .note import contradicts, spice_levels
 from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
-from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_number, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
+from .serving import _SERVING_WITH, _serving
+from .spelling import _first_found, _gold_part, _gold_places_spell, _zh_gold_span
+from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, phrase_in
 from .world import (
     _GENERIC_GOODS,
     _UNIT_TAIL_EN,
     ItemContext,
     PlaceInfo,
-    ProductInfo,
     RecordFacts,
     _chose,
     _content_left,
@@ -141,7 +142,6 @@ from .world import (
     _place_fields,
     _places_named,
     _Spec,
-    across,
     fields_have,
 )
 
@@ -413,141 +413,6 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     return found_in[0]
 
 
-# what a product is sold as, or a word that says nothing of what it is: not a word that tells one product from another
-_UNIT_WORDS = frozenset({"package", "set", "meal", "menu", "combo", "course", "class", "voucher", "ticket", "pass", "session",
-                         "plan", "deal", "card", "service", "item", "product", "dish", "order", "portion", "serving", "option",
-                         "type", "style", "kind", "version", "experience", "offer"})
-
-
-# words that tell nothing apart alone ("available", "good"), and what a part may not leave out or hold
-_VAGUE_WORDS = frozenset({"available", "good", "nice", "suitable", "cost", "quality", "new", "special", "basic", "premium",
-                          "great", "best", "popular", "classic", "standard", "regular", "person", "people", "single",
-                          "individual", "free", "provided", "included", "offered", "effective", "high", "low",
-                          "environment", "atmosphere", "ambience", "place", "area", "space", "facility", "venue", "store",
-                          "shop", "restaurant", "merchant", "professional", "complete", "full"})
-_PART_BLOCKERS = re.compile(r"\b(?:be|is|are|purchase|buy|order|select|choose|no|not|non|without|less|low|lower|high|higher|"
-                            r"more|extra|very|slightly|moderately|mild|mildly|medium|light|half|double|fewer|only|except|"
-                            r"other|than|or|similar|same|like|previous|previously|visited|last)\b|-free\b|n't\b")
-
-
-def _gold_places(ctx: ItemContext) -> list[PlaceInfo]:
-    held = {p.place_id for p in ctx.evidence}
-    return [pl for pl in ctx.places if pl.place_id in held]
-
-
-def _place_has(phrase: str, place: PlaceInfo) -> bool:
-    fields = _place_fields(place)
-    return any(phrase_in(phrase, f) for f in fields) or across(phrase, fields)
-
-
-def _gold_places_spell(tries: list[str], ctx: ItemContext) -> bool:
-    return any(_place_has(v, pl) for v in tries for pl in _gold_places(ctx))
-
-
-def _gold_part(value: str, ctx: ItemContext, scope: str = "product") -> str | None:
-    """The part of an English product value a gold product spells, where the item describes the product in
-    words of its own ("a French manicure package" for the gold's "French Constructed Nail Art Package":
-    "french package"); None unless one gold product spells at least half of the value's content words (one
-    long word at least), the part keeps the value's order, and some product of that place does not have
-    it (a part every product there has would check nothing). The part is a subset of the value's words, so
-    every product the whole value names has it too: the reading is weaker than the item, never stricter."""
-    low = value.casefold()
-    if _PART_BLOCKERS.search(low):
-        return None  # a verb (the value is not one), or a word that negates or scales: kept exactly or not at all
-    raw = [_stem(w) for w in re.findall(r"[a-z0-9]+", low)]
-    words = [w for w in raw if w not in _PHRASE_STOP and w not in ("a", "an", "the")]
-    content = [w for w in words if w not in _UNIT_WORDS and w not in _GENERIC_GOODS]
-    if len(content) < 2 or len(words) > 8:
-        return None
-    numbers = {w for w in words if _is_number(w)}
-    conjuncts = [[_stem(w) for w in re.findall(r"[a-z0-9]+", x)] for x in re.split(r"\band\b|&|\+", low)]
-    found: dict[str, int] = {}
-    records: list[Any] = list(ctx.evidence) if scope == "product" else _gold_places(ctx)
-    for pr in records:
-        fields = (pr.name, *pr.tags, *pr.options) if scope == "product" else _place_fields(pr)
-        kept = [w for w in words if any(phrase_in(w, f) for f in fields)]
-        kept_content = [w for w in kept if w in content]
-        if not kept_content or 2 * len(kept_content) < len(content) or not numbers <= set(kept) \
-                or not any(len(w) >= 4 and not _is_number(w) and w not in _VAGUE_WORDS for w in kept_content) \
-                or any(not set(c) & set(kept_content) for c in conjuncts if set(c) & set(content)):
-            continue
-        if scope == "place":  # a place's part: two words at least, spelled by the gold's place, missing from another
-            if len(kept_content) < 2:
-                continue
-            part = next((x for x in (" ".join(kept), " ".join(kept_content)) if _place_has(x, pr)), None)
-            if part is None or all(_place_has(part, q) for q in ctx.places):
-                continue
-            found[part] = len(kept_content)
-            continue
-        part = " ".join(kept)
-        if not _found(part, ctx, "product", products=(pr,)):
-            part = " ".join(kept_content)
-            if not _found(part, ctx, "product", products=(pr,)):
-                continue
-        there = [q for q in ctx.products if q.place_id == pr.place_id]
-        if all(_found(part, ctx, "product", products=(q,)) for q in there):
-            continue
-        found[part] = len(kept_content)
-    best = [p for p, n in found.items() if n == max(found.values(), default=0)]
-    return best[0] if len(best) == 1 else None
-
-
-_ZH_SPAN_STOP = re.compile(r"[不无非免去少未没（）()【】\[\]·,，、+＋/|\s]")
-
-
-def _zh_in_order(value: str, field: str, slack: int = 3) -> str | None:
-    """The shortest run of ``field`` that holds the characters of ``value`` in order with at most ``slack``
-    others between them ("白切鸡" in "白切清远鸡（半只）": "白切清远鸡"); None when there is none, when the
-    run crosses a bracket or separator, or when what it adds negates or scales ("加糖" in "不加糖")."""
-    best: str | None = None
-    for start in (i for i, ch in enumerate(field) if ch == value[0]):
-        j, k = start, 0
-        while j < len(field) and k < len(value) and j - start < len(value) + slack:
-            if field[j] == value[k]:
-                k += 1
-            j += 1
-        if k < len(value):
-            continue
-        run = field[start:j]
-        extra = "".join(ch for ch in run if ch not in value)
-        if _ZH_SPAN_STOP.search(extra) or (best is not None and len(best) <= len(run)):
-            continue
-        best = run
-    return best
-
-
-def _zh_gold_span(tries: list[str], ctx: ItemContext) -> list[str] | None:
-    """A Chinese product value a gold product spells with other characters between its own ("白切鸡" for
-    the gold's "白切清远鸡", "杂粮窝头" for "杂粮窝窝头"): the value as said and the gold's run as
-    alternatives, so every product the value names still passes (weaker than the item, never stricter).
-    Only for a value of three characters or more, one run in the gold's products, and a run some product
-    of that place lacks (else it would tell nothing apart); None otherwise."""
-    for v in tries:
-        if len(v) < 3 or not _is_zh(v) or _ZH_SPAN_STOP.search(v):
-            continue
-        runs = {(run, pr.place_id) for pr in ctx.evidence for run in [_zh_in_order(v, pr.name)] if run and run != v}
-        if len({r for r, _ in runs}) != 1:
-            continue
-        run = next(iter(runs))[0]
-        there = [q for q in ctx.products if q.place_id in {pl for _, pl in runs}]
-        if all(_found(run, ctx, "product", products=(q,)) for q in there):
-            continue
-        return [v, run]
-    return None
-
-
-def _first_found(tries: list[str], whole: list[str], ctx: ItemContext, scope: str,
-                 products: tuple[ProductInfo, ...] | None) -> str | None:
-    """The reading of a value the products (None: the catalogue) hold: a whole reading one field
-    spells, then one a product's fields spell together, then any reading one field spells.
-
-    ``ItemContext.evidence`` (the gold records' products) is asked first: of a value's readings the
-    catalogue holds, the one the gold spells is what the item refers to ("a car wash voucher" where
-    the gold holds "Car Wash (5 seats)" and another shop sells "Car Wash Voucher"); a reading the
-    gold does not spell would only contradict it, and the item would go to the judge."""
-    return next((v for v in whole if _found(v, ctx, scope, split=False, products=products)), None) or \
-        next((v for v in whole if _found(v, ctx, scope, products=products)), None) or \
-        next((v for v in tries if _found(v, ctx, scope, split=False, products=products)), None)
 
 
 # a spice level said by its bare level word on a product's spice scale ("Non-spicy / Mild / Medium / Extra Spicy")
@@ -995,76 +860,6 @@ def _place_selling(value: str, head: str, ctx: ItemContext) -> StoreSpec | None:
     return StoreSpec(place_ids=sorted(ids), name=f"offering {value}")
 
 
-# ----- serving sizes: "a five-person meal", "a set meal for two", "单人套餐" ---------------------------
-_SERVE_UNITS = (r"(?:set meals?|set menus?|meal packages?|meal sets?|sets?|meals?|packages?|menus?|combos?|vouchers?|"
-                r"portions?|servings?|options?|products?|items?|platters?|courses?|class(?:es)?)")
-_SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|single)"
-_SERVE_EN = (
-    re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
-    re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
-    re.compile(rf"^(?:for |suitable for |(?:that )?serves? |serving )?{_SERVE_NUM} (?:people|persons?)$"),
-    re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
-    re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
-    # "two individual set meals", "multiple single-person packages": a negated part says which size is not wanted
-    re.compile(rf"^(?:two|three|four|five|six|several|multiple|separate|\d) (?P<one>individual|single|single[- ]person|"
-               rf"one[- ]person|separate) {_SERVE_UNITS}(?: {_SERVE_UNITS})*$"),
-)
-_SERVE_RANGE_EN = (
-    re.compile(rf"^(?:a |an |one |the )?(?P<lo>\d{{1,2}})-(?P<hi>\d{{1,2}})[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
-    re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for (?P<lo>\d{{1,2}})-(?P<hi>\d{{1,2}}) "
-               r"(?:people|persons?)$"),
-)
-# a serving size, then what the product holds: "a single-person meal with X", "a set for 2-3 people that includes X"
-_SERVING_WITH = re.compile(r"^(?P<s>.+?) (?:with|containing|including|that (?:includes?|contains?|has|comes? with)|"
-                           r"which (?:includes?|contains?|has)) (?P<v>.+)$")
-_SERVE_AT_LEAST_EN = re.compile(rf"^(?:suitable for |for |serving |that serves? |to serve )?(?:at least|no (?:fewer|less) than|a minimum "
-                                rf"of) {_SERVE_NUM} (?:people|persons?|diners|guests)$|^(?:suitable for |for )?(?P<n2>\d{{1,2}}) or more "
-                                rf"(?:people|persons?|diners|guests)$")
-_SERVE_AT_LEAST_ZH = re.compile(r"^(?:适合|可供|满足)?(?:至少|最少|不少于)(?P<n>\d{1,2}|[一二两三四五六七八九十])(?:人|位)(?:及以上|以上)?(?:食用|用餐)?"
-                                r"(?:的)?(?:套餐|分量|份量)?$|^(?:适合)?(?P<n2>\d{1,2})(?:人|位)及以上(?:的)?(?:套餐|分量|份量)?$")
-_SERVE_ZH = re.compile(r"^(?:一个|一份)?(?P<n>[单双一二两三四五六七八九十]|\d{1,2})人(?:份|餐|套餐|份套餐|餐套餐|分量)?(?:的)?"
-                       r"(?:套餐|商品|产品|规格)?$")
-
-
-def _serving(text: str, zh: bool, ctx: ItemContext) -> list[str] | None:
-    """The phrases that name a product for the number of people a value speaks of ("five-person
-    meal", "set meal for two", "单人套餐": "5 person"; for one also "single portion", "individual";
-    for two also "couple"), those the catalogue has (the value's own words, when it has them); None when the value is no serving size or the
-    catalogue names none of its phrases."""
-    t = text.strip()
-    least = (_SERVE_AT_LEAST_ZH if zh else _SERVE_AT_LEAST_EN).match(t)
-    if least is not None:  # "suitable for at least 5 people", "至少5人": a product for that many or more
-        n = int(_num(least.group("n") or least.group("n2")))
-        sizes = [f"{k}人" if zh else f"{k} person" for k in range(n, n + 30)]
-        return [w for w in sizes if _found(w, ctx, "product")] or None
-    if zh:
-        m = _SERVE_ZH.match(t)
-        if m is None:
-            return None
-        n = {"单": 1, "双": 2}.get(m.group("n")) or _zh_number(m.group("n"))
-        if not n:
-            return None
-        words = {1: ["单人", "一人", "1人"], 2: ["双人", "两人", "二人", "2人"]}.get(n, [f"{n}人", f"{'零一二三四五六七八九十'[n]}人" if n <= 10 else f"{n}人"])
-    else:
-        r = next((x for x in (rx.match(t) for rx in _SERVE_RANGE_EN) if x), None)
-        if r is not None:  # "a 2-3 person meal", "a set meal for 2-3 people": that range, as the catalogue says it
-            span = [w for w in (t, f"{r['lo']}-{r['hi']} person") if _found(w, ctx, "product")]
-            return list(dict.fromkeys(span)) or None
-        m = next((x for x in (rx.match(t) for rx in _SERVE_EN) if x), None)
-        if m is None:
-            return None
-        g = m.groupdict()
-        n = 1 if g.get("one") else 2 if g.get("two") else int(_NUMBER_WORDS.get(g["n"] or "", g["n"] or "0"))
-        words = {1: ["1 person", "single portion", "single serving", "single meal", "single set", "single package", "individual"],
-                 2: ["2 person", "couple"]}.get(n, [f"{n} person"])
-    found = [w for w in words if _found(w, ctx, "product")]  # any product for that many: "Two People"
-    if not zh:  # "Set for One" ("for N" is also "N-person": added only where it names more)
-        fields = [f for pr in ctx.products for f in (pr.name, *pr.tags)]
-        if any(phrase_in(f"for {n}", f) and not any(phrase_in(w, f) for w in found) for f in fields):
-            found.append(f"for {n}")
-    if _found(t, ctx, "product"):
-        return list(dict.fromkeys([t, *found]))
-    return found or None
 
 
 # "口味" / "flavor": an option if the catalogue has it as one, else a word of the product's name or tags

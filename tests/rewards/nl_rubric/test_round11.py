@@ -44,7 +44,7 @@ def test_a_chinese_value_the_gold_spells_with_more_characters_is_read_as_either(
 
 
 def test_a_run_that_negates_or_crosses_a_bracket_is_not_the_value() -> None:
-    from servicegym.rewards.nl_rubric.product import _zh_in_order
+    from servicegym.rewards.nl_rubric.spelling import _zh_in_order
     assert _zh_in_order("白切鸡", "白切清远鸡（半只）") == "白切清远鸡"
     assert _zh_in_order("加糖", "不加糖奶茶") == "加糖"
     assert _zh_in_order("糖奶茶", "糖不加奶茶") is None  # what the run adds negates
