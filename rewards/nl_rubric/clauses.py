@@ -83,12 +83,18 @@ _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|�
 # "整单不超过200元", "预算150元": with no modal, a comparison of an amount of money starts the predicate
 _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
                         r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
+# "下单商品共6份", "订单共有2份商品": with no modal, a total starts the predicate
+_ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共|总共|共)(?:有|计)?(?:\d+|[一二两三四五六七八九十]{1,3})"
+                       r"(?:份|个|件|杯|碗|盒|串|只|瓶|袋))")
 # a plain statement: "is / are", or a verb of what a record holds, kept in the predicate ("includes X")
 _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
                         r"(?=(?:includes?|contains?) ))")
+# what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
+_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|含有|有|来自|购买|下单|避免|使用|具有|具备|配有)"
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
-    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是)|需(?=为|是))")
+    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
+    rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
 
 
 # a reason said before the requirement in the same sentence ("since there is no X, the price should be ...",
@@ -144,7 +150,7 @@ _ZH_PRODUCT_TAIL = ("商品", "菜品", "套餐", "订单", "饮品", "产品", 
 def _split_modal(c: str) -> tuple[str, bool, str]:
     """(subject, negated, predicate) of a requirement; ``_Unclear`` without a modal."""
     if _is_zh(c):
-        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c)
+        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c) or _ZH_TOTAL.search(c)
         if m is None:
             raise _Unclear
         subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
@@ -167,7 +173,8 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
 
 
 _PRODUCT_BRAND = re.compile(r"\b(?:product|item|goods)(?:'s)? brand$|\bproduct(?:'s)? brand (?:of|for|in)\b|"
-                            r"\bbrand of the (?:ordered )?(?:product|item)s?\b|(?:商品|产品|菜品|单品)的?品牌$")
+                            r"\bbrand of the (?:ordered )?(?:product|item)s?\b|(?:商品|产品|菜品|单品)的?品牌$|"
+                            r"(?<=[\u4e00-\u9fff])(?<!商家|店铺|门店|餐厅|餐馆|商户|店家|饭店)(?<!店)的品牌$")  # "火鸡拌面的品牌"
 
 
 def _head_class(subject: str) -> str | None:

@@ -163,7 +163,7 @@ SILENT_ABSENCE = frozenset({"spicy", "caffeine"})
 OPTION_SYNONYMS: dict[str, tuple[str, ...]] = {"hot": ("warm",), "hot drink": ("warm",)}
 
 _CLASS_ZH = re.compile(r"(?:的)?(?:类|类型|食材|成分|配菜|配料|调料|调味料|小吃|食品|食物|商品|产品|菜品|饮品|口味|味道|特征|属性|"
-                       r"选项|部位|元素|东西|等)$")
+                       r"选项|部位|元素|东西|等|馅|馅料)$")
 _CLASS_EN = re.compile(r"\s+(?:ingredients?|items?|side dishes|side dish|dishes|dish|foods?|products?|types?|garnish(?:es)?|"
                        r"seasonings?|toppings?|snacks?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content)$")
 _CLASS_ONLY = re.compile(r"^(?:调料|调味料|配料|配菜|食材|成分|seasonings?|condiments?|ingredients?|garnish(?:es)?|"

@@ -228,7 +228,8 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍|也|都|均|同时)?(?P<v>选择|选|是|为|包含|含有|含|带有|有|提供|支持|具有|具备|配有|配备|附带|附有|属于|使用|用|加)")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
+                               r"配备|附带|附有|属于|使用|用|加|能够|可以)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
@@ -253,7 +254,9 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"^(?:任何|任意)", "", x)
         # "适合2-3人分量的套餐": the people it serves ("2-3人套餐")
         x = re.sub(r"^适合(?=[\d一二两三四五六七八九十])", "", x)
+        x = re.sub(r"(?<=\d)\s*(?:到|至|~|～)\s*(?=\d+人)", "-", x)  # "2到3人": "2-3人"
         x = re.sub(r"(?<=人)(?:分量|份量|食用|用餐)?的?(?=套餐|餐|份)", "", x)
+        x = re.sub(r"(?<=\d人)份的?(?=套餐|餐)", "", x)  # "2-3人份的套餐": "2-3人套餐"
         x = re.sub(r"^(?:有)?实体(?:店|门店|店面)(?:且|并且|并|、)?(?=..)", "", x)  # "有实体店可堂食的": 可堂食
         x = re.sub(r"(?<=..)(?:这种|这类|这款|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X作为主要食材": X
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
@@ -360,7 +363,8 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
     the part of it they do (``_gold_part``)."""
     x = x.strip(" '\"“”‘’")
     alts = [a.strip(" '\"“”‘’") for a in _OR.split(x) if a.strip(" '\"“”‘’")]
-    if any(len(a) < 2 or a in _GENERIC_GOODS or _stem(a) in _GENERIC_GOODS for a in alts):
+    if any((len(a) < 2 and not (zh and scope == "option" and a in _ZH_ONE_CHAR_OPTIONS)) or a in _GENERIC_GOODS
+           or _stem(a) in _GENERIC_GOODS for a in alts):
         raise _Unclear
     if zh and any(len(v) < 2 and not (scope == "option" and v in _ZH_ONE_CHAR_OPTIONS)
                   for a in alts for v in _variants(a, zh, head)[-1:]):
@@ -445,6 +449,8 @@ _EN_AND_COUNT = re.compile(rf",?\s+(?:with |and )?(?:an? |the )?(?:quantity|numb
                            rf"(?:\s*{_COUNT_UNITS})?$")
 _ZH_ATTR_OF = re.compile(r"^(?P<x>.{2,}?)(?:的)?(?:属性|口味|规格|温度|甜度|辣度|类型|风味|选项)的[^的]{1,6}$")
 _ZH_HAVING = re.compile(r"^(?:带有|含有|具有)(?P<x>[^的]{2,})的(?:商品|产品|菜品|饮品)$")
+# "有嚼劲的面包", "无奶的咖啡": X, of the kind the subject names
+_ZH_HAVING_KIND = re.compile(r"^(?:带有|含有|具有|有)?(?P<x>[^的]{2,})的(?P<k>[\u4e00-\u9fff]{1,4})$")
 _ZH_BOUGHT = re.compile(r"购买|下单|订购|选购|点")
 
 
@@ -467,6 +473,20 @@ def _zh_bought_at(p: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None
 
 
 _ZH_REL_PLACE = re.compile(r"^(?:提供|支持|具有|具备|有|带有)?(?P<x>[^的]{2,}?)(?:服务)?的(?:商家|店铺|门店|餐厅|餐馆|店家|商户)$")
+
+
+def _zh_of_the_kind(value: str, subject: str, ctx: ItemContext) -> str:
+    """A value said with the kind of product the subject names, which the catalogue does not spell with
+    it: "有嚼劲的面包" / "无奶咖啡" for a bread / coffee order: "嚼劲" / "无奶" (``value`` otherwise)."""
+    if _found(value, ctx, "product"):
+        return value
+    m = _ZH_HAVING_KIND.match(value)
+    if m is not None and m.group("k") in subject:
+        return m.group("x")
+    for k in range(min(4, len(value) - 2), 0, -1):  # "无奶咖啡": a tail the subject names
+        if value[-k:] in subject and _found(value[:-k], ctx, "product"):
+            return value[:-k]
+    return value
 
 
 def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
@@ -505,6 +525,7 @@ _COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|
 # a predicate that only says the subject is picked: "X should be chosen"
 _CHOSEN_ALONE = re.compile(r"^(?:also )?be (?:chosen|selected|ordered|picked|purchased)$")
 _AVOIDED_ALONE = re.compile(r"^be (?:avoided|excluded)$")
+_ZH_BOTH = re.compile(r"^既(?:有|含有|包含|含)(?P<a>[^，,又]{1,20})又(?:有|含有|包含|含)?(?P<b>[^，,]{1,20})$")
 _ZH_TRAILING_EXAMPLE = re.compile(r"[，,]\s*(?:如|比如|例如|譬如)[^，,。]{1,40}?等?[。.]?$")
 
 
@@ -557,6 +578,13 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
 _PAREN_ALTS = re.compile(r"[（(](?P<x>[^（）()]{2,40}?(?:或|\bor\b)[^（）()]{1,40}?)(?:程度|口味|\s+levels?)?[）)]\s*[。.]?$")
 
 
+def _a_whole_tag(value: str, ctx: ItemContext) -> bool:
+    """Whether some product's tag is ``value`` itself, or one of its alternatives ("辣度应为微辣或中辣" where
+    products are tagged "微辣" and none offers a spice option: the tag is the level)."""
+    alts = {a.strip(" '\"").casefold() for a in _OR.split(value) if a.strip()}
+    return any(t.casefold() in alts for pr in ctx.products for t in pr.tags)
+
+
 def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
     """``_one_feature_as_said``; where that cannot read the demand, the alternatives it stands for when
     brackets at its end spell them (``_PAREN_ALTS``)."""
@@ -573,13 +601,15 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
+    if zh:  # "既有酥肉又有肥牛": both
+        p = _ZH_BOTH.sub(r"包含\g<a>和\g<b>", p)
     alone = _CHOSEN_ALONE.match(p) or _AVOIDED_ALONE.match(p) if not zh else None
     if alone and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
         # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value; "dark roast
         # types such as X should be avoided": the subject, not chosen
         p, subject, neg = "select " + subject, "", neg != (alone.re is _AVOIDED_ALONE)
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
-        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=..)", p)
+        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=.)", p)
         if nm and not _found(p, ctx, "product"):
             neg, p = not neg, "含有" + p[nm.end():]
     concept = _concept_feature(subject, neg, p, zh, ctx)
@@ -641,6 +671,7 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
                 value = _ZH_HAVING.sub(r"\g<x>", value)
             if not _found(value, ctx, "product"):  # "无奶属性的咖啡": the value of the attribute
                 value = _ZH_ATTR_OF.sub(r"\g<x>", value)
+            value = _zh_of_the_kind(value, subject, ctx)
         if at_store is not None:
             if store_part is not None or head_class == "place":
                 raise _Unclear
@@ -687,7 +718,7 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
             scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx,
                                           partial=not negated)
         except _Unclear:
-            if option and not _SIZE_VALUE.match(text):
+            if option and not _SIZE_VALUE.match(text) and not _a_whole_tag(text, ctx):
                 raise  # "a large portion size" where no option offers it: a word of the product's name
             scope, alts = _resolve_phrase(text, zh, head_class, head, ctx, partial=not negated)
         one = some and not negated and scope != "place"

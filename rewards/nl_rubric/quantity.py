@@ -248,6 +248,14 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             return [*(spec if isinstance(spec, list) else [spec]), store]
     if _is_zh(subject + p):
         m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        tm = _ZH_TOTAL_OF.match(p) if m is None and not neg and _head_class(subject) != "place" else None
+        if tm is not None:  # "一共应有2个商品，且均来自<place>", "应共有2个商品", "共应有12杯": the order's goods, counted
+            _, more = _zh_count_rest(subject, p, ctx)
+            total = CountSpec(what="items", value=int(_num(tm.group(1))))
+            if any(isinstance(x, CountSpec) for x in more) and \
+                    sum(x.value for x in more if isinstance(x, CountSpec)) != total.value:
+                raise _Unclear  # the parts do not add up to the total: not one reading
+            return [total, *more] if more else total
         if m is None:
             return _listed_count(subject, neg, p, ctx) or _distinct_count(subject, neg, p, ctx) or \
                 _named_count(subject, neg, p, ctx)  # "包含两样商品：A和B", "包含三个不同的菜品", "应包含2份X"
@@ -259,6 +267,7 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
                 sum(x.value for x in more if isinstance(x, CountSpec)) != int(_num(v.group(1))):
             raise _Unclear  # the parts do not add up to the total: not one reading
         x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
+        x = re.sub(r"^.{1,20}?订单(?:中|里)的?(?=..)", "", x)  # "新疆菜订单中包包菜炒馕的数量": the product
         x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
         phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
         total = CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
@@ -290,7 +299,10 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     return _named_count(subject, neg, p, ctx)
 
 
-_ZH_FROM_PLACE = re.compile(r"^(?:都|均|全部|全都)?(?:应)?(?:来源于|来自于|来自|出自|购自)(?P<x>.{2,})$")
+_ZH_FROM_PLACE = re.compile(r"^(?:且|并且|并)?(?:都|均|全部|全都)?(?:应)?(?:来源于|来自于|来自|出自|购自)(?P<x>.{2,})$")
+# a total with no product named: "共有2个商品", "有12杯", "包含2个商品，且均来自<place>"
+_ZH_TOTAL_OF = re.compile(rf"^(?:共|一共|总共|合计)?(?:有|包含|包括|含有)?{_NUM_RE}{_COUNT_UNITS}(?:的)?(?:商品|菜品|产品|饮品)?"
+                          r"(?:[，,].*)?$")
 _ZH_BREAKDOWN = re.compile(r"^(?:其中|即)?(?:包含|包括|含)(?P<x>.+)$")
 
 
