@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 from .text import _is_zh, _Unclear
 
@@ -169,7 +170,58 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
             neg, pred = True, pred[len(word):]
     if pred.startswith(("avoid ", "exclude ")):
         neg, pred = not neg, pred.split(" ", 1)[1]
+    nm = _NONE_OF.match(subject)
+    if nm:  # "none of the milk teas should be X", "no item in the order should be X": not X
+        neg, subject = not neg, subject[nm.end():]
     return subject.strip(" ,"), neg, pred.strip(" ,")
+
+
+# a subject that negates the demand ("No Ice should be selected" names a value: only a generic noun after "no")
+_NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"
+                      r"lines?|goods|snacks?|desserts?)\b)")
+
+
+# the value as the subject of a passive of choosing: "boneless chicken feet should be selected for the night snack",
+# "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
+_PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
+                             r"excluded)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+_BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |an? )?\S.*)$")
+_A_NUMBER = re.compile(r"^(?:a total of |in total |only |exactly )?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve) ")
+_THERE_BE = re.compile(r"^be (?P<x>.+?) (?:in|within|for) (?P<rest>(?:the |an? )?\S.*\border)$")
+_NOT_A_VALUE = re.compile(r"(?:^|\s)(?:it|they|this|that|these|those|one|ones|order|orders|booking|bookings|reservation|"
+                          r"reservations|merchant|store|restaurant|shop)$")
+
+
+def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tuple[str, bool, str]:
+    """English: (subject, negated, predicate) with a value said as the subject of a passive of choosing
+    put after an active verb ("X should be selected for the Y" -> the Y, "select X"; "X should be
+    ordered from Z" -> "select X from Z"; "X should be avoided in Y" -> the Y, not "select X"; "there
+    should be N items in the Y order" -> the Y order, "include N items"). "from / at" a place ``named``
+    (a test of a text: a place of the task is called that) stays the store reader's; from a place
+    described ("at the rock climbing gym") it says where, like "for". The input otherwise."""
+    if _is_zh(subject + pred) or not subject:
+        return subject, neg, pred
+    if subject.casefold() == "there":
+        m = _THERE_BE.match(pred)
+        return (m.group("rest"), neg, "include " + m.group("x")) if m else (subject, neg, pred)
+    m = _PASSIVE_CHOICE.match(pred)
+    if _NOT_A_VALUE.search(subject.casefold()):
+        return subject, neg, pred
+    if m is None:
+        bm = _BE_IN.match(pred)  # "X must (all) be in the Y order": the Y order includes X
+        if bm is None:
+            return subject, neg, pred
+        return bm.group("rest"), neg, "include " + re.sub(r"^(?:both |the )", "", subject)
+    value = re.sub(r"^(?:both |the )", "", subject)
+    verb = "include " if m.group("v") in ("included", "added") else "select "
+    if m.group("v") in ("avoided", "excluded"):
+        neg = not neg
+    if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
+        return subject, neg, pred  # "X should be ordered from <place>": the store reader's
+    rest = m.group("rest") or ""
+    if _A_NUMBER.match(value):  # "a total of 12 cups should be ordered (for the team)": what the order includes
+        return (rest if re.search(r"\borders?$", rest) else "the order"), neg, "include " + value
+    return rest, neg, verb + value
 
 
 _PRODUCT_BRAND = re.compile(r"\b(?:product|item|goods)(?:'s)? brand$|\bproduct(?:'s)? brand (?:of|for|in)\b|"

@@ -51,7 +51,7 @@ from typing import Any
 
 from .address import _address_item
 from .best import _best_item
-from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal
+from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal, passive_choice
 from .duration import _duration_item, _hours_item, _usable_item
 from .joint import _joint_item
 from .note import _note_item
@@ -65,7 +65,7 @@ from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
 from .trip import _trip_item
-from .world import ItemContext, _Spec
+from .world import ItemContext, _places_named, _Spec
 
 
 def compiled_count(rubric: Any) -> int:
@@ -271,7 +271,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         subject, neg, pred = "", bool(avoid), (("选择" if command.group("zavoid") else "select ") + c[command.end():]
                                               if avoid else c)
     else:
-        subject, neg, pred = _split_modal(c)
+        subject, neg, pred = passive_choice(*_split_modal(c), named=lambda t: bool(
+            _places_named(t, ctx, chain=False) or _places_named(t, ctx, chain=True)))
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
@@ -301,7 +302,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
 # after a count, whom each of it is for: an explanation ("..., one each for A and B", "，分别给A和B各一份")
 _ONE_EACH = re.compile(r",\s*(?:with )?one (?:each|apiece) for\b[^,;]*$|[，,]\s*(?:分别)?(?:给|为)[^，,]{1,20}?各(?:一|1)(?:份|杯|个|碗|盒)$")
 # a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records
-_SAME_ITEMS = re.compile(r"(?<=\d )(?:[a-z]+ of )?the same\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)相同")
+_SAME_ITEMS = re.compile(r"(?<=\d )(?:(?:[a-z]+ )?of )?the same\b|(?<=\d )[a-z]+ of one\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)相同")
 
 
 def _with_about(spec: Any, about: str) -> Any:

@@ -147,6 +147,8 @@ ABSENCE: dict[str, tuple[str, ...]] = {
     "greasy": _w("清淡|不油腻|少油|低油|light|non-greasy|not greasy|less oil|low oil|light flavor|lightly flavored"),
     "cilantro": _w("不加香菜|不要香菜|免香菜|去香菜|无香菜|不放香菜|no cilantro|without cilantro|cilantro-free|cilantro free|"
                    "no coriander|without coriander|hold the cilantro"),
+    "dairy": _w("无奶|不含奶|不加奶|不含乳制品|不含奶制品|dairy-free|dairy free|non-dairy|no milk|without milk|milk-free|"
+                "lactose-free|no dairy|without dairy"),
     "green onion": _w("不加葱|不要葱|免葱|去葱|无葱|不放葱|不加葱花|不要葱花|免葱花|去葱花|不加香葱|no onion|no onions|"
                       "without onion|without onions|no green onion|no green onions|no scallion|no scallions|"
                       "no spring onion|no spring onions|without scallions|without green onions|onion-free"),

@@ -131,7 +131,9 @@ _ANOTHER_ZH = re.compile(r"[，,]?(?:而是|应|应该|并)?(?:选择|换|换成
 _MERCHANT_OF = re.compile(r"^(?:an? |the )?(?:merchant|store|shop|restaurant|outlet|branch|vendor)(?:e?s)? (?:from|of|under|belonging to) "
                           r"(?:the )?")
 # "X should be selected as the merchant": the subject names the place
-_AS_MERCHANT = re.compile(r"^(?:be )?(?:selected|chosen|used|the one selected) as (?:the )?(?:merchant|store|shop|restaurant|vendor)\b")
+_AS_MERCHANT = re.compile(r"^(?:be )?(?:(?:selected|chosen|used|booked|reserved|the one selected) as (?:the |an? )?|the )"
+                          r"(?:[a-z'-]+ ){0,3}(?:merchant|store|shop|restaurant|vendor|venue|cent(?:er|re)|studio|salon|club|"
+                          r"gym|hall|workshop|bar|caf[eé]|spa|parlou?r|institution|school|academy)s?\b")
 
 
 def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSpec | None:

@@ -241,13 +241,15 @@ _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
                               r"containing |including |featuring |of )")
-_AND = re.compile(r"\s+and\s+|、|和|以及|及")
+_AND = re.compile(r"\s+and\s+|\s+as well as\s+|、|和|以及|及")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 
 def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = x.strip(" '\"“”,，.。")
     x = re.sub(r"^(?:for |of |with )?(?:a |an |the |any |one (?!(?:person|people)\b)|a single )?(?:'|\")?", "", x).strip(" '\"“”")
+    if x.count("'") == 1:  # "the 'no milk' attribute": the closing quote of one the article hid
+        x = re.sub(r"(?<=[a-z0-9])'(?=\s|$)", "", x).strip()
     if zh:
         x = re.sub(r"^(?:的)", "", x)
         x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
@@ -508,7 +510,7 @@ def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec
 
 # a second predicate of the same subject: "..., and should have X", "...，且不含X", "...，应选择X"
 _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|cannot|should never|must never)|should|must|"
-                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding) ))(?P<rest>.+)$")
+                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding|with) ))(?P<rest>.+)$")
 _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|"
                         r"(?=选择|避免|不要|不得|不能|不可|不应))"
                         r"(?P<rest>.+)$")
@@ -561,6 +563,8 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
         for word in ("avoid ", "avoiding "):
             if rest.startswith(word):
                 neg2, rest = not neg2, "select " + rest[len(word):]
+        if rest.startswith("with "):  # "..., with the 'no milk' attribute": what it has
+            rest = "have " + rest[5:]
     parts: list[Any] = []
     for n, text in ((neg, pred[:sm.start()]), (neg2, rest)):
         try:
@@ -850,7 +854,7 @@ def _bare_absence(a: str, zh: bool) -> str:
     for _ in range(2):
         a = re.sub(r"(?:的)?(?:口味|属性|选项|规格|类型|商品|饮品|产品)$", "", a) if zh else \
             re.sub(r"\s+(?:flavou?rs?|options?|attributes?|types?|products?|items?|drinks?|versions?)$", "", a)
-    return re.sub(r"^(?:(?:products?|items?|drinks?|beverages?) (?:that are|with) |a |an |the )", "", a).strip()
+    return re.sub(r"^(?:(?:products?|items?|drinks?|beverages?) (?:that are|with) |a |an |the )", "", a).strip(" '\"“”")
 
 
 def _found_any(names: list[str], ctx: ItemContext) -> bool:

@@ -167,6 +167,9 @@ _PEOPLE_WORDS = r"(?:people|persons?|guests|diners|adults|participants|customers
 _VISIT_WORDS = re.compile(r"\b(?:reservations?|bookings?|appointments?|reserved|booked|appointed|visit)\b|预约|预订|预定|订座|订位")
 
 
+_BOOKED_FOR = re.compile(rf"(?:be )?(?:reserved|booked|appointed)(?: for)? {_NUM_RE} {_PEOPLE_WORDS}")
+
+
 def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
     p = re.sub(r"\s*[(（][^)）\d]*[)）]$", "", _cut_purpose(pred)).strip()
     zh = _is_zh(subject + p)
@@ -186,6 +189,8 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
         m = re.fullmatch(rf"(?:be )?(?:made )?for {_NUM_RE} {_PEOPLE_WORDS}", p)
         if m is None:
             return None  # "the reserved restaurant should be X": not a party size
+    elif _head_class(subject) != "product" and (booked := _BOOKED_FOR.fullmatch(p)) is not None:
+        m = booked  # "the workshop should be reserved for 2 people"
     else:
         return None
     if m is None:
@@ -196,7 +201,7 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
 
 
 # ----- quantities of items --------------------------------------------------------------------------
-_COUNT_UNITS = (r"(?:portions?|items?|servings?|cups?|pieces?|sets?|packages?|bowls?|boxes?|units?|copies|orders?|bottles?|"
+_COUNT_UNITS = (r"(?:portions?|items?|products?|servings?|cups?|pieces?|sets?|packages?|bowls?|boxes?|units?|copies|orders?|bottles?|"
                 r"杯|份|个|件|碗|盒|串|只|斤|瓶|袋)")
 
 
@@ -344,7 +349,7 @@ _EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purc
 _EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
                           rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
 _ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
-_SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样)的?|同一种|同款)\s*")
+_SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样)的?|同一种|同款)\s*|^of one\s+")
 _CLASS_WORD = re.compile(r"(?:the )?[a-z]+(?: (?:items?|products?|goods|dish(?:es)?))?|[\u4e00-\u9fff]{1,3}")
 _SEVERAL = re.compile(r"\b(?:different|various|distinct|kinds?|types?|each|respectively|both|at least|at most)\b|不同|各|每|分别|种")
 
