@@ -93,7 +93,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
 _ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|含有|有|来自|购买|下单|避免|使用|具有|具备|配有)"
 _ZH_MODAL = re.compile(
-    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜)"
+    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁)"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
     rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
 
@@ -155,11 +155,14 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
         if m is None:
             raise _Unclear
         subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
-        if pred.startswith(("不", "避免", "避开")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
-            word = next(w for w in ("避免", "避开", "不") if pred.startswith(w))
+        if pred.startswith(("不", "避免", "避开", "排除")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
+            word = next(w for w in ("避免", "避开", "排除", "不") if pred.startswith(w))
             neg, pred = not neg, pred[len(word):]
             if word != "不" and not re.match(r"(?:选择|选|购买|点|下单|预订|预约|使用|包含|含有|是|为|在|去)", pred):
                 pred = "选择" + pred  # "应避免深烘类型": not choosing it
+        nm = _ZH_NONE.search(subject)
+        if nm:  # "没有商品应为X": not X
+            neg, subject = not neg, subject[:nm.start()]
         return subject.strip(" ，,"), neg, pred.strip(" ，,")
     m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
     if m is None:
@@ -176,8 +179,9 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
     return subject.strip(" ,"), neg, pred.strip(" ,")
 
 
+_ZH_NONE = re.compile(r"(?:没有|无)(?:任何|一个|一款|一件|一份|一样)?(?:商品|菜品|产品|饮品|东西|单品)$")
 # a subject that negates the demand ("No Ice should be selected" names a value: only a generic noun after "no")
-_NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"
+_NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"
                       r"lines?|goods|snacks?|desserts?)\b)")
 
 

@@ -229,7 +229,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|能够|可以)")
+                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
@@ -607,6 +607,10 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
     if zh:  # "既有酥肉又有肥牛": both
         p = _ZH_BOTH.sub(r"包含\g<a>和\g<b>", p)
+    else:  # "be free of X", "be without X": not having X
+        fm = re.match(r"^be (?:free of|without) (?P<x>\S.*)$", p)
+        if fm:
+            neg, p = not neg, "have " + fm.group("x")
     alone = _CHOSEN_ALONE.match(p) or _AVOIDED_ALONE.match(p) if not zh else None
     if alone and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):
         # "(when selecting X,) boneless chicken feet should be chosen": the subject is the value; "dark roast

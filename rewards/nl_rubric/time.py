@@ -261,7 +261,7 @@ _QUALS: dict[str, tuple[str, str]] = {
     "最迟": ("before", "both"), "及以前": ("before", "post"), "或以前": ("before", "post"), "及之前": ("before", "post"),
     "或之前": ("before", "post"), "之前": ("before", "post"), "以前": ("before", "post"), "前": ("before", "post"),
     "为止": ("before", "post"),
-    "不早于": ("after", "pre"), "晚于": ("after", "pre"), "最早": ("after", "both"), "及以后": ("after", "post"),
+    "不早于": ("after", "pre"), "晚于": ("after", "pre"), "迟于": ("after", "pre"), "最早": ("after", "both"), "及以后": ("after", "post"),
     "或以后": ("after", "post"), "及之后": ("after", "post"), "或之后": ("after", "post"), "之后": ("after", "post"),
     "以后": ("after", "post"), "后": ("after", "post"),
     "大约": ("around", "pre"), "大概": ("around", "pre"), "约": ("around", "pre"), "差不多": ("around", "pre"),
@@ -274,7 +274,7 @@ _QUALS: dict[str, tuple[str, str]] = {
 _CAP_WORDS = frozenset({"不超过", "no more than"})
 _CONNS = ("and", "to", "through", "-", "–", "—", "~", "至", "到")
 # a qualifier said negatively ("should not be later than", "不能晚于") means the opposite bound
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)(?: be)? $|(?:不|不能|不要|不得|不可|不应|不会|别|勿|没有)$")
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)(?: [a-z]+){0,2} $|(?:不|不能|不要|不得|不可|不应|不应该|不应当|不可以|不会|别|勿|切勿|没有)$")
 _FLIP = {"before": "after", "after": "before"}
 _ASAP = ("as soon as possible", "asap", "immediately", "right away", "right now", "straight away", "at once",
          "尽快", "立即", "立刻", "马上", "尽早", "越快越好", "第一时间")
@@ -419,7 +419,7 @@ def _tokens(text: str) -> list[_Tok]:
                 out.append(_Tok("asap", s, e, word))
             elif word in _QUALS:
                 cls, where = _QUALS[word]
-                if _NEGATED.search(text[max(0, s - 12):s]):
+                if _NEGATED.search(text[max(0, s - 24):s]):
                     # "not be later than": the other bound; a negated "around"/"between" says nothing
                     cls = _FLIP.get(cls, "negated")
                 out.append(_Tok("qual", s, e, (cls, where)))
@@ -734,6 +734,15 @@ def _within(text: str, seq: list[_Tok | _Point]) -> float | None:
     return None
 
 
+# "不应在T之后送达" / "不能在T之前": a negated modal before a time its qualifier follows is the other bound
+_ZH_NOT_AFTER = re.compile(r"(?:不应该|不应当|不应|不能|不得|不可以|不可|不要|切勿|禁止)(?P<at>在|于)(?P<t>[^，,。；;]{1,40}?)"
+                           r"(?P<q>之后|以后|之前|以前)")
+
+
+def _not_after(m: re.Match[str]) -> str:
+    return f"应{m['at']}{m['t']}{'之前' if m['q'] in ('之后', '以后') else '之后'}"
+
+
 def compile_time_item(text: str, now: datetime) -> TimeWindow | None:
     """The time window a rubric item states, or None (not a time item, or not unambiguous).
 
@@ -747,7 +756,7 @@ def compile_time_item(text: str, now: datetime) -> TimeWindow | None:
 def _compile(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or len(text) > MAX_ITEM_CHARS:
         return None
-    subject, clauses = subject_of(_clauses(normalise(text)))
+    subject, clauses = subject_of(_clauses(_ZH_NOT_AFTER.sub(_not_after, normalise(text))))
     if subject is None:
         return None
     wins: list[tuple[str, datetime | None, datetime | None]] = []

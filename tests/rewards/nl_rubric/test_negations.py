@@ -1,0 +1,65 @@
+"""Negated demands must never be read as the demand itself. Each phrasing here was read inverted (or
+too strictly) before: a check that passes exactly the violations is worse than no check."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from servicegym.rewards import nl_rubric
+from tests.rewards.nl_rubric.worlds import NOW
+
+T = datetime(2025, 7, 11, 15, 0)
+
+
+@pytest.mark.parametrize("text, earliest, latest", [
+    ("The milk tea should not arrive later than 2025-07-11 15:00:00", None, T),
+    ("The milk tea must not arrive before 2025-07-11 15:00:00", T, None),
+    ("The milk tea should not be delivered after 2025-07-11 15:00:00", None, T),
+    ("The milk tea must not be delivered earlier than 2025-07-11 15:00:00", T, None),
+    ("The milk tea should arrive no later than 2025-07-11 15:00:00", None, T),
+    ("奶茶不应在2025-07-11 15:00:00之后送达", None, T),
+    ("奶茶不能在2025-07-11 15:00:00之前送达", T, None),
+    ("奶茶的送达时间不得迟于2025-07-11 15:00:00", None, T),
+    ("奶茶送达时间不应该晚于2025-07-11 15:00:00", None, T),
+    ("奶茶的送达时间不应晚于2025-07-11 15:00:00", None, T),
+])
+def test_a_negated_time_bound_is_the_other_bound(text: str, earliest: datetime | None, latest: datetime | None) -> None:
+    win = nl_rubric.compile_time_item(text, NOW)
+    assert win is not None, text
+    assert (win.earliest if earliest else None, win.latest if latest else None) == (earliest, latest), text
+    assert (win.earliest is None or earliest is not None) and (win.latest is None or latest is not None), text
+
+
+TEA = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("S1", "Tea Bar", ("Milk Tea",), "Drinks", 4.6),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Gardenia Milk Tea", (), (), 16.0),
+              nl_rubric.ProductInfo("P2", "S1", "Jasmine Milk Tea", (), (), 15.0),
+              nl_rubric.ProductInfo("Z1", "S1", "栀子奶茶", (), (), 16.0),
+              nl_rubric.ProductInfo("Z2", "S1", "茉莉奶茶", (), (), 15.0)),
+)
+
+
+@pytest.mark.parametrize("text, bad, good", [
+    ("Neither milk tea should be Gardenia flavored", "Gardenia Milk Tea", "Jasmine Milk Tea"),
+    ("None of the milk teas should be Gardenia flavored", "Gardenia Milk Tea", "Jasmine Milk Tea"),
+    ("No product in the milk tea order should be Gardenia flavored", "Gardenia Milk Tea", "Jasmine Milk Tea"),
+    ("The milk tea order should be free of Gardenia flavors", "Gardenia Milk Tea", "Jasmine Milk Tea"),
+    ("The milk tea must be without Gardenia flavor", "Gardenia Milk Tea", "Jasmine Milk Tea"),
+    ("奶茶订单中没有商品应为栀子口味", "栀子奶茶", "茉莉奶茶"),
+    ("奶茶订单不允许选择栀子口味", "栀子奶茶", "茉莉奶茶"),
+    ("奶茶订单应排除栀子口味", "栀子奶茶", "茉莉奶茶"),
+    ("奶茶订单中不得出现栀子口味", "栀子奶茶", "茉莉奶茶"),
+])
+def test_a_negated_product_demand_excludes_it(text: str, bad: str, good: str) -> None:
+    spec = nl_rubric.compile_item(text, TEA)
+    assert spec is not None, text
+    by_name = {p.name: p.product_id for p in TEA.products}
+
+    def passes(name: str) -> bool:
+        facts = nl_rubric.RecordFacts("orders", "o", "S1", lines=(nl_rubric.LineFacts(by_name[name], name, (), "", 1, 15.0, ()),))
+        return nl_rubric.spec_holds(spec, facts, TEA.place("S1"))
+
+    assert not passes(bad), text
+    assert passes(good), text
