@@ -201,10 +201,16 @@ _NOTE_ZH = re.compile(r"^(?P<s>.*?)(?:应该|应当|应|必须|需要|须|要)?(
                       r"(?P<x>.+)$")
 
 
+_NOTE_NEG = re.compile(r"\b(?:not|never|no|cannot|shouldn't|mustn't)\b|不应|不能|不得|不可|不要|切勿|禁止|无需|不需要|不必")
+
+
 def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
     if not re.search(r"\bnotes?\b|\bremarks?\b|备注", _names_out(c, ctx)):
         return None
     zh = _is_zh(c)
+    word = re.search(r"\bnotes?\b|\bremarks?\b|备注", c)
+    if word is not None and _NOTE_NEG.search(c[:word.start()]):
+        raise _Unclear  # "不应备注X", "should not add a note": not this demand (what a note says may negate)
     if zh:
         m = _NOTE_ZH.match(c)
         if m is None:

@@ -88,8 +88,8 @@ def _status_item(t: str, ctx: ItemContext) -> StatusSpec | None:
     tail = _STATUS_TAIL.search(t)
     if not (starts or zh_to or tail):
         raise _Unclear
-    if re.search(r"\b(?:not|don't|never)\b|不要取消|不能取消|不应取消|无需取消", t):
-        raise _Unclear
+    if re.search(r"\b(?:not|don't|never)\b|不要|不能|不应|不得|不可|切勿|禁止|无需|不需要|不必", t):
+        raise _Unclear  # "不要取消", "状态不应变更为已取消": not this demand
     if re.search(r"\b(?:if|unless)\b|如果|若", t):
         raise _Unclear
     about = re.sub(r"\b(?:successfully|cancel(?:l?ed)?|the status.*$|order status.*$)\b|成功|取消|订单状态.*$", " ", t)

@@ -743,6 +743,25 @@ def _not_after(m: re.Match[str]) -> str:
     return f"应{m['at']}{m['t']}{'之前' if m['q'] in ('之后', '以后') else '之后'}"
 
 
+# a negated modal or verb; one a bound word follows closely ("should not be later than", "不能晚于") is that
+# bound's (``_NEGATED``), any other negates the whole window, which a window cannot say
+_CLAUSE_NEG = re.compile(r"\b(?:not|never|cannot|can't|shouldn't|mustn't|won't)\b|不应该|不应当|不应|不能|不得|不可以|不可|不要|"
+                         r"切勿|禁止|严禁|不允许|不宜")
+
+
+def _negation_left(clause: str, toks: list[_Tok]) -> bool:
+    """Whether a negation in ``clause`` is not one a bound word's flip used (the same test as ``_tokens``)."""
+    used: list[tuple[int, int]] = []
+    for t in toks:
+        if t.kind == "qual":
+            used.append((t.start, t.end))  # "not later than", "不晚于": a bound word of its own
+            lo = max(0, t.start - 24)
+            m = _NEGATED.search(clause[lo:t.start])
+            if m is not None:
+                used.append((lo + m.start(), lo + m.end()))
+    return any(not any(a <= m.start() < b for a, b in used) for m in _CLAUSE_NEG.finditer(clause))
+
+
 def compile_time_item(text: str, now: datetime) -> TimeWindow | None:
     """The time window a rubric item states, or None (not a time item, or not unambiguous).
 
@@ -763,7 +782,10 @@ def _compile(text: str, now: datetime) -> TimeWindow | None:
     within: list[float] = []
     asap = False
     for clause in clauses:
-        seq = _group(clause, _tokens(clause))
+        toks = _tokens(clause)
+        if _negation_left(clause, toks):
+            return None  # "不应在12:00左右送达", "should not be around 12:00": not a window this reads
+        seq = _group(clause, toks)
         cons = _constraints(clause, seq)
         if cons:
             wins += _windows(cons, now)

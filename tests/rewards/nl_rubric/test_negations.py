@@ -63,3 +63,22 @@ def test_a_negated_product_demand_excludes_it(text: str, bad: str, good: str) ->
 
     assert not passes(bad), text
     assert passes(good), text
+
+
+@pytest.mark.parametrize("text", [
+    "奶茶订单的送达时间不应在2025-07-11 15:00:00左右",
+    "奶茶订单的送达时间不应在2025-07-11 14:00:00至2025-07-11 15:00:00之间",
+    "The milk tea must not be scheduled for around 3:00 PM on 2025-07-11",
+    "The reservation time should not be 2025-07-11 15:00:00",
+])
+def test_a_negated_window_is_not_read_as_the_window(text: str) -> None:
+    assert nl_rubric.compile_time_item(text, NOW) is None  # not a window: the judge's, never the window itself
+
+
+def test_a_negated_cancellation_or_note_is_not_read_as_the_demand() -> None:
+    ctx = nl_rubric.ItemContext(now=NOW, places=TEA.places, products=TEA.products, record_ids=("T01",))
+    assert nl_rubric.compile_item("成功取消用户id为T01的订单，订单状态不应变更为cancelled", ctx) is None
+    assert nl_rubric.compile_item("奶茶订单不应当备注不要吸管", ctx) is None
+    assert nl_rubric.compile_item("The milk tea order should not have a note saying no straw", ctx) is None
+    # what a note says may itself negate: still read
+    assert nl_rubric.compile_item("奶茶订单应当备注不要吸管", ctx) is not None
