@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import html
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from servicegym.envs.environments.base import ToolUseEnv
 from servicegym.envs.environments.parsing import parse_action
 from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
-from servicegym.envs.tasks.generators.workspace import episode_labels, generate_workspace_task
+from servicegym.envs.tasks.generators.workspace import episode_labels, generate_workspace_task, seeded_tables
 from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
 from servicegym.envs.tasks.suites import suite_path
@@ -18,9 +19,10 @@ from servicegym.rewards import workspace as ws_rewards
 from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
 from servicegym.simulators.scripted_user import STOP, cue_pattern
 from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser, questions_in
-from servicegym.world_state.core import History, World, parse_time
+from servicegym.world_state.core import History, World, parse_time, unvalidated
 from servicegym.world_state.tools import Toolkit, ToolSpec
 from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, WorkspaceWorld, persona_tools
+from servicegym.world_state.workspace.world import vouched_entities
 
 __all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world", "session_summary", "summaries_block"]
 
@@ -94,9 +96,67 @@ class SessionData:
     checklist: list[RubricItem]
 
 
+_CHECK_FIELDS = ("name", "kind", "description", "params", "weight")
+
+
+def _check_item(check: dict[str, Any], vouched: bool) -> RubricItem:
+    """``RubricItem.model_validate(check)``; a check the generator wrote itself (``vouched``: every
+    field, in order, as the item's JSON dump gives it) is made without validating it again (the
+    same fields: ``params`` a shallow copy, as validation makes it)."""
+    if vouched and type(check) is dict and tuple(check) == _CHECK_FIELDS and type(check["params"]) is dict \
+            and type(check["weight"]) is float:
+        return unvalidated(RubricItem, {**check, "params": dict(check["params"])}, set(_CHECK_FIELDS))
+    return RubricItem.model_validate(check)
+
+
+_INTENT_FIELDS = {"id", "reveal", "answer", "cues"}
+_SCRIPT_FIELDS = {"index", "opening", "intents"}
+
+
+def _session_data(s: dict[str, Any], vouched: bool) -> SessionData:
+    """One session spec parsed: its user script, intent checks and checklist (a vouched spec's
+    without validating the generator's own values again)."""
+    if vouched:
+        intents = [unvalidated(IntentScript, {"id": i["id"], "reveal": i["reveal"], "answer": i["answer"],
+                                              "cues": list(i["cues"])}, set(_INTENT_FIELDS)) for i in s["intents"]]
+        script = unvalidated(SessionScript, {"index": s["index"], "opening": s["opening"], "intents": intents,
+                                             "style": "polite"}, set(_SCRIPT_FIELDS))
+    else:
+        script = SessionScript(index=s["index"], opening=s["opening"],
+                               intents=[IntentScript(id=i["id"], reveal=i["reveal"], answer=i["answer"], cues=i["cues"])
+                                        for i in s["intents"]])
+    return SessionData(s, script, {i["id"]: _check_item(i["check"], vouched) for i in s["intents"]},
+                       [_check_item(c, vouched) for c in s["checklist"]])
+
+
+class LazySessions(Sequence[SessionData]):
+    """A task's sessions parsed (``SessionData``), each on first use: a reset reads the first one
+    it plays, a session start its own."""
+
+    def __init__(self, specs: list[dict[str, Any]], vouched: bool) -> None:
+        self._specs = specs
+        self._vouched = vouched
+        self._made: list[SessionData | None] = [None] * len(specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._specs)))]
+        hit = self._made[i]
+        if hit is None:
+            hit = self._made[i] = _session_data(self._specs[i], self._vouched)
+        return hit
+
+    def built(self) -> int:
+        """How many sessions have been parsed so far."""
+        return sum(m is not None for m in self._made)
+
+
 @dataclass
 class TaskCache:
-    sessions: list[SessionData]
+    sessions: Sequence[SessionData]
     # per session (in order): {"index", "group", "precursors", "action", "reasoning"}
     meta: list[dict[str, Any]] = field(default_factory=list)
     # session k > 1 -> world at its start (session 1 starts on the key itself: holding it here would
@@ -112,13 +172,7 @@ _CACHE: weakref.WeakKeyDictionary[World, TaskCache] = weakref.WeakKeyDictionary(
 def _task_cache(task: Task, initial: World) -> TaskCache:
     hit = _CACHE.get(initial)
     if hit is None:
-        sessions = []
-        for s in task.world["sessions"]:
-            script = SessionScript(index=s["index"], opening=s["opening"],
-                                   intents=[IntentScript(id=i["id"], reveal=i["reveal"], answer=i["answer"], cues=i["cues"])
-                                            for i in s["intents"]])
-            sessions.append(SessionData(s, script, {i["id"]: RubricItem.model_validate(i["check"]) for i in s["intents"]},
-                                        [RubricItem.model_validate(c) for c in s["checklist"]]))
+        sessions = LazySessions(task.world["sessions"], task.vouched_world)
         meta = [{"index": s["index"], "group": s["group"], "precursors": list(s["precursors"]), **labels}
                 for s, labels in zip(task.world["sessions"], episode_labels(task.world["sessions"]), strict=True)]
         hit = TaskCache(sessions, meta)
@@ -395,14 +449,19 @@ class WorkspaceEnv(ToolUseEnv):
         spec = task.world
         if spec.get("persona") not in PERSONAS:
             raise ValueError(f"world.persona must be one of {', '.join(PERSONAS)}")
+        vouched = task.vouched_world  # the generator's own rows: made without validating them again
+        # the persona's records as the generator built them (its first build of the task only)
+        seeded = seeded_tables(task) if vouched else None
         tables: dict[str, dict[str, Any]] = {}
         for name, rows in spec.get("tables", {}).items():
             model = WorkspaceWorld.schema.get(name)
             if model is None:
                 raise ValueError(f"world.tables.{name}: unknown table")
+            if seeded is not None and name in seeded:
+                tables[name] = dict(seeded[name])  # the world's own table of the shared, immutable rows
+                continue
             table: dict[str, Any] = {}
-            for raw in rows:
-                row = model.model_validate(raw)
+            for row in (vouched_entities(model, rows) if vouched else (model.model_validate(raw) for raw in rows)):
                 table[row.key] = row
             tables[name] = table
         extra = {k: spec[k] for k in ("persona", "owner", "owner_email", "organization")}

@@ -30,6 +30,8 @@ Python definitions on every record.
 from __future__ import annotations
 
 import json
+import math
+from json.encoder import encode_basestring
 from typing import Any
 
 SKILL_KINDS = ("report", "table", "mail", "meeting", "note", "todo", "json")
@@ -290,6 +292,65 @@ def skill_doc(name: str, persona: str, updated: str, doc: dict[str, Any], script
     return "\n".join(lines) + "\n"
 
 
+class _NotPlain(Exception):
+    """A value ``_dumps`` leaves to ``json.dumps``."""
+
+
+def _encode(value: Any, out: list[str], newline: str) -> None:
+    t = type(value)
+    if t is str:
+        out.append(encode_basestring(value))
+    elif t is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + " "
+        sep = "{" + inner
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out.append(sep + encode_basestring(k) + ": ")
+            _encode(v, out, inner)
+            sep = "," + inner
+        out.append(newline + "}")
+    elif t is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + " "
+        sep = "[" + inner
+        for v in value:
+            out.append(sep)
+            _encode(v, out, inner)
+            sep = "," + inner
+        out.append(newline + "]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif t is int:
+        out.append(int.__repr__(value))
+    elif t is float and math.isfinite(value):
+        out.append(float.__repr__(value))
+    else:
+        raise _NotPlain
+
+
+def _dumps(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=1)``, the same text, for the plain JSON values
+    skill scripts are (dicts with string keys, lists, strings, ints, finite floats, booleans,
+    None) written without the pure-Python encoder's generators (an episode stages a dozen
+    scripts); anything else goes to ``json.dumps`` itself."""
+    out: list[str] = []
+    try:
+        _encode(value, out, "\n")
+    except _NotPlain:
+        return json.dumps(value, ensure_ascii=False, indent=1)
+    return "".join(out)
+
+
 def build_skills(c: dict[str, Any]) -> list[dict[str, Any]]:
     """The skill folders of one persona episode: ``[{"name", "kind", "stale", "updated", "files": {path: text}}]``.
 
@@ -305,13 +366,13 @@ def build_skills(c: dict[str, Any]) -> list[dict[str, Any]]:
         conv = c["old"] if stale else c["conventions"]
         doc, script = BUILDERS[kind](c, conv)
         scripts = ["run.json"]
-        files = {f"skills/{name}/run.json": json.dumps(script, ensure_ascii=False, indent=1) + "\n"}
+        files = {f"skills/{name}/run.json": _dumps(script) + "\n"}
         if kind in CONVENTION_KINDS:
             keys = {"report": ["sections"], "table": ["exclude"], "mail": ["cc"], "meeting": ["attendees", "room"], "note": ["tags"],
                     "todo": ["label"]}[kind]
             scripts.append("conventions.json")
-            files[f"skills/{name}/conventions.json"] = json.dumps(
-                {"params": {}, "steps": [], "result": {k: conv[k] for k in keys}}, ensure_ascii=False, indent=1) + "\n"
+            files[f"skills/{name}/conventions.json"] = _dumps(
+                {"params": {}, "steps": [], "result": {k: conv[k] for k in keys}}) + "\n"
         updated = c["stale_updated"] if stale else c["updated"]
         files[f"skills/{name}/SKILL.md"] = skill_doc(name, c["persona"], updated, doc, scripts)
         out.append({"name": name, "kind": kind, "stale": stale, "updated": updated, "files": files})

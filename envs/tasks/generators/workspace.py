@@ -36,10 +36,13 @@ import csv
 import io
 import json
 import random
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from servicegym.envs.tasks.generators.common import call, task_rng
 from servicegym.envs.tasks.generators.content_workspace import (
@@ -54,7 +57,7 @@ from servicegym.envs.tasks.model import Task
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.scripted_user import UserScript, cue_pattern
 from servicegym.simulators.workspace_user import questions_in
-from servicegym.world_state.core import TIME_FORMAT
+from servicegym.world_state.core import TIME_FORMAT, unvalidated
 
 VERSION = 1
 DOMAIN = "workspace"
@@ -127,8 +130,22 @@ class Ops:
 
 
 # ----- plans ------------------------------------------------------------------------------------
+_ITEM_FIELDS_SET = frozenset(("name", "kind", "description", "params"))
+
+
 def item(name: str, kind: str, description: str, **params: Any) -> RubricItem:
-    return RubricItem(name=name, kind=kind, description=description, params=params)
+    """``RubricItem(name=name, kind=kind, description=description, params=params)`` without
+    validating again what the generator wrote itself (three strings and a fresh keyword dict): the
+    same fields and fields set (an episode makes about seventy)."""
+    return unvalidated(RubricItem, {"name": name, "kind": kind, "description": description, "params": params, "weight": 1.0},
+                       set(_ITEM_FIELDS_SET))
+
+
+def item_json(it: RubricItem) -> dict[str, Any]:
+    """``it.model_dump(mode="json")`` (a fresh dict; ``params`` made JSON by pydantic's own
+    converter, which is what the dump does with a ``dict[str, Any]`` field)."""
+    return {"name": it.name, "kind": it.kind, "description": it.description, "params": to_jsonable_python(it.params),
+            "weight": it.weight}
 
 
 @dataclass
@@ -158,6 +175,19 @@ class Plan:
     done: str
     group: str = ""
     precursors: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # ``render`` is a pure function of the active facets (it draws nothing): the golden route, the
+        # skill staging and the violation routes ask for the same sets, each rendered once
+        make, made = self.render, {}
+
+        def render(active: frozenset[str]) -> list[str]:
+            hit = made.get(active)
+            if hit is None:
+                hit = made[active] = make(active)
+            return list(hit)
+
+        self.render = render
 
     def all_keys(self) -> frozenset[str]:
         return frozenset(f.key for f in self.facets)
@@ -197,8 +227,8 @@ class Plan:
             "precursors": list(self.precursors), "opening": self.opening,
             "intents": [{"id": f"s{self.index:02d}.{f.key}", "key": f.key, "reveal": f.reveal, "answer": f.answer,
                          "cues": f.cues, "carried": f.carried, "evidence": list(f.evidence),
-                         "check": f.check.model_dump(mode="json")} for f in self.facets],
-            "checklist": [i.model_dump(mode="json") for i in self.base + [f.check for f in self.facets]],
+                         "check": item_json(f.check)} for f in self.facets],
+            "checklist": [item_json(i) for i in self.base + [f.check for f in self.facets]],
             "golden": self.golden(),
         }
 
@@ -905,8 +935,13 @@ class Episode:
         return self.rng.choice(("Remember to thank the reviewers.", "Flag anything unusual early.", "Keep it short."))
 
     def check_cues(self) -> None:
-        """Every golden question is targeted at exactly its own intent; generic questions at none."""
+        """Every golden question is targeted at exactly its own intent; generic questions at none.
+        The outcome depends only on each plan's (key, cues, question) of its facets, a few dozen
+        combinations per persona: a combination that passed once is not checked again."""
         for plan in self.plans:
+            sig = tuple((f.key, tuple(f.cues), f.question) for f in plan.facets)
+            if sig in _CUES_CHECKED:
+                continue
             pats = {f.key: cue_pattern(tuple(f.cues)) for f in plan.facets}
             for f in plan.facets:
                 q = questions_in(f.question)
@@ -916,6 +951,13 @@ class Episode:
             for g in GENERIC_QUESTIONS:
                 if any(pat.search(questions_in(g)) for pat in pats.values()):
                     raise AssertionError(f"generic question {g!r} is targeted")
+            if len(_CUES_CHECKED) < _MAX_CUES_CHECKED:
+                _CUES_CHECKED.add(sig)
+
+
+# the facet combinations ``Episode.check_cues`` has passed (bounded; a pure function of the combination)
+_CUES_CHECKED: set[tuple[tuple[str, tuple[str, ...], str], ...]] = set()
+_MAX_CUES_CHECKED = 4096
 
 
 def next_workday(day: datetime) -> datetime:
@@ -926,9 +968,12 @@ def next_workday(day: datetime) -> datetime:
 
 
 def seed_persona_tables(persona: str, rng: random.Random) -> dict[str, dict[str, Any]]:
-    from servicegym.world_state.workspace.personas import build_persona_tables
+    """The persona's seeded records, table -> key -> entity, made without validating the persona
+    module's own rows again (``personas.seeded_persona_tables``; the same draws and entities as
+    ``build_persona_tables``)."""
+    from servicegym.world_state.workspace.personas import seeded_persona_tables
 
-    return build_persona_tables(persona, rng)
+    return seeded_persona_tables(persona, rng)[1]
 
 
 def initial_tables(ep: Episode) -> dict[str, list[dict[str, Any]]]:
@@ -985,14 +1030,42 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
                 viol[f"s{plan.index:02d}"] = ([a for r in routes[:k] for a in r] + plan.ignoring_carried()
                                               + [a for r in routes[k + 1:] for a in r])
     groups = sorted({pl.group for pl in ep.plans if pl.group})
-    return Task(
+    # the generator's word that the world's rows are as it wrote them: the env builds them unvalidated
+    task = Task(
         task_id=f"{DOMAIN}-{persona}/{split}/{seed}/d{difficulty}", domain=DOMAIN, difficulty=difficulty,
         reasoning_points=sum(len(pl.facets) for pl in ep.plans), world=world,
         user=UserScript(opening=sessions[0]["opening"], persona={"name": p.owner, "persona": persona}),
         rubric=[], golden_actions=golden, violations=viol,
         notes=[f"{persona} episode: {SESSIONS} sessions, {len(groups)} dependency groups ({', '.join(groups)}), "
                f"{sum(len(s['intents']) for s in sessions)} hidden intents"],
-    )
+    ).vouch_world()
+    # each plan's render closes over the episode that holds the plans: without the cycle the episode
+    # (a thousand objects) goes at once, not at the cyclic collector's next pass
+    ep.plans.clear()
+    _remember_seeded(task, ep.seeded)
+    return task
+
+
+# the persona tables each generated task's world starts with, as the generator built them (the rows
+# of ``world["tables"]`` are their JSON dumps), until the env builds the task's world: keyed by the
+# task's id, with a weak reference that drops the entry when the task goes
+_SEEDED: dict[int, tuple[weakref.ref[Task], dict[str, dict[str, Any]]]] = {}
+
+
+def _remember_seeded(task: Task, tables: dict[str, dict[str, Any]]) -> None:
+    key = id(task)
+    _SEEDED[key] = (weakref.ref(task, lambda _ref, key=key: _SEEDED.pop(key, None)), tables)
+
+
+def seeded_tables(task: Task) -> dict[str, dict[str, Any]] | None:
+    """The persona tables (name -> key -> entity) the generator built for ``task``'s world, once:
+    the first call for a task this module generated and vouched for hands them over (entities are
+    immutable: a world that shares them replaces a row it writes in its own table), any other call
+    returns None (build the tables from the task's rows)."""
+    entry = _SEEDED.pop(id(task), None)
+    if entry is None or entry[0]() is not task or not task.vouched_world:
+        return None
+    return entry[1]
 
 
 # ----- episode structure and session labels (derived from what each session requires) ------------

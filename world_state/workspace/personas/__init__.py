@@ -18,6 +18,7 @@ from typing import Any
 from servicegym.world_state.core import Entity
 from servicegym.world_state.tools import ToolSpec
 from servicegym.world_state.workspace.personas import analyst, legal, marketer, pharmacist, researcher
+from servicegym.world_state.workspace.world import vouched_entities
 
 PERSONAS: dict[str, ModuleType] = {
     "researcher": researcher,
@@ -58,3 +59,22 @@ def build_persona_tables(persona: str, rng: random.Random) -> dict[str, dict[str
             table[row.key] = row
         out[name] = table
     return out
+
+
+def seeded_persona_tables(persona: str, rng: random.Random) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Entity]]]:
+    """``(rows, tables)``: the persona's seeded records as ``seed_tables`` writes them and the same
+    records as ``build_persona_tables`` gives them, made without validation (``vouched_entities``:
+    the persona modules write every field, in order, of its type, an int where a float is due
+    being all validation changes; ``tests/test_workspace_reset_fast.py`` holds them to it). The
+    same draws as ``build_persona_tables``; ValueError on a duplicate key."""
+    module = PERSONAS[persona]
+    raw = module.seed_tables(rng)
+    out: dict[str, dict[str, Entity]] = {}
+    for name, rows in raw.items():
+        table: dict[str, Entity] = {}
+        for row in vouched_entities(module.SCHEMA[name], rows):
+            if row.key in table:
+                raise ValueError(f"{persona}: duplicate key {row.key!r} in {name}")
+            table[row.key] = row
+        out[name] = table
+    return raw, out

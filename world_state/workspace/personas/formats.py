@@ -39,9 +39,18 @@ def person_names(rng: random.Random, n: int) -> list[str]:
     return rng.sample(_FULL_NAMES, n)
 
 
+_DAYS: dict[int, str] = {}  # offset -> day (a pure function; the seeded records use a few hundred offsets)
+
+
 def day(offset: int) -> str:
-    """``SEED_START`` moved by ``offset`` days, as YYYY-MM-DD."""
-    return (SEED_START + timedelta(days=offset)).isoformat()
+    """``SEED_START`` moved by ``offset`` days, as YYYY-MM-DD (remembered: a persona's seeded
+    records name a hundred or more days each)."""
+    hit = _DAYS.get(offset) if type(offset) is int else None
+    if hit is None:
+        hit = (SEED_START + timedelta(days=offset)).isoformat()
+        if type(offset) is int and len(_DAYS) < 4096:
+            _DAYS[offset] = hit
+    return hit
 
 
 def parse_day(text: str, what: str = "date") -> date:
