@@ -80,7 +80,8 @@ _EN_MODAL = re.compile(
     r"do not need to|does not|do not|don't|doesn't|should never|must never|(?:is|are) not allowed to)"
     r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
 # "预约人数为3人": a plain "为/是" after the noun of what is stated
-_ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址)(?P<pos>为|是)(?P<neg>(?!))?")
+_ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址|辣度|甜度|温度|口味|规格)(?:均|都)?"
+                        r"(?P<pos>为|是)(?P<neg>(?!))?")
 # "整单不超过200元", "预算150元": with no modal, a comparison of an amount of money starts the predicate
 _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
                         r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
@@ -94,7 +95,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
 _ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|含有|有|来自|购买|下单|避免|使用|具有|具备|配有)"
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁)"
-    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
+    r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
     rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
 
 
@@ -154,7 +155,8 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
         m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c) or _ZH_TOTAL.search(c)
         if m is None:
             raise _Unclear
-        subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():]
+        # a copula keeps its verb ("辣度均为微辣": "为微辣"), which the readers take as they take "应为"
+        subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.start("pos") if m.re is _ZH_COPULA else m.end():]
         if pred.startswith(("不", "避免", "避开", "排除")) and not pred.startswith(("不辣", "不加", "不含", "不要")):
             word = next(w for w in ("避免", "避开", "排除", "不") if pred.startswith(w))
             neg, pred = not neg, pred[len(word):]
@@ -259,5 +261,10 @@ def _head_class(subject: str) -> str | None:
 
 
 def _cut_purpose(pred: str) -> str:
-    pred = _PURPOSE_ZH.sub("", pred) if _is_zh(pred) else _PURPOSE_EN.sub("", pred)
+    pred = _ZH_WHO_REASON.sub("", _PURPOSE_ZH.sub("", pred)) if _is_zh(pred) else _PURPOSE_EN.sub("", pred)
     return pred.strip(" ,，")
+
+
+# a trailing clause about a person, with no modal: the reason of the demand ("，用户喜欢吃辣", "，孩子喜欢吃拉面")
+_ZH_WHO_REASON = re.compile(r"[，,](?:用户|孩子|女儿|儿子|老婆|老公|妻子|丈夫|朋友|同事|客户|家人|老人|父母|他们|她们|他|她)"
+                            r"(?![^，,]*(?:应|必须|需要|不能|不得|不可|不要))[^，,]*$")

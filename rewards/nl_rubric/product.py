@@ -126,7 +126,7 @@ from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
 from .serving import _SERVING_WITH, _serving
 from .spelling import _first_found, _gold_part, _gold_places_spell, _zh_gold_span
-from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, phrase_in
+from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
 from .world import (
     _GENERIC_GOODS,
     _UNIT_TAIL_EN,
@@ -241,7 +241,7 @@ _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
                               r"containing |including |featuring |of )")
-_AND = re.compile(r"\s+and\s+|\s+as well as\s+|、|和|以及|及")
+_AND = re.compile(r"\s+and\s+|\s+as well as\s+|、|和|以及|及|与")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 
@@ -256,11 +256,15 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"^(?:任何|任意)", "", x)
         # "适合2-3人分量的套餐": the people it serves ("2-3人套餐")
         x = re.sub(r"^适合(?=[\d一二两三四五六七八九十])", "", x)
+        x = re.sub(r"(?<![\d一二两三四五六七八九十])([一二两三四五六七八九十])(?=\s*(?:到|至|~|～|-)\s*[一二两三四五六七八九十]人)",
+                   lambda m: str(_zh_number(m.group(1))), x)  # "两到三人": "2到三人"
+        x = re.sub(r"(?<=\d)(\s*(?:到|至|~|～|-)\s*)([一二两三四五六七八九十])(?=人)", lambda m: "-" + str(_zh_number(m.group(2))), x)
         x = re.sub(r"(?<=\d)\s*(?:到|至|~|～)\s*(?=\d+人)", "-", x)  # "2到3人": "2-3人"
         x = re.sub(r"(?<=人)(?:分量|份量|食用|用餐)?的?(?=套餐|餐|份)", "", x)
         x = re.sub(r"(?<=\d人)份的?(?=套餐|餐)", "", x)  # "2-3人份的套餐": "2-3人套餐"
         x = re.sub(r"^(?:有)?实体(?:店|门店|店面)(?:且|并且|并|、)?(?=..)", "", x)  # "有实体店可堂食的": 可堂食
-        x = re.sub(r"(?<=..)(?:这种|这类|这款|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X作为主要食材": X
+        x = re.sub(r"(?<=..)(?:这[一两二三四五六]?(?:种|类|款|样|个|道|商品|产品|菜品|饮品)|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X这两种配菜": X
+        x = re.sub(r"(?<=.)的$", "", x)  # "不加葱的", "热的": the value
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
     x = _GENERIC_HEAD_EN.sub("", x)
@@ -445,7 +449,8 @@ def _spice_options(alt: str, ctx: ItemContext) -> list[str]:
 
 
 _ZH_JUDGEMENT = re.compile(r"新鲜|销量|必吃|正宗|最(?:好|高|低|近|远|多|少|受欢迎)|性价比|口碑")
-_ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是){_NUM_RE}{_COUNT_UNITS}$")
+_ZH_AND_COUNT = re.compile(rf"[,，](?:且|并且)?(?:(?:数量|份数|件数|杯数)(?:应该|应当|应|需要|要)?(?:为|是)|共|一共|总共)?{_NUM_RE}"
+                           rf"{_COUNT_UNITS}$")
 # "include X, quantity 1", "be X with a quantity of 2": the product, and how many of it
 _EN_AND_COUNT = re.compile(rf",?\s+(?:with |and )?(?:an? |the )?(?:quantity|number)(?: of| is| should be|:)?\s*{_NUM_RE}"
                            rf"(?:\s*{_COUNT_UNITS})?$")
@@ -474,7 +479,8 @@ def _zh_bought_at(p: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None
     return None, p
 
 
-_ZH_REL_PLACE = re.compile(r"^(?:提供|支持|具有|具备|有|带有)?(?P<x>[^的]{2,}?)(?:服务)?的(?:商家|店铺|门店|餐厅|餐馆|店家|商户)$")
+_ZH_REL_PLACE = re.compile(r"^(?:提供|支持|具有|具备|有|带有)?(?:能够|能|可以)?(?P<x>[^的]{2,}?)(?:服务)?的(?:商家|店铺|门店|餐厅|餐馆|"
+                           r"店家|商户|店)$")
 
 
 def _zh_of_the_kind(value: str, subject: str, ctx: ItemContext) -> str:
@@ -723,7 +729,8 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         if serving is not None:  # "a set meal for two": a product for that many people
             return FeatureSpec(scope="product", phrases=serving, negated=negated)
         try:
-            scope, alts = _resolve_phrase(text, zh, "option" if option or soft else head_class, head, ctx,
+            one_char = zh and text in _ZH_ONE_CHAR_OPTIONS  # "选择热的": a temperature, an option where one is offered
+            scope, alts = _resolve_phrase(text, zh, "option" if option or soft or one_char else head_class, head, ctx,
                                           partial=not negated)
         except _Unclear:
             if option and not _SIZE_VALUE.match(text) and not _a_whole_tag(text, ctx):

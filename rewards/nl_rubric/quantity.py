@@ -261,6 +261,13 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
                     sum(x.value for x in more if isinstance(x, CountSpec)) != total.value:
                 raise _Unclear  # the parts do not add up to the total: not one reading
             return [total, *more] if more else total
+        if m is None and not neg and _ZH_BREAKDOWN.match(p) and re.search(rf"{_NUM_RE}{_COUNT_UNITS}", p):
+            try:  # "应包括2个手抓饼和1个茶叶蛋": how many of each of several products, with no total said
+                each = _zh_count_rest(subject, "，" + p, ctx)[1]
+                if len(each) >= 2:
+                    return each
+            except _Unclear:
+                pass
         if m is None:
             return _listed_count(subject, neg, p, ctx) or _distinct_count(subject, neg, p, ctx) or \
                 _named_count(subject, neg, p, ctx)  # "包含两样商品：A和B", "包含三个不同的菜品", "应包含2份X"
@@ -328,7 +335,7 @@ def _zh_count_rest(subject: str, p: str, ctx: ItemContext) -> tuple[str, list[An
     if bm is None:
         raise _Unclear
     parts: list[Any] = []
-    for piece in re.split(r"和|、|以及|及", bm.group("x")):
+    for piece in re.split(r"和|、|以及|及|与", bm.group("x")):
         m = re.fullmatch(rf"{_NUM_RE}{_COUNT_UNITS}(?P<x>.{{2,}})", piece.strip())
         if m is None:
             raise _Unclear
