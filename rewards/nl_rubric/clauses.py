@@ -190,8 +190,10 @@ _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?
 # the value as the subject of a passive of choosing: "boneless chicken feet should be selected for the night snack",
 # "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
 _PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
-                             r"excluded)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
-_BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |an? )?\S.*)$")
+                             r"excluded|booked|reserved|appointed)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+_AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P<rest>(?:the |an? )?\S.*)$")
+# "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
+_BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
 _A_NUMBER = re.compile(r"^(?:a total of |in total |only |exactly )?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve) ")
 _THERE_BE = re.compile(r"^be (?P<x>.+?) (?:in|within|for) (?P<rest>(?:the |an? )?\S.*\border)$")
 _NOT_A_VALUE = re.compile(r"(?:^|\s)(?:it|they|this|that|these|those|one|ones|order|orders|booking|bookings|reservation|"
@@ -213,6 +215,14 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tup
     m = _PASSIVE_CHOICE.match(pred)
     if _NOT_A_VALUE.search(subject.casefold()):
         return subject, neg, pred
+    am = _AVAILABLE_AT.match(pred)
+    if am is not None:  # "free parking must be available at the restaurant": the restaurant offers it
+        return am.group("rest"), neg, "offer " + re.sub(r"^(?:the )", "", subject)
+    if m is not None and m.group("v") in ("booked", "reserved", "appointed") and m.group("prep") is None:
+        return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place (or product) chosen
+    if m is not None and m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
+            re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
+        return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
     if m is None:
         bm = _BE_IN.match(pred)  # "X must (all) be in the Y order": the Y order includes X
         if bm is None:
@@ -224,6 +234,8 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tup
         neg = not neg
     if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
         return subject, neg, pred  # "X should be ordered from <place>": the store reader's
+    if m.group("prep") in ("from", "at"):  # "from the restaurant": where, which names no kind of value
+        return "", neg, verb + value
     rest = m.group("rest") or ""
     if _A_NUMBER.match(value):  # "a total of 12 cups should be ordered (for the team)": what the order includes
         return (rest if re.search(r"\borders?$", rest) else "the order"), neg, "include " + value

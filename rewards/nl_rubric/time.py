@@ -759,7 +759,9 @@ def _negation_left(clause: str, toks: list[_Tok]) -> bool:
             m = _NEGATED.search(clause[lo:t.start])
             if m is not None:
                 used.append((lo + m.start(), lo + m.end()))
-    return any(not any(a <= m.start() < b for a, b in used) for m in _CLAUSE_NEG.finditer(clause))
+    # a negation after the last time said ("before 20:00, but not too early") qualifies no window this reads
+    last = max((t.start for t in toks if t.kind in ("date", "clock", "relday", "dur")), default=-1)
+    return any(m.start() < last and not any(a <= m.start() < b for a, b in used) for m in _CLAUSE_NEG.finditer(clause))
 
 
 def compile_time_item(text: str, now: datetime) -> TimeWindow | None:

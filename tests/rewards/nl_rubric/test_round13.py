@@ -21,7 +21,7 @@ def holds(spec: object, ctx: nl_rubric.ItemContext, place: str, *lines: nl_rubri
 
 
 CTX = nl_rubric.ItemContext(
-    now=NOW, places=(nl_rubric.PlaceInfo("S1", "Snack Corner", ("Snacks", "Dine-in Restaurant"), "Food", 4.4),
+    now=NOW, places=(nl_rubric.PlaceInfo("S1", "Snack Corner", ("Snacks", "Free Parking"), "Food", 4.4),
                      nl_rubric.PlaceInfo("S2", "Northeastern BBQ", ("BBQ",), "Restaurant", 4.6),
                      nl_rubric.PlaceInfo("S3", "Clay Studio", ("Pottery",), "Workshop", 4.7)),
     products=(nl_rubric.ProductInfo("P1", "S1", "Boneless Chicken Feet", ("Lemon",), (), 28.0),
@@ -89,3 +89,26 @@ def test_a_place_booked_for_n_people_or_booked_as_the_kind_of_place() -> None:
     assert isinstance(spec, nl_rubric.CountSpec) and (spec.what, spec.value) == ("people", 2)
     spec = nl_rubric.compile_item("Northeastern BBQ should be booked as the BBQ restaurant", CTX)
     assert isinstance(spec, nl_rubric.StoreSpec) and spec.place_ids == ["S2"]
+
+
+def test_booked_available_at_and_ordered_from_a_described_place() -> None:
+    studio = nl_rubric.compile_item("Clay Studio should be reserved", CTX)
+    assert isinstance(studio, nl_rubric.StoreSpec) and studio.place_ids == ["S3"]
+    spec = nl_rubric.compile_item("A Pottery Class for Two should be ordered from the workshop", CTX)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["pottery class for two"]
+    spec = nl_rubric.compile_item("Free parking must be available at the snack bar", CTX)
+    assert spec is not None and "free parking" in nl_rubric.describe_spec(spec).casefold()
+
+
+def test_how_a_value_comes_is_not_a_passive_of_choosing() -> None:
+    # "in a gift box", "in meal set form", "selected with hot": how it comes, never "the Y includes X"
+    for text in ("The ordered Boneless Chicken Feet should be in a gift box", "The ordered items must be in meal set form"):
+        spec = nl_rubric.compile_item(text, CTX)
+        assert spec is None or "boneless chicken feet" not in nl_rubric.describe_spec(spec).casefold(), text
+    spec = nl_rubric.compile_item("The Gardenia Milk Tea ordered from Snack Corner should be selected with the Hot option", CTX)
+    assert spec is not None and "hot" in nl_rubric.describe_spec(spec).casefold()
+
+
+def test_a_negation_after_the_time_does_not_unread_the_window() -> None:
+    win = nl_rubric.compile_time_item("The order should be delivered before 8:00 PM on May 27, 2025, but not too early", NOW)
+    assert win is not None and win.latest is not None and win.earliest is None
