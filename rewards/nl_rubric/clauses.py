@@ -191,6 +191,9 @@ _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?
 # "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
 _PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
                              r"excluded|booked|reserved|appointed)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+_PASSIVE_RATHER = re.compile(r"^be (?:chosen|selected|ordered|picked) ,?(?P<alt>(?:rather than|instead of) \S.*)$")
+_INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:main |key |primary |principal )?(?:ingredient|component|topping|filling|"
+                            r"side dish|staple)s? (?:of|in|for) (?P<rest>(?:the |[a-z]+'s? )\S.*)$")
 _AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P<rest>(?:the |an? )?\S.*)$")
 # "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
 _BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
@@ -215,11 +218,18 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tup
     m = _PASSIVE_CHOICE.match(pred)
     if _NOT_A_VALUE.search(subject.casefold()):
         return subject, neg, pred
+    im = _INGREDIENT_OF.match(pred)
+    if im is not None:  # "chicken should be the main ingredient of the claypot dish": the dish contains it
+        return im.group("rest"), neg, "contain " + re.sub(r"^(?:the )", "", subject)
     am = _AVAILABLE_AT.match(pred)
     if am is not None:  # "free parking must be available at the restaurant": the restaurant offers it
         return am.group("rest"), neg, "offer " + re.sub(r"^(?:the )", "", subject)
     if m is not None and m.group("v") in ("booked", "reserved", "appointed") and m.group("prep") is None:
         return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place (or product) chosen
+    if m is None:  # "hot drinks must be chosen rather than cold ones": the value, not the other
+        rm = _PASSIVE_RATHER.match(pred)
+        if rm is not None:
+            return "", neg, f"select {re.sub(r'^(?:the )', '', subject)} {rm.group('alt')}"
     if m is not None and m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's

@@ -233,7 +233,7 @@ _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
-                              r"preference|(?:time )?slot|(?:price )?characteristic|(?:price )?feature|trait)s?(?: selected| chosen)?$")
+                              r"preference|(?:time )?slot|(?:price )?characteristic|(?:price )?feature|trait|one)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
                               r"这?[两二三四五六]样|馅|馅料|特征|特点|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
@@ -613,9 +613,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
     if zh:  # "既有酥肉又有肥牛": both
         p = _ZH_BOTH.sub(r"包含\g<a>和\g<b>", p)
-    else:  # "be free of X", "be without X": not having X
-        fm = re.match(r"^be (?:free of|without) (?P<x>\S.*)$", p)
-        if fm:
+    else:  # "be free of X", "be without X", "be meat-free" (where nothing is called so): not having X
+        fm = re.match(r"^be (?:free of|without) (?P<x>\S.*)$", p) or re.match(r"^be (?P<x>[a-z][a-z ]{1,30}?)-free$", p)
+        if fm and not (p.endswith("-free") and _found(p[3:], ctx, "product")):
             neg, p = not neg, "have " + fm.group("x")
     alone = _CHOSEN_ALONE.match(p) or _AVOIDED_ALONE.match(p) if not zh else None
     if alone and subject and not re.search(r"\b(?:it|they|this|that|these|those|one)$", subject):

@@ -127,8 +127,8 @@ def line_serves(line: Any) -> int:
 
 
 # "should be enough for two people", "the portion should be suitable for 4 adults and 2 children", "份量应够3人食用"
-_ENOUGH_EN = re.compile(r"^(?:be )?(?:(?:large |big )?enough|sufficient|adequate)(?: in (?:portion|quantity|size))? for "
-                        r"(?P<who>.+?)(?: to (?:share|eat))?$")
+_ENOUGH_EN = re.compile(r"^(?:be )?(?:(?:large |big )?enough|sufficient|adequate)(?: in (?:portion|quantity|size))? "
+                        r"(?:for|to (?:feed|serve)) (?P<who>.+?)(?: to (?:share|eat))?$|^(?:feed|serve) (?P<who2>.+)$")
 _SUITED_EN = re.compile(r"^(?:be )?(?:suitable|appropriate|sized|portioned) for (?P<who>.+)$")
 _PORTION_SUBJECT = re.compile(r"\b(?:portions?|servings?|quantity|amount|size|portion size)\b|份量|分量|量")
 _WHO_EN = re.compile(rf"^(?:a total of |the )?(?:{_NUM_RE[1:-1]}) (?:people|persons?|adults?|diners|guests|pax)"
@@ -153,7 +153,9 @@ def _servings_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Coun
             m = _SUITED_EN.match(p) if _PORTION_SUBJECT.search(subject) else None
         if m is None:
             return None
-        who = _WHO_EN.match(m.group("who").strip())
+        who = _WHO_EN.match((m.group("who") or m.groupdict().get("who2") or "").strip())
+        if who is None and m.groupdict().get("who2"):
+            return None  # "must serve Jiangsu cuisine": what a place serves, not how many
         if who is None:
             raise _Unclear  # "suitable for a 5-year-old child", "enough for everyone": not a number of people
         n = sum(int(_num(x)) for x in re.findall(_NUM_RE, who.group(0)))
