@@ -85,6 +85,10 @@ _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|�
 # "整单不超过200元", "预算150元": with no modal, a comparison of an amount of money starts the predicate
 _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
                         r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
+# "火锅套餐要2-3人份的", "咖啡要无奶的": a plain "要" before what is wanted, said as a 的-phrase
+_ZH_WANT = re.compile(r"(?<![主只需重想不还必])要(?P<pos>)(?P<neg>(?!))?(?=[^，,。；;]{1,12}的$)")
+# "饮品选热的", "甜度都选三分甜", "商家选X": with no modal, a choice said as a plain statement
+_ZH_CHOOSE = re.compile(r"(?<=[\u4e00-\u9fff])(?:都|均)?(?P<pos>)(?P<neg>(?!))?(?=选择|选(?![项购]))")
 # "下单商品共6份", "订单共有2份商品": with no modal, a total starts the predicate
 _ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共|总共|共)(?:有|计)?(?:\d+|[一二两三四五六七八九十]{1,3})"
                        r"(?:份|个|件|杯|碗|盒|串|只|瓶|袋))")
@@ -92,9 +96,9 @@ _ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共
 _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
-_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|含有|有|来自|购买|下单|避免|使用|具有|具备|配有)"
+_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|选|含有|有|来自|购买|买|点|下单|避免|使用|具有|具备|配有|同时)"
 _ZH_MODAL = re.compile(
-    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁)"
+    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
     rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
 
@@ -152,7 +156,8 @@ _ZH_PRODUCT_TAIL = ("商品", "菜品", "套餐", "订单", "饮品", "产品", 
 def _split_modal(c: str) -> tuple[str, bool, str]:
     """(subject, negated, predicate) of a requirement; ``_Unclear`` without a modal."""
     if _is_zh(c):
-        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c) or _ZH_TOTAL.search(c)
+        m = _ZH_MODAL.search(c) or _ZH_COPULA.search(c) or _ZH_AMOUNT.search(c) or _ZH_TOTAL.search(c) or _ZH_WANT.search(c) \
+            or _ZH_CHOOSE.search(c)
         if m is None:
             raise _Unclear
         # a copula keeps its verb ("辣度均为微辣": "为微辣"), which the readers take as they take "应为"

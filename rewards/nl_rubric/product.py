@@ -228,8 +228,8 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现)")
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
+                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购)")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
@@ -262,8 +262,9 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"(?<=\d)\s*(?:到|至|~|～)\s*(?=\d+人)", "-", x)  # "2到3人": "2-3人"
         x = re.sub(r"(?<=人)(?:分量|份量|食用|用餐)?的?(?=套餐|餐|份)", "", x)
         x = re.sub(r"(?<=\d人)份的?(?=套餐|餐)", "", x)  # "2-3人份的套餐": "2-3人套餐"
+        x = re.sub(r"(?<=\d-\d人)份$", "", x)  # "2-3人份": "2-3人"
         x = re.sub(r"^(?:有)?实体(?:店|门店|店面)(?:且|并且|并|、)?(?=..)", "", x)  # "有实体店可堂食的": 可堂食
-        x = re.sub(r"(?<=..)(?:这[一两二三四五六]?(?:种|类|款|样|个|道|商品|产品|菜品|饮品)|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X这两种配菜": X
+        x = re.sub(r"(?<=..)(?:这[一两二三四五六些]?(?:种|类|款|样|个|道|商品|产品|菜品|饮品)?(?=.)|这样的|作为).*$", "", x)  # "X这种清爽甜点", "X这两种配菜": X
         x = re.sub(r"(?<=.)的$", "", x)  # "不加葱的", "热的": the value
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
@@ -488,6 +489,9 @@ def _zh_of_the_kind(value: str, subject: str, ctx: ItemContext) -> str:
     it: "有嚼劲的面包" / "无奶咖啡" for a bread / coffee order: "嚼劲" / "无奶" (``value`` otherwise)."""
     if _found(value, ctx, "product"):
         return value
+    hm = re.match(r"^(?:含有|含|带有|带)(?P<x>..+)$", value)
+    if hm is not None and _found(hm.group("x"), ctx, "product"):
+        return hm.group("x")  # "选含龙眼的": 龙眼
     m = _ZH_HAVING_KIND.match(value)
     if m is not None and m.group("k") in subject:
         return m.group("x")
@@ -651,6 +655,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         if cm:
             count_n, p = int(_num(cm.group(1))), p[:cm.start()]
     m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
+    if m is None and zh and re.fullmatch(r"[^，,。]{1,16}的", p):
+        p = "为" + p  # "不要韭菜馅的", "要小份的": a 的-phrase is what is (not) wanted
+        m = _FEATURE_VERBS_ZH.match(p)
     if m is None and not zh and _COPULA_VALUE.match(p):
         p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it
         m = _FEATURE_VERBS_EN.match(p)
@@ -825,7 +832,7 @@ def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext
     examples = ""
     if zh:
         em = re.match(r"^(?P<v>.+?)[，,]?[(（]?(?:如|例如|比如|诸如)(?P<e>.+?)[)）]?$", value) or \
-            re.match(r"^(?P<e>[^，,]{2,}?)等(?P<v>[^，,]{2,})$", value)
+            re.match(r"^(?P<e>[^，,]{2,}?)(?:等|这些|这类)(?P<v>[^，,]{2,})$", value)
         if em:
             value, examples = em.group("v"), em.group("e")
     else:

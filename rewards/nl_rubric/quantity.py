@@ -313,7 +313,8 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     return _named_count(subject, neg, p, ctx)
 
 
-_ZH_FROM_PLACE = re.compile(r"^(?:且|并且|并)?(?:都|均|全部|全都)?(?:应)?(?:来源于|来自于|来自|出自|购自)(?P<x>.{2,})$")
+_ZH_FROM_PLACE = re.compile(r"^(?:且|并且|并)?(?:这些商品|这些|它们)?(?:都|均|全部|全都)?(?:应|要|需要|必须)?(?:来源于|来自于|来自|出自|购自)"
+                            r"(?P<x>.{2,})$")
 # a total with no product named: "共有2个商品", "有12杯", "包含2个商品，且均来自<place>"
 _ZH_TOTAL_OF = re.compile(rf"^(?:共|一共|总共|合计)?(?:有|包含|包括|含有)?{_NUM_RE}{_COUNT_UNITS}(?:的)?(?:商品|菜品|产品|饮品)?"
                           r"(?:[，,].*)?$")
@@ -357,7 +358,7 @@ _EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purc
 # "include 2 standard amusement vouchers", "包含2杯拿铁": how many of a product the catalogue sells
 _EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
                           rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
-_ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
+_ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
 _SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样)的?|同一种|同款)\s*|^of one\s+")
 _CLASS_WORD = re.compile(r"(?:the )?[a-z]+(?: (?:items?|products?|goods|dish(?:es)?))?|[\u4e00-\u9fff]{1,3}")
 _SEVERAL = re.compile(r"\b(?:different|various|distinct|kinds?|types?|each|respectively|both|at least|at most)\b|不同|各|每|分别|种")
@@ -384,6 +385,8 @@ def _named_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec
         return None  # "a single person experience package": a serving size, the product reader's
     if zh and not x and not same and not neg and re.fullmatch(r"(?:的)?(?:商品|菜品|产品|饮品)", m.group("x").strip(" ,，")):
         return CountSpec(what="items", value=int(_num(n)))  # "应包含2份商品": the order's goods, counted
+    if not x and same and not neg:
+        return CountSpec(what="items", value=int(_num(n)), same=True)  # "买3个一样的": N of one product
     if not x or _SEVERAL.search(x):
         raise _Unclear  # "two different cocktails", "5 cups of each": several products at once
     try:
