@@ -180,6 +180,9 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
                          + " total price", neg, "be " + total.group("v"), ctx)
     zh = _is_zh(text)
     p = _cut_purpose(pred).strip()
+    # "no more than 400 yuan, including 400 yuan": the bound itself allowed, as "(inclusive)"
+    p = re.sub(r",\s*(?:including|inclusive of|included)\s*(?:the )?(?:[¥￥]\s*)?\d+(?:\.\d+)?\s*(?:yuan|rmb|cny)?$|,\s*inclusive$",
+               " (inclusive)", p)
     budget = bool(_BUDGET.search(subject) or _BUDGET.search(p))
     if budget:  # "a budget of 150 yuan", "预算150元": a cap on what is spent
         p = _BUDGET_LEAD.sub("", p).strip()

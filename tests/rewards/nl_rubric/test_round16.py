@@ -46,3 +46,12 @@ def test_chosen_rather_than_and_a_warm_one() -> None:
     assert spec is not None and "hot" in nl_rubric.describe_spec(spec).casefold()
     spec = nl_rubric.compile_item("The beverage should be a warm one", CTX)
     assert isinstance(spec, nl_rubric.FeatureSpec) and "warm" in spec.phrases
+
+
+def test_a_leading_considering_clause_an_inclusive_bound_after_a_comma_and_made_with() -> None:
+    spec = nl_rubric.compile_item("Considering the user's budget, the restaurant order price should be within 60 yuan", CTX)
+    assert isinstance(spec, nl_rubric.PriceSpec) and spec.high == 60
+    spec = nl_rubric.compile_item("The claypot rice order should cost no more than 30 yuan, including 30 yuan", CTX)
+    assert isinstance(spec, nl_rubric.PriceSpec) and spec.high == 30 and not spec.high_strict
+    spec = nl_rubric.compile_item("The claypot rice should be made with chicken", CTX)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["chicken"]
