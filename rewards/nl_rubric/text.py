@@ -69,6 +69,9 @@ def _knorm(text: str) -> str:
     t = _EN_MUST.sub(lambda m: "must" if m.group("m") else "should", t)  # "ought to", "is required to": one modal each
     if _CJK_RE.search(t):
         t = _ZH_SELECT.sub("选择", t)  # "挑选" / "选取" / "选用": one verb for the grammar
+        t = _ZH_ENSURE_THAT.sub(r"\g<x>应", t)  # "应保证杯型为小杯": "杯型应为小杯"
+        t = _ZH_ENSURE.sub("应", t)  # "需确保在X下单", "务必确保包含X": the demand itself
+        t = _ZH_REQUIRED.sub("应", t)  # "温度要求为热饮", "要求不含X": "要求" as the modal
         t = _ZH_MUST.sub("应", t)  # "务必" / "一定要" / "理应" / "需为": one modal for the grammar
     return " ".join(t.split()).strip(" .。")
 
@@ -76,6 +79,11 @@ def _knorm(text: str) -> str:
 _EN_MUST = re.compile(r"\b(?:(?P<m>(?:is|are) required to|(?:is|are) obliged to)|ought to|shall|(?:is|are) supposed to|"
                       r"(?:is|are) expected to(?= be\b))(?!\w)")
 _ZH_SELECT = re.compile(r"挑选|选取|选用|选定")
+# "应保证 / 需确保 X 为 Y": X should be Y; "需确保 / 务必确保" before a verb: the modal (a bare "，确保..." is a purpose)
+_ZH_ENSURE_THAT = re.compile(r"(?:需要|需|应该|应|要|务必|必须)(?:确保|保证)(?P<x>[^，,。；;为是]{1,8}?)(?=为|是)")
+_ZH_ENSURE = re.compile(r"(?:需要|需|应该|应|要|务必|必须)(?:确保|保证)(?=在|从|包含|包括|含|有|选择|使用|支持|同时|不|为|是)")
+# "要求" right before what is required ("要求为热饮", "要求不含韭菜"), not a noun ("用户的要求", "要求是")
+_ZH_REQUIRED = re.compile(r"(?<![的之])要求(?=为|不|包含|包括|含|支持|避免|在|选择|有|具有)")
 _ZH_MUST = re.compile(r"务必|一定要|理应|理当|必需(?=[为是])|(?<![必只])需(?=[为是])")
 
 
