@@ -208,7 +208,7 @@ _NOT_A_VALUE = re.compile(r"(?:^|\s)(?:it|they|this|that|these|those|one|ones|or
                           r"reservations|merchant|store|restaurant|shop)$")
 
 
-def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tuple[str, bool, str]:
+def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelled: Any = None) -> tuple[str, bool, str]:
     """English: (subject, negated, predicate) with a value said as the subject of a passive of choosing
     put after an active verb ("X should be selected for the Y" -> the Y, "select X"; "X should be
     ordered from Z" -> "select X from Z"; "X should be avoided in Y" -> the Y, not "select X"; "there
@@ -220,6 +220,7 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tup
     if subject.casefold() == "there":
         m = _THERE_BE.match(pred)
         return (m.group("rest"), neg, "include " + m.group("x")) if m else (subject, neg, pred)
+    pred = re.sub(r"^(?:required|needed) (?=for |in )", "be included ", pred)  # "X is required for the snack"
     m = _PASSIVE_CHOICE.match(pred)
     if _NOT_A_VALUE.search(subject.casefold()):
         return subject, neg, pred
@@ -244,6 +245,8 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None) -> tup
             return subject, neg, pred
         return bm.group("rest"), neg, "include " + re.sub(r"^(?:both |the )", "", subject)
     value = re.sub(r"^(?:both |the )", "", subject)
+    if value.startswith("no ") and spelled is not None and not spelled(value):
+        neg, value = not neg, value[3:]  # "no eggplant dishes should be ordered" (where nothing is called so): not them
     verb = "include " if m.group("v") in ("included", "added") else "select "
     if m.group("v") in ("avoided", "excluded"):
         neg = not neg

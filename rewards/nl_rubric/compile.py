@@ -65,7 +65,7 @@ from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
 from .trip import _trip_item
-from .world import ItemContext, _places_named, _Spec
+from .world import ItemContext, _found, _places_named, _Spec
 
 
 def compiled_count(rubric: Any) -> int:
@@ -274,7 +274,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                                               if avoid else c)
     else:
         subject, neg, pred = passive_choice(*_split_modal(c), named=lambda t: bool(
-            _places_named(t, ctx, chain=False) or _places_named(t, ctx, chain=True)))
+            _places_named(t, ctx, chain=False) or _places_named(t, ctx, chain=True)), spelled=lambda t: _found(t, ctx, "product"))
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear

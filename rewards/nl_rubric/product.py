@@ -618,7 +618,11 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     p = (_TRAIL_ZH if zh else _TRAIL_EN).sub("", p)
     if zh:  # "既有酥肉又有肥牛": both
         p = _ZH_BOTH.sub(r"包含\g<a>和\g<b>", p)
-    else:  # "be free of X", "be without X", "be meat-free" (where nothing is called so): not having X
+    else:  # "contain no X": not containing X (where nothing is called "no X")
+        nm = re.match(r"^(?P<v>contain|include|have) no (?P<x>\S.*)$", p)
+        if nm and not _found("no " + nm.group("x"), ctx, "product"):
+            neg, p = not neg, f"{nm.group('v')} {nm.group('x')}"
+        # "be free of X", "be without X", "be meat-free" (where nothing is called so): not having X
         fm = re.match(r"^be (?:free of|without) (?P<x>\S.*)$", p) or re.match(r"^be (?P<x>[a-z][a-z ]{1,30}?)-free$", p)
         if fm and not (p.endswith("-free") and _found(p[3:], ctx, "product")):
             neg, p = not neg, "have " + fm.group("x")

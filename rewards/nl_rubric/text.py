@@ -67,6 +67,8 @@ def normalise(text: str) -> str:
 def _knorm(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).casefold().replace("’", "'").replace("‘", "'")
     t = _EN_MUST.sub(lambda m: "must" if m.group("m") else "should", t)  # "ought to", "is required to": one modal each
+    t = _EN_ENSURE.sub(_ensured, t)  # "make sure the noodles contain no seafood": "the noodles should contain ..."
+    t = _EN_NECESSARY.sub("", t)  # "it is necessary to order X from Y": the command
     if _CJK_RE.search(t):
         t = _ZH_SELECT.sub("选择", t)  # "挑选" / "选取" / "选用": one verb for the grammar
         t = _ZH_ENSURE_THAT.sub(r"\g<x>应", t)  # "应保证杯型为小杯": "杯型应为小杯"
@@ -78,6 +80,21 @@ def _knorm(text: str) -> str:
 
 _EN_MUST = re.compile(r"\b(?:(?P<m>(?:is|are) required to|(?:is|are) obliged to)|ought to|shall|(?:is|are) supposed to|"
                       r"(?:is|are) expected to(?= be\b))(?!\w)")
+# "(please) make sure / ensure (that) X <verb> ...", "the agent must ensure that ...", "it is required that ...": X should <verb>
+_EN_ENSURE = re.compile(r"^(?:please )?(?:(?:the )?(?:agent|assistant|user) (?:must|should|needs to) )?(?:make sure|ensure|it is (?:required|"
+                        r"necessary|essential|important) that)(?: that)? (?P<s>.+?) (?P<v>contains|contain|includes|include|is|are|has|"
+                        r"have|comes|come|gets|get)\b(?P<r>.*)$")
+_BASE_VERB = {"contains": "contain", "includes": "include", "is": "be", "are": "be", "has": "have", "comes": "come", "gets": "get"}
+_EN_NECESSARY = re.compile(r"^(?:it is|it's) (?:necessary|required|essential|important) to (?=\w)")
+
+
+def _ensured(m: re.Match[str]) -> str:
+    rest, neg = m["r"], ""
+    if rest.startswith(" not "):  # "ensure X is not from Y": X should not be from Y
+        rest, neg = rest[4:], " not"
+    return f"{m['s']} should{neg} {_BASE_VERB.get(m['v'], m['v'])}{rest}"
+
+
 _ZH_SELECT = re.compile(r"挑选|选取|选用|选定")
 # "应保证 / 需确保 X 为 Y": X should be Y; "需确保 / 务必确保" before a verb: the modal (a bare "，确保..." is a purpose)
 _ZH_ENSURE_THAT = re.compile(r"(?:需要|需|应该|应|要|务必|必须)(?:确保|保证)(?P<x>[^，,。；;为是]{1,8}?)(?=为|是)")

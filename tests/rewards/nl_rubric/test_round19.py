@@ -35,3 +35,30 @@ def test_ensure_in_a_store_and_what_is_no_demand() -> None:
     # a purpose after a comma stays a purpose: the note carries the request, not the reason
     spec = nl_rubric.compile_item("订单需要备注多要一份餐具，确保有多一双筷子可用", CTX)
     assert spec is not None and "筷子" not in nl_rubric.describe_spec(spec)
+
+
+EN = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("S1", "Noodle Bar", ("Noodles",), "Food", 4.6),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Seafood Noodles", ("Seafood",), (), 28.0),
+              nl_rubric.ProductInfo("P2", "S1", "Beef Noodles", ("Beef",), (), 26.0),
+              nl_rubric.ProductInfo("P3", "S1", "Salad", (), ("No sauce", "With sauce"), 18.0)),
+)
+
+
+@pytest.mark.parametrize("text, negated", [
+    ("Make sure the lunch noodles contain no seafood", True),
+    ("The agent must ensure the noodle order contains no seafood", True),
+    ("It is required that the noodle order includes Beef Noodles", False),
+    ("Ensure that the noodle order includes Beef Noodles", False),
+    ("Make sure no seafood dishes are ordered for the friend", True),
+])
+def test_english_ensure_and_required_that(text: str, negated: bool) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.negated == negated, text
+
+
+def test_no_x_that_the_catalogue_spells_is_a_value() -> None:
+    spec = nl_rubric.compile_item("Make sure the salad has no sauce", EN)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and not spec.negated and spec.phrases == ["no sauce"]
+    spec = nl_rubric.compile_item("Ensure the noodle order is not from Noodle Bar", EN)
+    assert isinstance(spec, nl_rubric.StoreSpec) and spec.negated
