@@ -290,7 +290,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         several = re.sub(r"\b(?:average|per person|per head)\b", " ", several)
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"
-                 r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|含有|具有|有)|各|分别|每|人均|平均|除了|除",
+                 r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|包括|含有|具有|有|含|点|选|要)|各|分别|每|人均|平均|除了|除",
                  several):
         raise _Unclear  # about several records at once, or per head
     for parser in (_best_item, _rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,

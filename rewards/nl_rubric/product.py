@@ -230,14 +230,14 @@ _FEATURE_VERBS_EN = re.compile(
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购)")
+                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购|可(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
                               r"preference|(?:time )?slot|(?:price )?characteristic|(?:price )?feature|trait|one)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
-                              r"这?[两二三四五六]样|馅|馅料|特征|特点|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
+                              r"这?[两二三四五六]样|馅|馅料|特征|特点|品牌|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"

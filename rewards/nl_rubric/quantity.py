@@ -255,6 +255,14 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             return [*(spec if isinstance(spec, list) else [spec]), store]
     if _is_zh(subject + p):
         m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        om = re.fullmatch(rf"(?:订购|购买|买|点|选择|下单)(?:了)?{_NUM_RE}{units}", p) if m is None and not neg else None
+        if om is not None and subject:  # "黑芝麻糊须订购3份": how many of the subject's product
+            try:
+                phrase = _product_phrase(re.sub(r"^(?:所点|所购|所选|下单)的?", "", subject), ctx)
+            except _Unclear:
+                phrase = ""
+            if phrase:
+                return CountSpec(what="items", value=int(_num(om.group(1))), phrase=phrase)
         tm = _ZH_TOTAL_OF.match(p) if m is None and not neg and _head_class(subject) != "place" else None
         if tm is not None:  # "一共应有2个商品，且均来自<place>", "应共有2个商品", "共应有12杯": the order's goods, counted
             _, more = _zh_count_rest(subject, p, ctx)

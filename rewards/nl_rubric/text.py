@@ -95,7 +95,7 @@ def _ensured(m: re.Match[str]) -> str:
     return f"{m['s']} should{neg} {_BASE_VERB.get(m['v'], m['v'])}{rest}"
 
 
-_ZH_SELECT = re.compile(r"挑选|选取|选用|选定")
+_ZH_SELECT = re.compile(r"挑选|选取|选用|选定|选购")
 # "应保证 / 需确保 X 为 Y": X should be Y; "需确保 / 务必确保" before a verb: the modal (a bare "，确保..." is a purpose)
 _ZH_ENSURE_THAT = re.compile(r"(?:需要|需|应该|应|要|务必|必须)(?:确保|保证)(?P<x>[^，,。；;为是]{1,8}?)(?=为|是)")
 _ZH_ENSURE = re.compile(r"(?:需要|需|应该|应|要|务必|必须)(?:确保|保证)(?=在|从|包含|包括|含|有|选择|使用|支持|同时|不|为|是)")

@@ -62,3 +62,13 @@ def test_no_x_that_the_catalogue_spells_is_a_value() -> None:
     assert isinstance(spec, nl_rubric.FeatureSpec) and not spec.negated and spec.phrases == ["no sauce"]
     spec = nl_rubric.compile_item("Ensure the noodle order is not from Noodle Bar", EN)
     assert isinstance(spec, nl_rubric.StoreSpec) and spec.negated
+
+
+@pytest.mark.parametrize("text, want", [
+    ("所点干锅焖饭须同时含三鲜水饺与韭菜水饺", "韭菜水饺"),  # 同时含: both, not several records
+    ("茶歇须选购味千拉面品牌", "味千拉面"),
+    ("米线商家须可堂食", "堂食"),
+])
+def test_formal_chinese_with_xu_and_xuangou(text: str, want: str) -> None:
+    spec = nl_rubric.compile_item(text, CTX)
+    assert spec is not None and want in nl_rubric.describe_spec(spec), text
