@@ -242,7 +242,7 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
         return _requirement(bare, ctx)
 
 
-_LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: that)?|based on|according to|due to|as|"
+_LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: that)?|based on|according to|due to|as|with|"
                           r"to (?:meet|satisfy|suit|accommodate|ensure)|in order to)\b"
                           r"[^,，;；]*[,，]\s*|^(?:由于|因为|鉴于|既然|为了|考虑到)[^,，;；]*[,，]")
 
