@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache, lru_cache
+from operator import attrgetter
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -125,9 +126,15 @@ class Table(Generic[E]):
     False once a row was replaced or deleted. A copy takes its table's. An index built over that
     prefix therefore holds for every copy of the lineage, with the inserted rows read after it
     (``World.prefix_cached``: an append-only ledger's sums per account).
+
+    A table may be made lazily (``LazyRows``, a generator's vouched catalogue): its row dict is
+    made on the first read of ``rows`` (any read, count or change), once for the table and every
+    copy of it, which then share that dict copy-on-write like any other. Until then the table is a
+    ``_LazyTable`` whose ``rows`` is unset and ``lazy`` holds the maker; the first read makes it a
+    ``Table`` again, so a made table's reads take no extra step.
     """
 
-    __slots__ = ("name", "model", "rows", "shared", "_log", "stamp", "base")
+    __slots__ = ("name", "model", "rows", "shared", "_log", "stamp", "base", "lazy")
 
     def __init__(
         self, name: str, model: type[E], rows: dict[str, E] | None = None, shared: bool = False,
@@ -140,6 +147,7 @@ class Table(Generic[E]):
         self._log = log if log is not None else _Journal()
         self.stamp = next(_stamps)
         self.base: tuple[int, int] | bool | None = None
+        self.lazy: LazyRows | None = None
 
     @property
     def journal(self) -> list[tuple[Any, ...]] | None:
@@ -154,19 +162,31 @@ class Table(Generic[E]):
         """A copy of this table that shares its rows until either of them changes (journaling to
         ``log``, its world's journal)."""
         self.shared = True
-        new = _new_object(Table)  # without __init__: a world's copy shares every table at each reset
-        new.name, new.model, new.rows, new.shared = self.name, self.model, self.rows, True
+        lazy = self.lazy
+        if lazy is not None and lazy.rows is not None:  # made by a copy: this table reads them too
+            self.rows, self.lazy, lazy = lazy.rows, None, None
+            self.__class__ = Table
+        if lazy is None:
+            new = _new_object(Table)  # without __init__: a world's copy shares every table at each reset
+            new.rows = self.rows
+        else:
+            new = _new_object(_LazyTable)
+        new.name, new.model, new.shared, new.lazy = self.name, self.model, True, lazy  # lazy: made once for both
         new._log = log if log is not None else _Journal()
         new.stamp = self.stamp  # the same rows
         new.base = self.base  # the same rows, so the same start
         return new
 
     def __getstate__(self) -> dict[str, Any]:
+        self.rows  # noqa: B018  a lazy table's rows are made: a pickle or deep copy holds them
         return {name: getattr(self, name) for name in self.__slots__}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.lazy = None  # a pickle holds the rows made (``__getstate__``)
         for name, value in state.items():
             setattr(self, name, value)
+        if type(self) is not Table and self.lazy is None:
+            self.__class__ = Table
         self.stamp = next(_stamps)  # stamps are unique within one process only: take a new one
         self.base = None  # it named a stamp of the process that pickled it (the rows are the new stamp's)
 
@@ -250,14 +270,97 @@ class Table(Generic[E]):
         self.stamp = next(_stamps)
 
 
+class _LazyTable(Table[E]):
+    """A lazy table (``Table.lazy``) before its first read: ``rows`` is unset, and reading it makes
+    the rows and turns the table into a plain ``Table`` (the same slots)."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        self.rows  # noqa: B018  made: a pickle or copy holds a plain ``Table`` and its rows
+        return object.__reduce_ex__(self, protocol)
+
+    def __getattr__(self, name: str) -> Any:
+        # only for an unset attribute: ``rows`` not made yet
+        if name == "rows":
+            lazy = self.lazy
+            if lazy is not None:
+                rows = self.rows = lazy.make()
+                self.lazy = None
+                self.__class__ = Table
+                return rows
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 def _new_table(name: str, model: type[E], rows: dict[str, E], shared: bool, log: _Journal) -> Table[E]:
     """``Table(name, model, rows, shared, log)`` without the class call (a Payments world has over
     200 tables, all made at each world build)."""
     new = _new_object(Table)
     new.name, new.model, new.rows, new.shared, new._log = name, model, rows, shared, log
     new.stamp = next(_stamps)
-    new.base = None
+    new.base = new.lazy = None
     return new
+
+
+class LazyRows:
+    """The rows of a table made on its first read (``Table.lazy``): ``make()`` is ``build()``, the
+    table's row dict (key -> entity), called once and kept, so the table and all its copies read
+    the same dict. A world given one for a table (``World(tables=...)``) makes that table lazy: a
+    reset to a new task then makes no entity of a catalogue its episode never reads."""
+
+    __slots__ = ("build", "rows")
+
+    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
+        self.build: Callable[[], dict[str, Any]] | None = build
+        self.rows: dict[str, Any] | None = None
+
+    def make(self) -> dict[str, Any]:
+        rows = self.rows
+        if rows is None:
+            build = self.build
+            if build is not None:
+                made = build()
+                if self.rows is None:  # (another thread may have made them meanwhile: the first stays)
+                    self.rows = made
+                self.build = None  # what it held (the spec's rows) is no longer needed here
+            rows = self.rows  # set before ``build`` is cleared
+            assert rows is not None
+        return rows
+
+
+def _key_getter(model: Any) -> Callable[[Any], str]:
+    """``row.key`` of ``model``'s rows: its key field read directly unless the model computes its key."""
+    return attrgetter(model.key_field) if model.key is Entity.key else attrgetter("key")
+
+
+def keyed_rows(model: Any, entities: list[Any]) -> dict[str, Any]:
+    """``{row.key: row}`` of ``entities`` in order; of rows with the same key the first wins, in
+    its place (what ``setdefault`` row by row gives)."""
+    rows = dict(zip(map(_key_getter(model), entities), entities))
+    if len(rows) < len(entities):  # duplicate keys: the first of them wins
+        rows = {}
+        for r in entities:
+            rows.setdefault(r.key, r)
+    return rows
+
+
+def lazy_vouched_rows(model: Any, items: Any, validate: Callable[[Any, Any], list[Any]]) -> LazyRows | None:
+    """The rows of a vouched table (``vouched_rows``) as ``LazyRows``: made on first read, each row
+    as ``vouched_rows`` makes it (``validate(model, items)`` when a row turns out visibly not the
+    entity's: the generator broke its word). None when the table is visibly not vouchable now (a
+    model with other than scalar fields, the first row's fields in another order): the caller
+    then builds it at once, as ever. The rows are read when made: a vouched spec is not edited."""
+    names = _scalar_fields(model)
+    if names is None or type(items) is not list or not items:
+        return None
+    if type(items[0]) is not dict or tuple(items[0]) != names:
+        return None
+
+    def build() -> dict[str, Any]:
+        entities = vouched_rows(model, items)
+        return keyed_rows(model, entities if entities is not None else validate(model, items))
+
+    return LazyRows(build)
 
 
 _set_attr = object.__setattr__
@@ -581,7 +684,9 @@ class World:
         ``shares_given_tables``) they are taken copy-on-write instead (each table copies its dict
         on its first change), for a builder that hands its fresh dicts over or passes dicts that
         nothing changes (background rows shared by every world built from them): a world of
-        thousands of rows is then built, and later freed, without a copy of them."""
+        thousands of rows is then built, and later freed, without a copy of them. A ``LazyRows``
+        instead of a dict makes a lazy table (``Table.lazy``: made on its first read, then shared
+        copy-on-write by the world and its copies)."""
         tables = tables or {}
         if shared is None:
             shared = self.shares_given_tables
@@ -591,6 +696,10 @@ class World:
             rows = tables.get(name)
             if rows is None:
                 self.tables[name] = _new_table(name, model, {}, False, log)
+            elif type(rows) is LazyRows:  # made on first read, shared by every copy (so: shared)
+                t = self.tables[name] = _new_object(_LazyTable)
+                t.name, t.model, t.shared, t._log, t.lazy = name, model, True, log, rows
+                t.stamp, t.base = next(_stamps), None
             else:
                 self.tables[name] = _new_table(name, model, rows if shared else dict(rows), shared, log)
         self.ids = IdCounter(counters)
@@ -600,6 +709,17 @@ class World:
 
     def table(self, name: str) -> Table:
         return self.tables[name]
+
+    def make_lazy(self, name: str, rows: LazyRows) -> None:
+        """Make table ``name`` (empty and unchanged since the world was built, never copied) the
+        lazy table of ``rows``: its rows are made on its first read (``Table.lazy``), for a world
+        builder whose catalogue a reset should not make before an episode reads it."""
+        old = self.tables[name]
+        if old.lazy is not None or old.rows or old.base is not None:
+            raise ValueError(f"table {name!r} is not a new, empty table")
+        t = self.tables[name] = _new_object(_LazyTable)
+        t.name, t.model, t.shared, t._log, t.lazy = name, old.model, True, self._journal, rows
+        t.stamp, t.base = next(_stamps), None
 
     def __getstate__(self) -> dict[str, Any]:
         # a pickled or deep-copied world starts its own text cache: its tables take new stamps
@@ -616,7 +736,9 @@ class World:
     def restore(self, snap: Snapshot) -> None:
         for name, rows in snap.tables.items():
             t = self.tables[name]
-            t.rows, t.shared, t.stamp, t.base = dict(rows), False, next(_stamps), None
+            t.rows, t.shared, t.stamp, t.base, t.lazy = dict(rows), False, next(_stamps), None, None
+            if type(t) is not Table:
+                t.__class__ = Table  # a lazy table restored: its rows are the snapshot's
         self.ids.counts = dict(snap.counters)
         self.clock.now = snap.now
         self.extra = dict(snap.extra)
@@ -681,7 +803,7 @@ class World:
             if table.shared and key is not None:  # a copy made during the transaction keeps its rows
                 table._own()
             if key is None:
-                table.rows, table.shared = old, False  # the journal's own copy
+                table.rows, table.shared, table.lazy = old, False, None  # the journal's own copy
             elif old is _ABSENT:
                 del table.rows[key]
             else:

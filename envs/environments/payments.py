@@ -15,7 +15,7 @@ from servicegym.rewards.payments import check_payments
 from servicegym.rewards.rubric import EpisodeView
 from servicegym.simulators.payments_customer import CustomerProfile, PaymentsCustomer
 from servicegym.simulators.scripted_user import STOP
-from servicegym.world_state.payments import RESIDENT_TOOLS, PaymentsWorld, build_payments_world
+from servicegym.world_state.payments import RESIDENT_TOOLS, PaymentsWorld, build_payments_world, prepare_backgrounds
 from servicegym.world_state.payments.capabilities import CATALOGUE
 from servicegym.world_state.payments.world import document_summary
 from servicegym.world_state.tools import dumps
@@ -254,6 +254,9 @@ class PaymentsEnv(ToolUseEnv):
         self.gold_documents = gold_documents
         self._disclosed: dict[int, tuple[Task, Task]] = {}  # id(task) -> (task, its full-disclosure copy)
         super().__init__(*args, max_steps=max_steps, max_errors=max_errors, **kwargs)
+        # the shared background records of every knowledge-base variant, once per process: no reset
+        # to a new task then builds one (a variant's first reset would pay tens of milliseconds)
+        prepare_backgrounds()
 
     @property
     def env_options(self) -> dict[str, Any]:

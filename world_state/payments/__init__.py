@@ -5,12 +5,12 @@ capabilities behind ten resident tools."""
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from servicegym.world_state.core import parse_time, vouched_rows
+from servicegym.world_state.core import LazyRows, parse_time, vouched_rows
 from servicegym.world_state.payments import operations as _operations  # noqa: F401  registers the families' capabilities
 from servicegym.world_state.payments.capabilities import CATALOGUE, Capability, search_catalogue
 from servicegym.world_state.payments.platform import platform_records
@@ -41,7 +41,7 @@ from servicegym.world_state.payments.world import (
 __all__ = [
     "APPROVAL_TERMS", "CATALOGUE", "CURRENCIES", "DOC_TYPES", "PAYMENTS_SCHEMA", "PRODUCTS", "REGIONS", "RESIDENT_TOOLS",
     "TIERS", "Capability", "PaymentsWorld", "build_payments_world", "canonical_terms", "governing_document", "money",
-    "policy_document", "search_catalogue",
+    "policy_document", "prepare_backgrounds", "search_catalogue",
 ]
 
 
@@ -58,6 +58,32 @@ def _under(own: dict[str, Any], rows: dict[str, Any]) -> dict[str, Any]:
     merged = {**own, **rows}  # own's keys first, then the new ones, in order
     merged.update(own)  # own's rows where both have the key (their places are own's already)
     return merged
+
+
+_LAST_SEQ: dict[int, tuple[dict[str, Any], int]] = {}
+
+
+def _last_seq(ledger: dict[str, Any]) -> int:
+    """The highest ``seq`` of a background ledger (0 if empty), once per ledger dict (the
+    backgrounds are built once per variant and never change)."""
+    hit = _LAST_SEQ.get(id(ledger))
+    if hit is None or hit[0] is not ledger:
+        if len(_LAST_SEQ) >= 4 * KB_VARIANTS:  # backgrounds built anew (other arguments): start afresh
+            _LAST_SEQ.clear()
+        hit = _LAST_SEQ[id(ledger)] = (ledger, max((e.seq for e in ledger.values()), default=0))
+    return hit[1]
+
+
+def prepare_backgrounds() -> None:
+    """Build the background records of every knowledge-base variant (other merchants' books and
+    the platform's other objects, about a quarter of a second for all, once per process; the
+    caches keep them) now: a world's build reads its variant's, and a reset meeting a variant for
+    the first time would otherwise build it then (tens of milliseconds). ``PaymentsEnv`` calls it
+    when made; a no-op once done."""
+    for variant in range(KB_VARIANTS):
+        background = background_records(variant, REGIONS, TIERS, CURRENCIES)
+        platform_records(variant, tuple(background["merchants"]))
+        _last_seq(background["ledger"])
 
 
 @lru_cache(maxsize=KB_VARIANTS)
@@ -130,7 +156,9 @@ def build_payments_world(spec: dict[str, Any], *, vouched: bool = False) -> Paym
     ``tables`` (table -> list of rows, the task's own records and pinned documents) and
     ``counters``. Background policy lineages for every other scope come from ``kb_seed``.
     ``vouched``: the spec is its generator's own (``Task.vouched_world``): its plain tables are
-    built without validating them again."""
+    built without validating them again, and the tables that merge the task's rows with the
+    background (and the documents) are merged on their first read (a generated task is mostly
+    played once: its reset pays for no table its episode does not read)."""
     try:
         now = parse_time(spec["now"])
     except (KeyError, TypeError, ValueError):
@@ -154,19 +182,33 @@ def build_payments_world(spec: dict[str, Any], *, vouched: bool = False) -> Paym
     variant = int(spec.get("kb_seed", 0)) % KB_VARIANTS
     background = background_records(variant, REGIONS, TIERS, CURRENCIES)
     platform = platform_records(variant, tuple(background["merchants"]))
+    ledger_seq = max((e.seq for e in tables["ledger"].values()), default=0)
     for name, rows in [*background.items(), *platform.items()]:
         own = tables[name]  # the world copies the dict; the rows are shared
-        tables[name] = _under(own, rows) if own else rows
+        if name == "ledger":  # the merged ledger's last seq, without merging it (own rows win a shared key)
+            last = _last_seq(rows) if own.keys().isdisjoint(rows) else max(
+                (e.seq for k, e in rows.items() if k not in own), default=0)
+            ledger_seq = max(ledger_seq, last)
+        # a table with rows of the task's own: merged with the background (hundreds of rows); for a
+        # generated task (vouched), on its first read, once for the world and its copies
+        # (``LazyRows``): a reset to a new task merges none its episode does not read
+        if own:
+            tables[name] = LazyRows(partial(_under, own, rows)) if vouched else _under(own, rows)
+        else:
+            tables[name] = rows
     # the background keeps every (product, scope) the task does not pin: the merchant's own scope
-    # gets its governing documents for the products the task leaves unpinned
-    tables["documents"] = _with_background_documents(tables["documents"], spec["now"], int(spec.get("kb_seed", 0)), now)
+    # gets its governing documents for the products the task leaves unpinned (merged on first read)
+    merge = partial(_with_background_documents, tables["documents"], spec["now"], int(spec.get("kb_seed", 0)), now)
+    documents = LazyRows(merge) if vouched else merge()
+    tables["documents"] = documents
     rates = spec.get("fx_rates", DEFAULT_FX_RATES)
     if not isinstance(rates, dict) or not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
         raise PaymentsSpecError("field world.fx_rates: must map currency codes to positive numbers")
-    extra = {"merchant_id": m.id, "fx_rates": dict(rates), "ledger_seq": max((e.seq for e in tables["ledger"].values()), default=0)}
+    extra = {"merchant_id": m.id, "fx_rates": dict(rates), "ledger_seq": ledger_seq}
     world = PaymentsWorld(now, tables, counters=dict(spec.get("counters", {})), extra=extra)
     # search_documents' index, built once per world: its episode copies share the documents table
     # (copy-on-write) and so the index; the background knowledge base's part is shared by every world
-    # drawn from it
-    world.extra["_doc_index"] = DocumentIndex(world.table("documents").rows, background_index(int(spec.get("kb_seed", 0))))
+    # drawn from it. It holds the documents' ``LazyRows`` and the background index's maker until its
+    # first search
+    world.extra["_doc_index"] = DocumentIndex(documents, partial(background_index, int(spec.get("kb_seed", 0))))
     return world

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from servicegym.world_state.core import World
+from servicegym.world_state.core import LazyRows, World
 from servicegym.world_state.payments.entities import CURRENCIES, DOC_TYPES, PRODUCTS, REGIONS, TIERS, Document
 from servicegym.world_state.tools import RawJson, dumps, json_array
 
@@ -208,16 +208,35 @@ def _procedures() -> tuple[Document, ...]:
                  for i, (title, product, body) in enumerate(PROCEDURES, 1))
 
 
-def policy_document(doc_id: str, product: str, region: str, tier: str, currency: str, version: int,
-                    effective_from: str, supersedes: str, rules: dict[str, Any]) -> Document:
-    """A short policy document (the tasks' pinned ones): its scope, dates and rule sentences."""
+def _policy_text(product: str, region: str, tier: str, currency: str, version: int, effective_from: str,
+                 supersedes: str, rules: dict[str, Any]) -> tuple[str, str]:
+    """A policy document's title and body: its scope, dates and rule sentences."""
     lines = [rule_sentence(k, v, currency) for k, v in rules.items()]
     title = f"{product_title(product)} policy for {tier} merchants in {region} ({currency}), version {version}"
     head = f"Scope: product {product}, region {region}, tier {tier}, currency {currency}. Effective from {effective_from}."
     if supersedes:
         head += f" Supersedes {supersedes}."
+    return title, head + " " + " ".join(lines)
+
+
+def policy_document(doc_id: str, product: str, region: str, tier: str, currency: str, version: int,
+                    effective_from: str, supersedes: str, rules: dict[str, Any]) -> Document:
+    """A short policy document (the tasks' pinned ones): its scope, dates and rule sentences."""
+    title, body = _policy_text(product, region, tier, currency, version, effective_from, supersedes, rules)
     return Document(id=doc_id, title=title, product=product, region=region, tier=tier, currency=currency, version=version,
-                    effective_from=effective_from, supersedes=supersedes, rules=dict(rules), body=head + " " + " ".join(lines))
+                    effective_from=effective_from, supersedes=supersedes, rules=dict(rules), body=body)
+
+
+def policy_document_row(doc_id: str, product: str, region: str, tier: str, currency: str, version: int,
+                        effective_from: str, supersedes: str, rules: dict[str, Any]) -> dict[str, Any]:
+    """``policy_document(...).model_dump(mode="json")`` for a generator's own arguments (strings,
+    an int version, rules of numbers, strings and lists of strings), made without the model: the
+    row a task pins, every field in ``Document``'s order (tests/test_reset_travel_payments_fast.py
+    holds it to the model's dump)."""
+    title, body = _policy_text(product, region, tier, currency, version, effective_from, supersedes, rules)
+    return {"id": doc_id, "title": title, "product": product, "region": region, "tier": tier, "currency": currency,
+            "version": version, "effective_from": effective_from, "supersedes": supersedes,
+            "rules": {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in rules.items()}, "body": body}
 
 
 def random_rules(rng: random.Random, product: str) -> dict[str, Any]:
@@ -695,13 +714,23 @@ class DocumentIndex:
 
     __slots__ = ("rows", "shared", "n", "_spot", "_json", "_own_at", "_own_cols", "_own_weights", "_vecs", "_filters", "_results")
 
-    def __init__(self, rows: dict[str, Document], shared: BM25Index | None = None) -> None:
+    def __init__(self, rows: dict[str, Document] | LazyRows, shared: BM25Index | Callable[[], BM25Index] | None = None) -> None:
         # nothing is built here: a world is built at every reset to a new task, most episodes never
         # search, and the world's copies share this object, so the first search of any of them
-        # builds it once (``_build``) for all
+        # builds it once (``_build``) for all. ``rows`` may be the documents table's ``LazyRows``
+        # (its rows not made yet): ``table_rows`` makes them, the very dict the table reads; and
+        # ``shared`` may be the function that gives the background's index (built once per
+        # knowledge-base variant and process: a reset meeting a new variant does not build it)
         self.rows = rows
         self.shared = shared if shared is not None else _NO_BACKGROUND
         self.n = -1  # not built yet
+
+    def table_rows(self) -> dict[str, Document]:
+        """The rows indexed (made now when the index was given the table's ``LazyRows``)."""
+        rows = self.rows
+        if type(rows) is LazyRows:
+            rows = self.rows = rows.make()
+        return rows  # type: ignore[return-value]
 
     @property
     def built(self) -> bool:
@@ -723,7 +752,10 @@ class DocumentIndex:
         return [d for d in rows.values() if (i := shared.pos.get(d.id)) is None or items[i] is not d]
 
     def _build(self) -> None:
-        rows, shared = self.rows, self.shared
+        shared = self.shared
+        if not isinstance(shared, BM25Index):
+            shared = self.shared = shared()
+        rows = self.table_rows()
         items = shared.items
         got = list(map(rows.get, shared.keys))  # C loops: the background is about a thousand documents
         same = np.fromiter(map(is_, got, items), dtype=bool, count=len(items))
@@ -849,7 +881,7 @@ def document_search(world: World, words: list[str], filters: list[tuple[str, str
     table is not the one it indexes)."""
     rows = world.table("documents").rows
     index = world.extra.get("_doc_index")
-    if index is None or index.rows is not rows:
+    if index is None or index.table_rows() is not rows:
         index = DocumentIndex(rows, index.shared if index is not None else None)
         world.extra["_doc_index"] = index
     return index.search(words, filters, limit)

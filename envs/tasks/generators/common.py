@@ -28,12 +28,79 @@ from servicegym.simulators.scripted_user import HiddenFact, IntentChange, UserSc
 from servicegym.world_state.core import unvalidated
 from servicegym.world_state.tools import dumps
 
+T = TypeVar("T")
+
+
+class TaskRandom(random.Random):
+    """``random.Random`` whose ``randrange``, ``randint``, ``choice`` and ``sample`` (of a short list
+    or tuple) take the draws theirs take, in one step: for int arguments,
+    ``random.Random._randbelow_with_getrandbits`` (``getrandbits`` of ``n.bit_length()`` bits until
+    below ``n``, CPython 3.10-3.13) inlined, so every value, and the stream after it, is the very
+    one the base class gives (a generator draws a few hundred a task; the pinned digests of
+    generated tasks and tests/test_reset_travel_payments_fast.py hold them to it). Anything else
+    (another type, an empty range, a negative step, a long population) goes to the base class,
+    errors included."""
+
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:  # type: ignore[override]
+        if stop is None:
+            if type(start) is int and start > 0:
+                getbits, k = self.getrandbits, start.bit_length()
+                r = getbits(k)
+                while r >= start:
+                    r = getbits(k)
+                return r
+        elif type(start) is int and type(stop) is int and type(step) is int and step > 0 and stop > start:
+            n = (stop - start + step - 1) // step  # the width in steps (``randrange``'s ``n``)
+            getbits, k = self.getrandbits, n.bit_length()
+            r = getbits(k)
+            while r >= n:
+                r = getbits(k)
+            return start + step * r
+        return super().randrange(start, stop, step)
+
+    def randint(self, a: int, b: int) -> int:
+        if type(a) is int and type(b) is int and b >= a:
+            n = b - a + 1
+            getbits, k = self.getrandbits, n.bit_length()
+            r = getbits(k)
+            while r >= n:
+                r = getbits(k)
+            return a + r
+        return super().randint(a, b)
+
+    def sample(self, population: Sequence[T], k: int, *, counts: Any = None) -> list[T]:  # type: ignore[override]
+        n = len(population) if type(population) in (list, tuple) else -1
+        if counts is None and type(k) is int and 0 <= k <= n <= 21:
+            # ``random.Random.sample``'s path for a population no longer than its small-set size
+            # (21, whatever ``k``): partial Fisher-Yates over a copy, ``_randbelow(n - i)`` inlined
+            getbits, pool, result = self.getrandbits, list(population), [None] * k
+            for i in range(k):
+                m = n - i
+                b = m.bit_length()
+                j = getbits(b)
+                while j >= m:
+                    j = getbits(b)
+                result[i] = pool[j]
+                pool[j] = pool[m - 1]
+            return result  # type: ignore[return-value]
+        return super().sample(population, k, counts=counts)
+
+    def choice(self, seq: Sequence[T]) -> T:  # type: ignore[override]
+        n = len(seq)
+        if n:
+            getbits, k = self.getrandbits, n.bit_length()
+            r = getbits(k)
+            while r >= n:
+                r = getbits(k)
+            return seq[r]
+        return super().choice(seq)
+
 
 def task_rng(domain: str, split: str, seed: int, difficulty: int, version: int, attempt: int = 0) -> random.Random:
     """The task's stream; a generator's retry ``attempt`` (after a ``Retry``) draws from a stream of its own."""
     key = split if attempt == 0 else f"{split}#{attempt}"
     # str seeds hash deterministically (random.seed version 2), across runs and platforms
-    return random.Random(f"servicegym/{domain}/{key}/{seed}/{difficulty}/v{version}")
+    return TaskRandom(f"servicegym/{domain}/{key}/{seed}/{difficulty}/v{version}")
 
 
 def draw_user(rng: random.Random) -> tuple[str, str, str]:
@@ -41,6 +108,9 @@ def draw_user(rng: random.Random) -> tuple[str, str, str]:
     from servicegym.envs.tasks.generators.content_delivery import FIRST_NAMES, PERSONALITIES
 
     return rng.choice(FIRST_NAMES), rng.choice(sorted(PERSONALITIES)), f"U{rng.randrange(10**6):06d}"
+
+
+_POW10 = tuple(10**d for d in range(16))
 
 
 class IdPool:
@@ -51,10 +121,13 @@ class IdPool:
         self.used: set[str] = set()
 
     def new(self, prefix: str, digits: int) -> str:
+        bound = _POW10[digits] if digits < len(_POW10) else 10**digits
+        randrange, used = self.rng.randrange, self.used
         while True:
-            value = f"{prefix}{self.rng.randrange(10**digits):0{digits}d}"
-            if value not in self.used:
-                self.used.add(value)
+            # f"{prefix}{n:0{digits}d}" (n is never negative), without the nested format spec
+            value = prefix + str(randrange(bound)).zfill(digits)
+            if value not in used:
+                used.add(value)
                 return value
 
 
@@ -228,8 +301,6 @@ def generated_task(
 class Retry(Exception):
     """This attempt drew an unusable combination (e.g. two amounts the rubric would confuse)."""
 
-
-T = TypeVar("T")
 
 
 def first_attempt(build: Callable[[int], T], attempts: int, what: str) -> T:

@@ -56,7 +56,7 @@ from servicegym.envs.tasks.generators.common import IdPool, task_rng
 from servicegym.envs.tasks.model import Task
 from servicegym.simulators.scripted_user import HiddenFact, UserScript
 from servicegym.world_state.core import TIME_FORMAT, parse_time
-from servicegym.world_state.payments.knowledge import EVIDENCE_DOC_TYPES
+from servicegym.world_state.payments.knowledge import EVIDENCE_DOC_TYPES, policy_document_row
 from servicegym.world_state.payments.world import (
     CURRENCIES,
     DEFAULT_FX_RATES,
@@ -64,7 +64,6 @@ from servicegym.world_state.payments.world import (
     REGIONS,
     TIERS,
     money,
-    policy_document,
 )
 from servicegym.world_state.tools import dumps
 
@@ -116,14 +115,6 @@ def _t(base: Any, **delta: float) -> str:
     # ``isoformat(" ")`` is ``strftime(TIME_FORMAT)``'s text for whole seconds in years 1000-9999, at a
     # fraction of its cost (a task writes dozens of times)
     return t.isoformat(" ") if not t.microsecond and t.year >= 1000 and t.tzinfo is None else t.strftime(TIME_FORMAT)
-
-
-def _document_row(doc: Any) -> dict[str, Any]:
-    """``doc.model_dump(mode="json")`` of a policy document, without the serializer (a task pins a
-    dozen): its fields are strings and an int but for ``rules``, whose values are numbers,
-    strings or lists of strings (the task digests of tests/test_generator_speed.py pin the rows)."""
-    rules = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in doc.rules.items()}
-    return {**doc.__dict__, "rules": rules}
 
 
 def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
@@ -214,7 +205,7 @@ def build_scenario(seed: int, difficulty: int, split: str) -> Scenario:
 
     def pin(product: str, version: int, eff: str, sup: str, rules: dict[str, Any]) -> str:
         did = ids.new("DOC-", 5)
-        tables["documents"].append(_document_row(policy_document(did, product, region, tier, cur, version, eff, sup, rules)))
+        tables["documents"].append(policy_document_row(did, product, region, tier, cur, version, eff, sup, rules))
         return did
 
     old = lambda days: _t(now_dt, days=-days)  # noqa: E731

@@ -22,9 +22,11 @@ A reset of the env generates a task, so generation is kept lean without changing
 draws: what depends on no seed (city pairs, the holiday calendar, sorted content) is computed once
 per process, the catalogue's hot loops (about 200 priced products a task) draw their ids and stock
 with ``getrandbits`` directly (the values ``randrange`` gives), and the violation routes are made
-only when asked for, and the golden route on its first read (a reset reads none); the env builds
-the catalogues it vouches for unvalidated (``Task.vouch_world``); tests/test_generator_speed_travel.py
-pins digests of the output.
+only when asked for, and the golden route on its first read (a reset reads none); the products
+are indexed by (place, type, date) per place on first lookup (``SlotIndex``); the env builds the
+catalogues it vouches for unvalidated (``Task.vouch_world``), each table on its first read
+(``envs.environments.travel.build_lazy_travel_world``); tests/test_generator_speed_travel.py pins
+digests of the output.
 """
 
 from __future__ import annotations
@@ -464,13 +466,43 @@ class Route:
     tell_changes: bool = True
 
 
+class SlotIndex(dict[tuple[str, str, str], tuple[str, float]]):
+    """``slot[(place id, type, date)] = (product id, price)`` of a catalogue's products, made per
+    place on its first lookup: a catalogue notes where each place's product rows lie (``note``)
+    instead of indexing each of its two hundred rows as it draws them, and a task looks up the
+    products of a few places only (its golden route's, its past orders'). The golden route's are
+    looked up while the task is generated (its amounts are checked), so a route made later reads
+    what was indexed then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: dict[str, tuple[list[dict[str, Any]], int, int, str]] = {}
+
+    def note(self, place: str, rows: list[dict[str, Any]], start: int, type_field: str) -> None:
+        """The products of ``place`` are ``rows[start:]`` as they stand now (its rows, just
+        appended), each typed by its ``type_field``."""
+        self.spans[place] = (rows, start, len(rows), type_field)
+
+    def __missing__(self, key: tuple[str, str, str]) -> tuple[str, float]:
+        span = self.spans.pop(key[0], None)
+        if span is None:
+            raise KeyError(key)
+        rows, start, end, type_field = span
+        place = key[0]
+        for i in range(start, end):
+            row = rows[i]
+            self[(place, row[type_field], row["date"])] = (row["product_id"], row["price"])
+        return self[key]
+
+
 class TravelCatalogue:
     """The flights, trains and hotels of one task's world, drawn from the task's ``rng`` and ``ids``.
 
     Rows go into ``tables`` (``flights``, ``flight_seats``, ``trains``, ``train_seats``, ``hotels``,
     ``hotel_rooms``), every service and hotel into ``places`` by id, and every seat or room product
-    into ``slot[(place id, seat or room type, date)] = (product id, price)``. The travel generator
-    and the cross-scenario generator both build their travel world with it."""
+    into ``slot[(place id, seat or room type, date)] = (product id, price)`` (a ``SlotIndex``
+    makes those entries when they are first looked up). The travel generator and the
+    cross-scenario generator both build their travel world with it."""
 
     def __init__(
         self,
@@ -552,6 +584,8 @@ class TravelCatalogue:
         ids, slot, append, getbits = self.ids, self.slot, self.tables[seats].append, rng.getrandbits
         used, use = ids.used, ids.used.add
         qty = stock
+        indexed = type(slot) is not SlotIndex  # else the rows are noted, and indexed when looked up
+        first = len(self.tables[seats])
         for day, by_class in prices.items():
             for cls, price in by_class.items():
                 r = getbits(_ID7_BITS)  # _new_id(ids, pid_prefix, 7), inlined
@@ -569,7 +603,10 @@ class TravelCatalogue:
                         qty = getbits(5)
                     qty += 9
                 append({"product_id": pid, owner: sid, "seat_type": cls, "date": day, "price": price, "quantity": qty})
-                slot[(sid, cls, day)] = (pid, price)
+                if indexed:
+                    slot[(sid, cls, day)] = (pid, price)
+        if not indexed:
+            slot.note(sid, self.tables[seats], first, "seat_type")
         return row
 
     def over_budget(
@@ -642,6 +679,8 @@ class TravelCatalogue:
         ids, slot, append, getbits = self.ids, self.slot, self.tables["hotel_rooms"].append, self.rng.getrandbits
         used, use = ids.used, ids.used.add
         fixed = isinstance(stock, int)
+        indexed = type(slot) is not SlotIndex  # else the rows are noted, and indexed when looked up
+        first = len(self.tables["hotel_rooms"])
         per_night = stock or {}
         qty = stock
         for day, by_type in prices.items():
@@ -663,7 +702,10 @@ class TravelCatalogue:
                 price = float(price)
                 append({"product_id": pid, "hotel_id": hid, "room_type": rtype, "date": day, "price": price,
                         "quantity": qty})
-                slot[(hid, rtype, day)] = (pid, price)
+                if indexed:
+                    slot[(hid, rtype, day)] = (pid, price)
+        if not indexed:
+            slot.note(hid, self.tables["hotel_rooms"], first, "room_type")
         return row
 
 
@@ -686,8 +728,8 @@ class _Builder:
                 "train_seats",
             )
         }
-        # (place id, type, date) -> (product id, price)
-        self.slot: dict[tuple[str, str, str], tuple[str, float]] = {}
+        # (place id, type, date) -> (product id, price), indexed per place when first looked up
+        self.slot: dict[tuple[str, str, str], tuple[str, float]] = SlotIndex()
         self.places: dict[str, dict[str, Any]] = {}
         self.cat = TravelCatalogue(self.rng, self.ids, self.tables, self.places, self.slot)
 
