@@ -202,7 +202,9 @@ _INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:main |key |primary |princip
 _AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P<rest>(?:the |an? )?\S.*)$")
 # "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
 _BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
-_A_NUMBER = re.compile(r"^(?:a total of |in total |only |exactly )?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve) ")
+# a count said as the subject ("12 cups", "a total of 2 items"); a bare "one" is an article ("one X should be ordered": X)
+_A_NUMBER = re.compile(r"^(?:(?:a total of |in total |only |exactly )(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)|"
+                       r"\d+|two|three|four|five|six|seven|eight|nine|ten|twelve) ")
 _THERE_BE = re.compile(r"^be (?P<x>.+?) (?:in|within|for) (?P<rest>(?:the |an? )?\S.*\border)$")
 _NOT_A_VALUE = re.compile(r"(?:^|\s)(?:it|they|this|that|these|those|one|ones|order|orders|booking|bookings|reservation|"
                           r"reservations|merchant|store|restaurant|shop)$")
@@ -226,16 +228,18 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
         return subject, neg, pred
     im = _INGREDIENT_OF.match(pred)
     if im is not None:  # "chicken should be the main ingredient of the claypot dish": the dish contains it
-        return im.group("rest"), neg, "contain " + re.sub(r"^(?:the )", "", subject)
+        return im.group("rest"), neg, "contain " + subject
     am = _AVAILABLE_AT.match(pred)
     if am is not None:  # "free parking must be available at the restaurant": the restaurant offers it
-        return am.group("rest"), neg, "offer " + re.sub(r"^(?:the )", "", subject)
+        return am.group("rest"), neg, "offer " + subject
     if m is not None and m.group("v") in ("booked", "reserved", "appointed") and m.group("prep") is None:
-        return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place (or product) chosen
+        if named is not None and named(subject):
+            return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place chosen
+        return subject, neg, pred  # "the X package should be booked": the readers of a booking's product, as before
     if m is None:  # "hot drinks must be chosen rather than cold ones": the value, not the other
         rm = _PASSIVE_RATHER.match(pred)
         if rm is not None:
-            return "", neg, f"select {re.sub(r'^(?:the )', '', subject)} {rm.group('alt')}"
+            return "", neg, f"select {subject} {rm.group('alt')}"
     if m is not None and m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
@@ -243,8 +247,8 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
         bm = _BE_IN.match(pred)  # "X must (all) be in the Y order": the Y order includes X
         if bm is None:
             return subject, neg, pred
-        return bm.group("rest"), neg, "include " + re.sub(r"^(?:both |the )", "", subject)
-    value = re.sub(r"^(?:both |the )", "", subject)
+        return bm.group("rest"), neg, "include " + re.sub(r"^both ", "", subject)
+    value = re.sub(r"^both ", "", subject)
     if value.startswith("no ") and spelled is not None and not spelled(value):
         neg, value = not neg, value[3:]  # "no eggplant dishes should be ordered" (where nothing is called so): not them
     verb = "include " if m.group("v") in ("included", "added") else "select "
@@ -257,7 +261,7 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     rest = m.group("rest") or ""
     if _A_NUMBER.match(value):  # "a total of 12 cups should be ordered (for the team)": what the order includes
         return (rest if re.search(r"\borders?$", rest) else "the order"), neg, "include " + value
-    return rest, neg, verb + value
+    return rest, neg, verb + re.sub(r"^(?:a single|single|one) (?=\S)", "", value)  # "a single X": the X, not a count
 
 
 _PRODUCT_BRAND = re.compile(r"\b(?:product|item|goods)(?:'s)? brand$|\bproduct(?:'s)? brand (?:of|for|in)\b|"

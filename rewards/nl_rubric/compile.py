@@ -273,8 +273,11 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         subject, neg, pred = "", bool(avoid), (("选择" if command.group("zavoid") else "select ") + c[command.end():]
                                               if avoid else c)
     else:
-        subject, neg, pred = passive_choice(*_split_modal(c), named=lambda t: bool(
+        said = _split_modal(c)
+        subject, neg, pred = passive_choice(*said, named=lambda t: bool(
             _places_named(t, ctx, chain=False) or _places_named(t, ctx, chain=True)), spelled=lambda t: _found(t, ctx, "product"))
+        if subject != said[0]:  # the value said as the subject still tells which record the item is about
+            about = f"{about} {said[0]}".strip()
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear

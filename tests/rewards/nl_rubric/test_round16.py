@@ -55,3 +55,16 @@ def test_a_leading_considering_clause_an_inclusive_bound_after_a_comma_and_made_
     assert isinstance(spec, nl_rubric.PriceSpec) and spec.high == 30 and not spec.high_strict
     spec = nl_rubric.compile_item("The claypot rice should be made with chicken", CTX)
     assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["chicken"]
+
+
+def test_a_number_in_the_name_of_a_passive_value_is_no_count() -> None:
+    """"The 2 Hour Pottery Class should be purchased for the party": the class, not 2 of something (the
+    article is kept, so the number never leads the value); the value's words still tell which record the
+    item is about."""
+    classes = nl_rubric.ItemContext(now=NOW, places=CTX.places, products=CTX.products + (
+        nl_rubric.ProductInfo("G1", "S1", "2 Hour Pottery Class", (), (), 200.0),
+        nl_rubric.ProductInfo("G2", "S1", "1 Hour Pottery Class", (), (), 120.0)))
+    for text in ("The 2 Hour Pottery Class should be purchased for the party", "The 2 Hour Pottery Class should be purchased"):
+        spec = nl_rubric.compile_item(text, classes)
+        assert isinstance(spec, nl_rubric.FeatureSpec), (text, spec)
+        assert "pottery class" in spec.about, text
