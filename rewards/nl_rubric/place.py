@@ -243,6 +243,8 @@ def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Rating
             value = float(next(g for g in m.groups() if g is not None))
             if not 0.0 <= value <= RATING_MAX:
                 raise _Unclear
+            if neg and op not in _OP_FLIP:
+                raise _Unclear  # "should not be 5.0": not this rating, which no rating bound says
             op = _OP_FLIP[op] if neg else op
             if inclusive and op in (">", "<"):
                 op += "="

@@ -82,3 +82,12 @@ def test_a_negated_cancellation_or_note_is_not_read_as_the_demand() -> None:
     assert nl_rubric.compile_item("The milk tea order should not have a note saying no straw", ctx) is None
     # what a note says may itself negate: still read
     assert nl_rubric.compile_item("奶茶订单应当备注不要吸管", ctx) is not None
+
+
+@pytest.mark.parametrize("text", ["The spa should not have a rating of 5.0", "The spa rating should not be 5.0"])
+def test_a_negated_equality_is_not_read_as_the_equality(text: str) -> None:
+    ctx = nl_rubric.ItemContext(now=NOW, places=(nl_rubric.PlaceInfo("S1", "Spa House", (), "Spa", 4.6),), products=())
+    spec = nl_rubric.compile_item(text, ctx)
+    assert not (isinstance(spec, nl_rubric.RatingSpec) and spec.op == "=="), text
+    spec = nl_rubric.compile_item("The spa rating should not be below 4.5", ctx)
+    assert isinstance(spec, nl_rubric.RatingSpec) and (spec.op, spec.value) == (">=", 4.5)
