@@ -26,8 +26,8 @@ import gymnasium as gym
 import pytest
 
 import servicegym  # noqa: F401  registers the ids
-import servicegym.world_state.core as core
 import servicegym.world_state.payments as payments_world
+import servicegym.world_state.vouched as vouched
 from servicegym.envs.environments.travel import PRODUCT_TABLES, build_lazy_travel_world
 from servicegym.envs.tasks.generators import travel as travel_gen
 from servicegym.envs.tasks.generators.common import TaskRandom
@@ -79,7 +79,7 @@ def _rows_as(a: Any, b: Any) -> None:
 
 
 def test_a_travel_reset_makes_no_product_and_the_first_read_makes_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    made = _count(monkeypatch, core, "vouched_rows")
+    made = _count(monkeypatch, vouched, "vouched_rows")
     env = gym.make(TRAVEL)
     for seed in range(71_000, 71_004):  # fresh seeds: each reset generates a task and builds its world
         env.reset(seed=seed)

@@ -2,7 +2,7 @@
 same task: counted and compared, never timed.
 
 * The generator vouches for its world (``Task.vouch_world``): the env builds the workspace's
-  tables without validating the generator's rows again (``core.vouched_entities``), and the
+  tables without validating the generator's rows again (``vouched.vouched_entities``), and the
   generator builds the persona's seeded records the same way (``personas.seeded_persona_tables``).
   What they make is what validation makes of the same rows, type for type, fields set included.
 * A reset parses only the session it starts (``LazySessions``); the checks and scripts of a vouched
@@ -33,7 +33,7 @@ from servicegym.envs.tasks.generators.workspace import Episode, generate_workspa
 from servicegym.envs.tasks.sources import _GENERATED
 from servicegym.rewards.rubric import RubricItem
 from servicegym.simulators.workspace_user import IntentScript, SessionScript
-from servicegym.world_state.core import vouched_entities
+from servicegym.world_state.vouched import vouched_entities
 from servicegym.world_state.workspace import WorkspaceWorld
 from servicegym.world_state.workspace import skill_library as sl
 from servicegym.world_state.workspace.personas import PERSONAS, build_persona_tables, seeded_persona_tables

@@ -9,9 +9,10 @@ from servicegym.envs.environments.life import LifeServiceEnv
 from servicegym.envs.tasks.generators.travel import DEFAULT_DIFFICULTY, generate_travel_task
 from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.suites import suite_path
-from servicegym.world_state.core import LazyRows, lazy_vouched_rows
+from servicegym.world_state.core import LazyRows
 from servicegym.world_state.life.spec import WorldSpecError, _rows, build_life_world
 from servicegym.world_state.travel import KINDS, TOOLS, TravelWorld, build_travel_world
+from servicegym.world_state.vouched import lazy_vouched_rows
 
 __all__ = ["TravelEnv", "build_travel_world", "SUITE_PATH", "WorldSpecError"]
 

@@ -19,8 +19,9 @@ from servicegym.rewards import workspace as ws_rewards
 from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
 from servicegym.simulators.scripted_user import STOP, cue_pattern
 from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser, questions_in
-from servicegym.world_state.core import History, World, parse_time, unvalidated, vouched_entities
+from servicegym.world_state.core import History, World, parse_time, unvalidated
 from servicegym.world_state.tools import Toolkit, ToolSpec
+from servicegym.world_state.vouched import vouched_entities
 from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, WorkspaceWorld, persona_tools
 
 __all__ = ["WorkspaceEnv", "SUITE_PATH", "WorkspaceSource", "golden_world", "session_summary", "summaries_block"]

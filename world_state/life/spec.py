@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from servicegym.world_state.core import Entity, parse_time, vouched_rows
+from servicegym.world_state.core import Entity, parse_time
 from servicegym.world_state.life.entities import LifeWorld, Location
+from servicegym.world_state.vouched import vouched_rows
 
 SCALAR_KEYS = (
     "time", "user_id", "task_key", "language", "user_profile", "user_historical_behaviors",

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from servicegym.world_state.core import LazyRows, parse_time, vouched_rows
+from servicegym.world_state.core import LazyRows, parse_time
 from servicegym.world_state.payments import operations as _operations  # noqa: F401  registers the families' capabilities
 from servicegym.world_state.payments.capabilities import CATALOGUE, Capability, search_catalogue
 from servicegym.world_state.payments.platform import platform_records
@@ -37,6 +37,7 @@ from servicegym.world_state.payments.world import (
     policy_document,
     procedure_documents,
 )
+from servicegym.world_state.vouched import vouched_rows
 
 __all__ = [
     "APPROVAL_TERMS", "CATALOGUE", "CURRENCIES", "DOC_TYPES", "PAYMENTS_SCHEMA", "PRODUCTS", "REGIONS", "RESIDENT_TOOLS",
@@ -133,7 +134,7 @@ def _table_adapter(model: Any) -> TypeAdapter[Any]:
 
 def _own_rows(name: str, model: Any, rows: list[Any], vouched: bool) -> list[Any]:
     """The entities of a table of the task's own rows: made without validation when the spec is
-    vouched for and the model is plain (``core.vouched_rows``), else validated in one call
+    vouched for and the model is plain (``vouched.vouched_rows``), else validated in one call
     (a bad row is then found row by row, to name it)."""
     made = vouched_rows(model, rows) if vouched else None
     if made is not None:

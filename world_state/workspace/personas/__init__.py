@@ -15,8 +15,9 @@ import random
 from types import ModuleType
 from typing import Any
 
-from servicegym.world_state.core import Entity, vouched_entities
+from servicegym.world_state.core import Entity
 from servicegym.world_state.tools import ToolSpec
+from servicegym.world_state.vouched import vouched_entities
 from servicegym.world_state.workspace.personas import analyst, legal, marketer, pharmacist, researcher
 
 PERSONAS: dict[str, ModuleType] = {
