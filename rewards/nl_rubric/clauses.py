@@ -212,8 +212,7 @@ _NOT_A_VALUE = re.compile(r"(?:^|\s)(?:it|they|this|that|these|those|one|ones|or
 
 def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelled: Any = None) -> tuple[str, bool, str]:
     """English: (subject, negated, predicate) with a value said as the subject of a passive of choosing
-    put after an active verb ("X should be selected for the Y" -> the Y, "select X"; "X should be
-    ordered from Z" -> "select X from Z"; "X should be avoided in Y" -> the Y, not "select X"; "there
+    put after an active verb ("X should be selected for the Y" -> the Y, "select X"; "X should be avoided in Y" -> the Y, not "select X"; "there
     should be N items in the Y order" -> the Y order, "include N items"). "from / at" a place ``named``
     (a test of a text: a place of the task is called that) stays the store reader's; from a place
     described ("at the rock climbing gym") it says where, like "for". The input otherwise."""
@@ -236,26 +235,25 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
         if named is not None and named(subject):
             return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place chosen
         return subject, neg, pred  # "the X package should be booked": the readers of a booking's product, as before
-    if m is None:  # "hot drinks must be chosen rather than cold ones": the value, not the other
-        rm = _PASSIVE_RATHER.match(pred)
+    if m is None:
+        rm = _PASSIVE_RATHER.match(pred)  # "hot drinks must be chosen rather than cold ones": the value, not the other
         if rm is not None:
             return "", neg, f"select {subject} {rm.group('alt')}"
-    if m is not None and m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
-            re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
-        return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
-    if m is None:
         bm = _BE_IN.match(pred)  # "X must (all) be in the Y order": the Y order includes X
         if bm is None:
             return subject, neg, pred
         return bm.group("rest"), neg, "include " + re.sub(r"^both ", "", subject)
+    if m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
+            re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
+        return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
+    if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
+        return subject, neg, pred  # "X should be ordered from <place>": the store reader's (its own negation kept)
     value = re.sub(r"^both ", "", subject)
     if value.startswith("no ") and spelled is not None and not spelled(value):
         neg, value = not neg, value[3:]  # "no eggplant dishes should be ordered" (where nothing is called so): not them
     verb = "include " if m.group("v") in ("included", "added") else "select "
     if m.group("v") in ("avoided", "excluded"):
         neg = not neg
-    if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
-        return subject, neg, pred  # "X should be ordered from <place>": the store reader's
     if m.group("prep") in ("from", "at"):  # "from the restaurant": where, which names no kind of value
         return "", neg, verb + value
     rest = m.group("rest") or ""
