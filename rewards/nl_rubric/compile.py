@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -65,6 +67,7 @@ from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
 from .trip import _trip_item
+from .voice import agent_voice
 from .world import ItemContext, _found, _places_named, _Spec
 
 
@@ -231,6 +234,11 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
     try:
         return _requirement(c, ctx)
     except _Unclear:
+        for alt in agent_voice(c, _catalogue_spans(ctx)):  # "the agent orders X for Y", "the order costs Z": the demand
+            try:
+                return _requirement(alt, ctx)
+            except _Unclear:
+                continue
         bare = _drop_reason(c)
         if bare == c:
             # a reason with a modal of its own ("since they don't want to spend more than 80 each, the
@@ -240,6 +248,20 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
                 raise
             bare = c[m.end():]
         return _requirement(bare, ctx)
+
+
+def _catalogue_spans(ctx: ItemContext) -> Callable[[str], list[tuple[int, int]]]:
+    """Where the task's catalogue names that hold a preposition ("Beef in Sour Soup") stand in a text."""
+    memo: dict[str, Any] = ctx.__dict__.setdefault("_memo", {})
+    names = memo.get("\0prep_names")
+    if names is None:
+        names = memo["\0prep_names"] = sorted({n for n in (unicodedata.normalize("NFKC", x.name).casefold()
+                                                           for x in (*ctx.products, *ctx.places))
+                                                if re.search(r" (?:for|in|from|at|with) ", n)})
+
+    def spans(text: str) -> list[tuple[int, int]]:
+        return [(i, i + len(n)) for n in names for i in [text.find(n)] if i >= 0]
+    return spans
 
 
 _LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: that)?|based on|according to|due to|as|with|"

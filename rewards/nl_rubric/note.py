@@ -9,7 +9,8 @@ The grammar
     English, one of: "... should (also) (include / add / carry / specify) a (special / order) note
     (requesting / asking for / saying / that says / with / :) X"; "the note should (say / state /
     read / include / request / be) X"; "(please) add a note to / for <order> (: / requesting) X";
-    "<order> should note X" (the word as a verb). Chinese: "<order>(应/需要/要)(添加/写上/注明)(订单)
+    "<order> should note X" (the word as a verb); "(should) add the note X to <order>", "a note saying X should be added
+    to <order>". Chinese: "<order>(应/需要/要)(添加/写上/注明)(订单)
     备注(中/里)(应)(为/写明/要求/内容为)(：)X", X with a leading 要求/说明 and a trailing 的要求/备注
     dropped. In both, the part after a colon is X ("a note for the rice order: no onions"), a
     purpose is cut, and X must be one request: "or", "if", "或者", "如果" leave it to the judge, and so
@@ -195,13 +196,22 @@ _NOTE_AFTER = re.compile(r"^(?:\s+(?:field|section))?\s*(?:requesting|asking(?: 
 _NOTE_ADD = re.compile(r"^(?:please\s+)?(?:add|include|leave|write|put)\s+(?:an?\s+|the\s+)?(?:(?:special|order)\s+)?"
                        r"(?:notes?|remarks?)\s+(?:to|for|on|in)\s+(?P<s>.+?)(?:\s*:\s*|\s+(?:requesting|asking for|saying|"
                        r"stating|that says|specifying)\s+)(?P<x>.+)$")
-_NOTE_SAYS = re.compile(r"\s+(?:should|must)\s+(?:say|state|read|include|contain|mention|request|ask for|be)\s*:?\s*")
+_NOTE_SAYS = re.compile(r"\s+(?:should|must)\s+(?:say|state|read|include|contain|mention|request|ask for|"
+                        r"be(?! (?:added|included|written|left|put|attached|placed|made|given)\b))\s*:?\s*")
+# what the note says, then the order it goes on: "(should) add the note 'X' to the Y order", "a note saying X should be
+# added to the Y order"
+_NOTE_ON = re.compile(r"^(?:(?:should|must|needs? to|has to)\s+(?:also\s+)?)?(?:add|include|leave|write|put|attach)\s+"
+                      r"(?:an?\s+|the\s+)?(?:(?:special|order)\s+)?(?:notes?|remarks?)\s+(?:(?:saying|that says|requesting|"
+                      r"asking for|stating|reading|of)\s+|:\s*)?(?P<x>\S.*?)\s+(?:to|on|in|for)\s+(?P<s>\S.*?\border\b.*)$"
+                      r"|^(?:an?\s+|the\s+)?(?:(?:special|order)\s+)?(?:notes?|remarks?)\s+(?:(?:saying|that says|requesting|asking for|"
+                      r"stating|reading|of)\s+|:\s*)?(?P<x2>\S.*?)\s+(?:should|must|needs? to)\s+(?:also\s+)?be\s+(?:added|"
+                      r"included|written|left|put|attached|placed)\s+(?:to|on|in|for)\s+(?P<s2>\S.*?\border\b.*)$")
 _NOTE_ZH = re.compile(r"^(?P<s>.*?)(?:应该|应当|应|必须|需要|须|要)?(?:添加|加上|写上|注明|填写|增加|在)?(?:订单)?备注(?:中|里|上)?"
                       r"(?:应|应该|需要)?(?:修改为|改为|更新为|变更为|写明|注明|说明|写|为|是|内容为|要求|请求|提出)?[：:]?"
                       r"(?P<x>.+)$")
 
 
-_NOTE_NEG = re.compile(r"\b(?:not|never|no|cannot|shouldn't|mustn't)\b|不应|不能|不得|不可|不要|切勿|禁止|无需|不需要|不必")
+_NOTE_NEG = re.compile(r"\b(?:not|never|no|cannot|shouldn't|mustn't)\b|不应|不能|不得|不可|不要|切勿|禁止|无需|不需要|不必|没有|没|未")
 
 
 def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
@@ -222,12 +232,15 @@ def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
         after = _NOTE_AFTER.match(c[w.end():]) if w and before else None
         says = _NOTE_SAYS.search(c, w.end()) if w and after is None else None
         add = _NOTE_ADD.match(c)
+        on = _NOTE_ON.match(c) if add is None else None
         # "X should note 'Y'": the word is the verb, what follows is what the note says
         verb = (w is not None and before is not None and after is None and says is None
                 and re.search(r"\b(?:should|must|needs? to|has to)\s+$", c[:w.start()]) is not None
                 and c[w.start():w.end()] == "note")
         if add is not None:
             subject, x = add.group("s"), add.group("x")
+        elif on is not None:
+            subject, x = on.group("s") or on.group("s2"), on.group("x") or on.group("x2")
         elif verb and w is not None and before is not None:
             subject, x = c[:before.start()], c[w.end():]
         elif after is not None and before is not None:
@@ -237,7 +250,7 @@ def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
         else:
             raise _Unclear
     if zh:
-        x = re.sub(r"^(?:要求|请求|说明|写明|注明)", "", x)
+        x = re.sub(r"^了?(?:要求|请求|说明|写明|注明)?", "", x)  # "备注了X": X
         x = re.sub(r"(?:的)?(?:特殊)?(?:要求|需求|请求|备注)$", "", x)
     if ":" in x:
         x = x.split(":", 1)[1]  # "a note for the order X: no cilantro"

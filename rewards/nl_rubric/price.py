@@ -191,6 +191,7 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
     else:
         p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at (?!most|least)|kept |controlled |set |"
                    r"amount to |come to |sum to )+", "", p)
+        p = re.sub(r"(?<=\d)(\s*(?:yuan|rmb|cny))?\s+(?:in total|altogether|overall|combined)$", r"\1", p)  # the scope said above
     if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", _products_out(subject, ctx)):
         raise _Unclear  # a sum over several orders
     scope: str

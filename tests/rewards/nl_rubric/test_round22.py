@@ -1,0 +1,120 @@
+"""Round 22 of the reader: a demand said by what the agent does ("the agent orders X from Y", "the assistant
+picked a hot drink", "助手在X下单了Y") or as a plain statement ("the order costs no more than 80 yuan", "奶茶是栀子花味的")
+reads as the same demand said with a modal (``rewards/nl_rubric/voice.py``); said negated ("the agent does not
+order X", "没有选X", "助手没有备注X") it never reads as the positive. Also: notes added in the passive or to a named
+order ("add the note 'X' to the Y order"), a total price "in total"."""
+
+from __future__ import annotations
+
+import pytest
+
+from servicegym.rewards import nl_rubric
+from servicegym.rewards.nl_rubric.voice import agent_voice
+from tests.rewards.nl_rubric.worlds import NOW
+
+EN = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "Noodle Bar", ("Noodles",), "Food", 4.6),
+            nl_rubric.PlaceInfo("S2", "Green Tea House", ("Tea",), "Drinks", 4.2)),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Seafood Noodles", ("Seafood",), (), 28.0),
+              nl_rubric.ProductInfo("P2", "S1", "Beef in Sour Soup", ("Beef",), (), 26.0),
+              nl_rubric.ProductInfo("P3", "S2", "Jasmine Milk Tea", (), ("Hot", "Iced"), 18.0),
+              nl_rubric.ProductInfo("P4", "S2", "Oolong Tea", (), ("Hot", "Iced"), 16.0)),
+)
+ZH = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "味千拉面", ("拉面",), "美食", 4.6),
+            nl_rubric.PlaceInfo("S2", "茶百道", ("奶茶",), "饮品", 4.4)),
+    products=(nl_rubric.ProductInfo("P1", "S1", "韭菜水饺", (), (), 18.0),
+              nl_rubric.ProductInfo("P2", "S1", "三鲜水饺", (), (), 20.0),
+              nl_rubric.ProductInfo("P3", "S2", "栀子花奶茶", (), ("热", "冰"), 12.0),
+              nl_rubric.ProductInfo("P4", "S2", "柠檬茶", (), ("热", "冰"), 15.0)),
+)
+
+
+def _said(text: str, ctx: nl_rubric.ItemContext) -> str | None:
+    spec = nl_rubric.compile_item(text, ctx)
+    return None if spec is None else nl_rubric.describe_spec(spec)
+
+
+@pytest.mark.parametrize("agent, modal", [
+    ("The assistant ordered dinner from Noodle Bar", "Dinner should be ordered from Noodle Bar"),
+    ("For the afternoon drink, the agent chose Jasmine Milk Tea", "For the afternoon drink, Jasmine Milk Tea should be chosen"),
+    ("The agent picks the hot option for the oolong tea", "The hot option should be picked for the oolong tea"),
+    ("The agent orders 2 items in total for the drinks", "2 items in total should be ordered for the drinks"),
+    ("The tea order costs no more than 40 yuan in total", "The tea order should cost no more than 40 yuan"),
+    ("The oolong tea is ordered hot", "The oolong tea should be hot"),
+])
+def test_agent_voice_and_plain_statements_read_as_the_modal_demand(agent: str, modal: str) -> None:
+    want = _said(modal, EN)
+    assert want is not None, modal
+    assert _said(agent, EN) == want, (agent, _said(agent, EN), want)
+
+
+def test_the_agent_ordering_a_product_from_a_place_asks_for_both() -> None:
+    said = _said("The agent orders Jasmine Milk Tea from Green Tea House", EN) or ""
+    assert "the place is 'green tea house'" in said and "jasmine milk tea" in said, said
+
+
+@pytest.mark.parametrize("text", [
+    "The agent does not order Jasmine Milk Tea from Green Tea House",
+    "The agent did not pick the hot option for the oolong tea",
+    "The assistant never orders from Noodle Bar",
+])
+def test_agent_voice_negated_is_never_the_positive(text: str) -> None:
+    positive = text.replace("does not order", "orders").replace("did not pick", "picked").replace("never orders", "orders")
+    assert _said(positive, EN) is not None, positive
+    assert _said(text, EN) != _said(positive, EN), text
+
+
+def test_a_split_never_cuts_a_catalogue_name() -> None:
+    # "Beef in Sour Soup": the "in" is the name's, not where the value goes
+    rewrites = agent_voice("the agent orders beef in sour soup for lunch",
+                           lambda t: [(t.find("beef in sour soup"), t.find("beef in sour soup") + 17)])
+    assert "beef in sour soup should be ordered for lunch" in rewrites
+    assert not any(r.startswith("beef should be ordered in") for r in rewrites)
+
+
+def test_what_is_no_action_of_the_agent_is_left_as_it_is() -> None:
+    assert agent_voice("the user is allergic to peanuts") == []
+    assert agent_voice("the agent should order the noodles") != []  # handled: the modal without its agent
+    assert agent_voice("since the shop is closed, the agent should choose another") == []
+
+
+@pytest.mark.parametrize("text, modal", [
+    ("助手在茶百道下单了柠檬茶", "应在茶百道下单柠檬茶"),
+    ("智能体点的奶茶是栀子花味的", "点的奶茶应为栀子花味的"),
+    ("助手为用户点的午餐包括三鲜水饺", "为用户点的午餐应包括三鲜水饺"),
+    ("柠檬茶选了热的", "柠檬茶应选择热的"),
+    ("水饺订单里一共点了2份", "水饺订单里一共2份"),
+])
+def test_chinese_reports_read_as_the_modal_demand(text: str, modal: str) -> None:
+    want = _said(modal, ZH)
+    assert want is not None, modal
+    assert _said(text, ZH) == want, (text, _said(text, ZH), want)
+
+
+@pytest.mark.parametrize("text, positive", [
+    ("柠檬茶没有选冰", "柠檬茶选冰"),
+    ("水饺订单不选韭菜水饺", "水饺订单选韭菜水饺"),
+    ("助手没有在水饺订单里备注多放醋", "助手在水饺订单里备注了多放醋"),
+])
+def test_chinese_negated_choice_and_note_are_never_the_positive(text: str, positive: str) -> None:
+    assert _said(positive, ZH) is not None, positive
+    assert _said(text, ZH) != _said(positive, ZH), text
+
+
+@pytest.mark.parametrize("text", [
+    'The agent adds the note "no disposable tableware" to the noodle order',
+    "A note saying no disposable tableware should be added to the noodle order",
+    'Add the note "no disposable tableware" to the noodle order',
+])
+def test_a_note_added_to_an_order_carries_what_it_says(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert isinstance(spec, nl_rubric.NoteSpec), text
+    assert spec.text == "no disposable tableware" and "noodle order" in spec.about, (text, spec)
+
+
+def test_the_note_reader_never_takes_the_verb_for_the_note() -> None:
+    spec = nl_rubric.compile_item('The note "extra vinegar" should be added to the noodle order', EN)
+    assert isinstance(spec, nl_rubric.NoteSpec) and spec.text == "extra vinegar"
