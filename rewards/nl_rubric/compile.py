@@ -67,7 +67,7 @@ from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
 from .trip import _trip_item
-from .voice import agent_voice
+from .voice import agent_voice, is_question
 from .world import ItemContext, _found, _places_named, _Spec
 
 
@@ -198,7 +198,12 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
                 parts.append(demand)
             elif _has_modal(clause):
                 raise _Unclear  # a second requirement in the reasoning
-        status = _status_item(conclusion, ctx)
+        if is_question(conclusion):  # "was the order cancelled?": the demand it checks, or the judge's
+            return _joined(parts + _said_otherwise(conclusion, ctx))
+        try:
+            status = _status_item(conclusion, ctx)
+        except _Unclear:  # "the agent cancelled the X order": the demand said by what the agent does, or the judge's
+            return _joined(parts + _said_otherwise(conclusion, ctx))
         demand = _process_demand(conclusion, ctx) if status is None else None
         if status is not None:
             parts.append(status)
@@ -231,14 +236,15 @@ _PREFER = re.compile(r"\b(?:prioriti[sz]e|priority|preferabl[ey]|prefer(?:red|ab
 def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
     """The requirement; else, when a reason stands before it ("since there is no X, the price should
     be ..."), the requirement without the reason."""
+    if is_question(c):  # "was X selected for Y?": the demand it checks, or the judge's; never the question's copula
+        return _said_otherwise(c, ctx)
     try:
         return _requirement(c, ctx)
     except _Unclear:
-        for alt in agent_voice(c, _catalogue_spans(ctx)):  # "the agent orders X for Y", "the order costs Z": the demand
-            try:
-                return _requirement(alt, ctx)
-            except _Unclear:
-                continue
+        try:
+            return _said_otherwise(c, ctx)  # "the agent orders X for Y", "the order costs Z", "store: X": the demand
+        except _Unclear:
+            pass
         bare = _drop_reason(c)
         if bare == c:
             # a reason with a modal of its own ("since they don't want to spend more than 80 each, the
@@ -248,6 +254,17 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
                 raise
             bare = c[m.end():]
         return _requirement(bare, ctx)
+
+
+def _said_otherwise(c: str, ctx: ItemContext) -> list[Any]:
+    """The first of ``agent_voice``'s rewrites of ``c`` that reads, as a status or a requirement."""
+    for alt in agent_voice(c, _catalogue_spans(ctx)):
+        try:
+            status = _status_item(alt, ctx)
+            return [status] if status is not None else _requirement(alt, ctx)
+        except _Unclear:
+            continue
+    raise _Unclear
 
 
 def _catalogue_spans(ctx: ItemContext) -> Callable[[str], list[tuple[int, int]]]:

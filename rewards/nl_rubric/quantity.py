@@ -165,7 +165,7 @@ def _servings_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Coun
 
 
 # ----- party sizes ----------------------------------------------------------------------------------
-_PEOPLE_WORDS = r"(?:people|persons?|guests|diners|adults|participants|customers|pax)"
+_PEOPLE_WORDS = r"(?:people|persons?|guests?|diners?|adults?|participants?|customers?|pax)"  # "1 customer", "2 guests"
 _VISIT_WORDS = re.compile(r"\b(?:reservations?|bookings?|appointments?|reserved|booked|appointed|visit)\b|预约|预订|预定|订座|订位")
 
 

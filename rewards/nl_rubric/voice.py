@@ -95,6 +95,11 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
     """Candidate rewrites of a normalised clause ``c`` in the record's modal voice, most literal
     first; [] when it is not said by the agent or as a plain statement. ``protected(text)`` gives the
     spans of names the task's catalogue spells in ``text`` (a split inside one is skipped)."""
+    if is_question(c):
+        return _asked(c.rstrip("? "), protected)
+    keyed = _keyed(c)
+    if keyed is not None:
+        return keyed
     if _is_zh(c):
         return _agent_voice_zh(c)
     m = _AGENT_ACT.match(c)
@@ -129,6 +134,96 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
         break
     if base != "place":
         out.append(f"{lead}{rest} should{neg} be {part}")
+    return out
+
+
+# a yes-no question of a checklist: "did the agent order X?", "does the order include X?", "was X selected for Y?",
+# "is the latte hot?", "X是否在Y下单？"
+_ASK_AGENT = re.compile(rf"^(?:did|does|do|has|have) (?P<a>{_AGENT_EN}) (?P<r>\S.*)$")
+_ASK_DO = re.compile(r"^(?:did|does|do) (?P<s>\S.*?) (?P<v>include|contain|have|avoid|come with|offer|use|cost|exceed) (?P<r>\S.*)$")
+_ASK_BE = re.compile(r"^(?:is|are|was|were|has been|have been) (?P<r>\S.*)$")
+_ASK_MARK = re.compile(r" (?=(?:selected|chosen|ordered|placed|picked|booked|reserved|cancell?ed|priced|made|delivered|included|"
+                       r"added|from|at|for|within|under|over|above|below|between|around|before|after|located|rated|"
+                       r"at least|at most|no more than|less than|more than)\b)")
+
+
+def is_question(c: str) -> bool:
+    """Whether a normalised item is a yes-no question ("is the latte hot?", "订单是否包含X？")."""
+    return c.endswith("?") or re.match(r"^(?:did|does|do|is|are|was|were|has|have)\b", c) is not None
+
+
+def _asked(q: str, protected: Callable[[str], list[tuple[int, int]]] | None) -> list[str]:
+    """A yes-no question as the demand it checks; [] when it is none of the shapes above."""
+    if _is_zh(q):
+        if "是否" not in q:
+            return []
+        direct = re.sub(r"(?<=选择|下单|购买|预订|预约|取消|备注|添加)了", "", q.replace("是否", "应", 1))
+        plain = q.replace("是否为", "为", 1).replace("是否是", "是", 1).replace("是否", "", 1)
+        return list(dict.fromkeys([direct, *_agent_voice_zh(plain)]))
+    if re.search(r"\b(?:not|never)\b|n't\b", q):  # "does the order not include X?", "didn't the agent ...": the negated demand
+        bare = re.sub(r"\s*\b(?:not|never)\b|n't\b", "", q)
+        if bare == q or re.search(r"\b(?:not|never)\b|n't\b", bare):
+            return []
+        said = _asked(bare, protected)
+        return [x.replace(" should ", " should not ", 1) if " should " in x else x.replace("should ", "should not ", 1)
+                for x in said if "should " in x and "should not" not in x]
+    m = _ASK_AGENT.match(q)
+    if m is not None:
+        return agent_voice(f"{m['a']} {m['r']}", protected)
+    m = _ASK_DO.match(q)
+    if m is not None:
+        return [f"{m['s']} should {m['v']} {m['r']}"]
+    m = _ASK_BE.match(q)
+    if m is None:
+        return []
+    body = m["r"]
+    mark = _ASK_MARK.search(body)
+    if mark is not None and mark.start() > 0:
+        return [f"{body[:mark.start()]} should be {body[mark.end():]}"]
+    if " " not in body:
+        return []
+    head, last = body.rsplit(" ", 1)
+    return [f"{head} should be {last}"]
+
+
+# "KEY: VALUE", "KEY - sub-key: VALUE", "KEY：VALUE": a checklist line, the key naming the record and what of it
+_KEYED = re.compile(r"^(?P<k>[^:;,，；]{2,80}?)\s*:\s*(?P<v>\S.*)$")
+_KEY_DASH = re.compile(r"\s+[-–—]\s+")
+_EN_VALUE_VERB = re.compile(r"^(?:includes?|contains?|has|have|made with|comes? with|offers?|provides?|only|all|both|each|"
+                            r"within|under|over|above|below|at least|at most|no more than|no less than|not|never|from|"
+                            r"between|around|before|after)\b")
+_ZH_VALUE_VERB = re.compile(r"^(?:含有|含|包含|包括|同时|共|一共|总共|均|都|只有|只|仅|不|无|没有|来自|选择|选|要|需|在|距离)")
+_MODAL_WORDS = re.compile(r"\b(?:should|must|needs? to|has to|have to|shall|cannot|can't)\b|应|必须|需要|不能|不得")
+
+
+def _keyed(c: str) -> list[str] | None:
+    """A checklist line said as the demand: "the dinner order store: X" -> "the dinner order store should be X";
+    "lunch noodles: no seafood" -> "should be no seafood", then "should contain no seafood"; a value that starts with a
+    verb or a bound keeps it ("includes vegetables", "within 60 yuan"). None when the text is no such line."""
+    m = _KEYED.match(c)
+    if m is None or _MODAL_WORDS.search(m["k"]) or re.search(r"\d$", m["k"]) or \
+            re.search(r"\b(?:ids?|number|no|code|phone|tel|telephone)$|编号|单号|电话|id$", m["k"]):
+        return None  # "12:00", "order id: 123" stay as they are; a count after a key is a value ("总数：2份")
+    key, value = _KEY_DASH.sub(" ", m["k"]).strip(), m["v"].strip(" .。")
+    if _is_zh(c):
+        verb = _ZH_VALUE_VERB.match(value) is not None
+        value = re.sub(r"^含(?!有)", "含有", value)
+        return [f"{key}应{value}", f"{key}应为{value}"] if verb else [f"{key}应为{value}", f"{key}应包含{value}"]
+    if re.match(r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:people|persons?|guests?|customers?|diners?|adults?|"
+                r"pax)$", value):
+        return [f"{key} should be for {value}"]  # "reservation: 1 customer": the party
+    if _EN_VALUE_VERB.match(value):
+        first = value.split(" ", 1)[0]
+        if first in ("within", "under", "over", "above", "below", "at", "no", "between", "around", "before", "after", "from"):
+            return [f"{key} should be {value}"]
+        if first in ("only", "all", "both", "each", "not", "never"):
+            return [f"{key} should {'be ' if first in ('only', 'all', 'both', 'each') else ''}{value}"]
+        return [f"{key} should {re.sub(r'^(includes|contains|has|comes with|offers|provides)', lambda x: {'has': 'have'}.get(x[1], x[1][:-1] if x[1].endswith('s') else x[1]), value)}"]
+    out = [f"{key} should be {value}"]
+    if value.startswith("no "):
+        out.append(f"{key} should contain {value}")
+    else:
+        out.append(f"{key} should include {value}")
     return out
 
 

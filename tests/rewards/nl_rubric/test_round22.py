@@ -118,3 +118,67 @@ def test_a_note_added_to_an_order_carries_what_it_says(text: str) -> None:
 def test_the_note_reader_never_takes_the_verb_for_the_note() -> None:
     spec = nl_rubric.compile_item('The note "extra vinegar" should be added to the noodle order', EN)
     assert isinstance(spec, nl_rubric.NoteSpec) and spec.text == "extra vinegar"
+
+
+@pytest.mark.parametrize("line, modal", [
+    ("Tea order store: Green Tea House", "The tea order store should be Green Tea House"),
+    ("Oolong tea: hot", "The oolong tea should be hot"),
+    ("Noodle order - note: extra vinegar", "The noodle order note should be extra vinegar"),
+    ("Noodle order: no seafood", "The noodle order should contain no seafood"),
+    ("Tea order total item count: 2", "The total item count of the tea order should be 2"),
+    ("Tea order includes Oolong Tea", "The tea order should include Oolong Tea"),
+])
+def test_checklist_lines_read_as_the_modal_demand(line: str, modal: str) -> None:
+    want = _said(modal, EN)
+    assert want is not None, modal
+    assert _said(line, EN) == want, (line, _said(line, EN), want)
+
+
+@pytest.mark.parametrize("line, modal", [
+    ("奶茶订单商家：茶百道", "奶茶订单商家应为茶百道"),
+    ("水饺订单：含三鲜水饺", "水饺订单应含有三鲜水饺"),
+    ("柠檬茶：热饮", "柠檬茶应为热饮"),
+    ("饮品订单商品总数：2份", "饮品订单商品总数应为2份"),
+])
+def test_chinese_checklist_lines_read_as_the_modal_demand(line: str, modal: str) -> None:
+    want = _said(modal, ZH)
+    assert want is not None, modal
+    assert _said(line, ZH) == want, (line, _said(line, ZH), want)
+
+
+def test_a_time_or_an_id_after_a_colon_is_no_checklist_line() -> None:
+    assert agent_voice("the delivery should arrive by 12:30") == [] or all("12:30" in x for x in agent_voice(
+        "the delivery should arrive by 12:30"))
+    assert agent_voice("order id: 12345") == []
+
+
+@pytest.mark.parametrize("question, modal", [
+    ("Is the oolong tea hot?", "The oolong tea should be hot"),
+    ("Was Jasmine Milk Tea ordered from Green Tea House?", "Jasmine Milk Tea should be ordered from Green Tea House"),
+    ("Does the noodle order include Seafood Noodles?", "The noodle order should include Seafood Noodles"),
+    ("Did the agent pick the hot option for the oolong tea?", "The hot option should be picked for the oolong tea"),
+    ("Is the oolong tea not hot?", "The oolong tea should not be hot"),
+    ("Doesn't the noodle order include Seafood Noodles?", "The noodle order should not include Seafood Noodles"),
+])
+def test_yes_no_questions_read_as_the_demand_they_check(question: str, modal: str) -> None:
+    want = _said(modal, EN)
+    assert want is not None, modal
+    assert _said(question, EN) == want, (question, _said(question, EN), want)
+
+
+@pytest.mark.parametrize("question, modal", [
+    ("奶茶订单是否在茶百道下单？", "奶茶订单应在茶百道下单"),
+    ("柠檬茶是否为热饮？", "柠檬茶应为热饮"),
+    ("水饺订单是否包含三鲜水饺？", "水饺订单应包含三鲜水饺"),
+])
+def test_chinese_questions_read_as_the_demand_they_check(question: str, modal: str) -> None:
+    want = _said(modal, ZH)
+    assert want is not None, modal
+    assert _said(question, ZH) == want, (question, _said(question, ZH), want)
+
+
+def test_a_question_is_never_read_by_its_copula() -> None:
+    # "is ..." opens a question: with no shape that reads it, the item is the judge's, not a value after "is"
+    assert _said("Is it fine?", EN) is None
+    assert _said("Was the order cancelled?", EN) != _said("Was the order not cancelled?", EN) or \
+        _said("Was the order not cancelled?", EN) is None
