@@ -53,7 +53,7 @@ from typing import Any
 
 from .address import _address_item
 from .best import _best_item
-from .clauses import _IF, _THEN, _ZH_MODAL, _drop_reason, _has_modal, _split_modal, passive_choice
+from .clauses import _IF, _THEN, _ZH_MODAL, _cut_purpose, _drop_reason, _has_modal, _split_modal, passive_choice
 from .duration import _duration_item, _hours_item, _usable_item
 from .joint import _joint_item
 from .note import _note_item
@@ -170,7 +170,9 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
         return _joined(trip if isinstance(trip, list) else [trip])
     window = compile_time_item(text, ctx.now)
     if window is not None:
-        return window
+        # "X should be from Y and arrive before 13:00": a time window checks the time only, so an item that also asks
+        # for something else is the judge's (the window alone would pass what the rest forbids)
+        return None if _beside_time(t, ctx) else window
     try:
         address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
         if address is not None:
@@ -254,6 +256,38 @@ def _requirement_or_reasoned(c: str, ctx: ItemContext) -> list[Any]:
                 raise
             bare = c[m.end():]
         return _requirement(bare, ctx)
+
+
+# where a time item may join a second demand: "..., and the tea should have X", "... from Y and arrive before T",
+# "，且应选择X", "并选择X"
+_AND_DEMAND_EN = re.compile(r"\s*;\s*|,\s*(?:and\s+)?(?=(?:the|it|its|this|that|each|all)\b[^,]*?\b(?:should|must|needs? to|has to)\b)|"
+                            r"\s+and\s+(?=(?:should|must|needs? to|has to|be|come|comes|include|includes|contain|contains|"
+                            r"select|choose|have|has|use|offer|order|avoid|arrive|arrives|reach|get delivered|be delivered|"
+                            r"delivered)\b)")
+_AND_DEMAND_ZH = re.compile(r"[；;]|[，,](?:且|并且|并|同时|而且|还)?|(?<=[\u4e00-\u9fff])(?:且|并且|并)(?=应|必须|需|要|选择|包含|含有|具有)")
+_DEMAND_START_EN = re.compile(r"^(?:should|must|needs? to|has to|be|come|comes|include|includes|contain|contains|select|choose|"
+                              r"have|has|use|offer|order|avoid)\b")
+_DEMAND_START_ZH = re.compile(r"^(?:应|必须|需|要|选择|包含|含有|具有|使用|来自|避免)")
+
+
+def _beside_time(t: str, ctx: ItemContext) -> bool:
+    """Whether an item asks for something beside its time (a purpose, a reason, a relative clause or another time is
+    no demand): a clause with a modal of its own, or a verb of choosing or holding joined to the time's clause."""
+    zh = _is_zh(t)
+    pieces = [x.strip(" ,，") for x in (_AND_DEMAND_ZH if zh else _AND_DEMAND_EN).split(t) if x and x.strip(" ,，")]
+    if len(pieces) < 2:
+        return False
+    for piece in pieces:
+        if compile_time_item(piece, ctx.now) is not None or _TIME_WORDS.search(piece):
+            continue
+        bare = _cut_purpose(piece)
+        if bare and (_has_modal(bare) or (_DEMAND_START_ZH if zh else _DEMAND_START_EN).match(bare)):
+            return True
+    return False
+
+
+_TIME_WORDS = re.compile(r"\b(?:deliver(?:ed|y)?|arriv(?:e|al|es|ed)|estimated|expected|scheduled|time|o'clock|am|pm|noon|"
+                         r"morning|evening|afternoon|tonight)\b|送达|到达|配送|送到|时间|点前|点后|之前|之后|左右")
 
 
 def _said_otherwise(c: str, ctx: ItemContext) -> list[Any]:

@@ -521,7 +521,10 @@ def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec
 
 # a second predicate of the same subject: "..., and should have X", "...，且不含X", "...，应选择X"
 _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|cannot|should never|must never)|should|must|"
-                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding|with) ))(?P<rest>.+)$")
+                        r"needs? to|has to)\s+|(?=(?:select|choose|avoid|avoiding|with) ))(?P<rest>.+)$"
+                        # "contain chicken and come with dipping sauce": a second verb of the same subject
+                        r"|\s+and\s+(?=(?:come with|comes with|include|includes|contain|contains|have|has|select|"
+                        r"choose|avoid|offer|provide)\b)(?P<rest2>.+)$")
 _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|"
                         r"(?=选择|避免|不要|不得|不能|不可|不应))"
                         r"(?P<rest>.+)$")
@@ -558,16 +561,18 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
         if line is not None:
             return line
     sm = (_SECOND_ZH if zh else _SECOND_EN).search(pred)
+    if sm is not None and sm.groupdict().get("rest2") and (neg or re.match(r"(?:avoid|exclude|not|never)\b", pred)):
+        sm = None  # "avoid ice and choose hot": a negation's reach is unclear past "and"; read as before
     if sm is None:
         return _one_feature(subject, neg, pred, ctx)
-    rest = sm.group("rest").strip(" ,，")
+    rest = (sm.group("rest") or sm.groupdict().get("rest2") or "").strip(" ,，")
     if zh:
         nm = _ZH_NEG_START.match(rest)
         neg2, rest = (True, rest[nm.end():]) if nm else (False, rest)
         if nm and not _FEATURE_VERBS_ZH.match(rest):
             rest = "选择" + rest  # "避免油炸类": not "选择油炸类"
     else:
-        neg2 = sm.group("neg") is not None
+        neg2 = sm.groupdict().get("neg") is not None
         for word in ("not ", "never "):
             if rest.startswith(word):
                 neg2, rest = True, rest[len(word):]

@@ -182,3 +182,23 @@ def test_a_question_is_never_read_by_its_copula() -> None:
     assert _said("Is it fine?", EN) is None
     assert _said("Was the order cancelled?", EN) != _said("Was the order not cancelled?", EN) or \
         _said("Was the order not cancelled?", EN) is None
+
+
+def test_a_time_item_that_asks_for_more_is_left_to_the_judge() -> None:
+    # a window checks the time only: read alone it would pass an order from any store
+    assert isinstance(nl_rubric.compile_item("The noodle order should arrive before 2025-06-14 12:30", EN), nl_rubric.TimeWindow)
+    assert isinstance(nl_rubric.compile_item(
+        "The noodle order should arrive before 2025-06-14 12:30 so that lunch starts on time", EN), nl_rubric.TimeWindow)
+    assert nl_rubric.compile_item("The noodle order should be from Noodle Bar and arrive before 2025-06-14 12:30", EN) is None
+    assert nl_rubric.compile_item(
+        "The noodle order should arrive before 2025-06-14 12:30, and the order should include Seafood Noodles", EN) is None
+    assert isinstance(nl_rubric.compile_item("水饺订单应在2025-06-14 12:30前送达，以便午休前吃完", ZH), nl_rubric.TimeWindow)
+    assert nl_rubric.compile_item("水饺订单应在2025-06-14 12:30前送达，且应包含三鲜水饺", ZH) is None
+    assert nl_rubric.compile_item("水饺订单的商家必须为味千拉面，且应在2025-06-14 12:30前送达", ZH) is None
+
+
+def test_a_second_verb_of_the_same_subject_is_read_too() -> None:
+    said = _said("The noodle order must contain seafood and include Beef in Sour Soup", EN) or ""
+    assert "seafood" in said and "beef in sour soup" in said, said
+    # a negation's reach past "and" is unclear: not split
+    assert "select" not in (_said("The noodle order should avoid seafood and include Beef in Sour Soup", EN) or "")
