@@ -86,7 +86,7 @@ _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|�
 _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
                         r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
 # "火锅套餐要2-3人份的", "咖啡要无奶的": a plain "要" before what is wanted, said as a 的-phrase
-_ZH_WANT = re.compile(r"(?<![主只需重想不还必])要(?P<pos>)(?P<neg>(?!))?(?=[^，,。；;]{1,12}的$)")
+_ZH_WANT = re.compile(r"(?<![主只需重想不还必])要(?P<pos>)(?P<neg>(?!))?(?=[^，,。；;]{1,12}的(?:$|[，,]))")
 # "饮品选热的", "甜度都选三分甜", "商家选X": with no modal, a choice said as a plain statement
 _ZH_CHOOSE = re.compile(r"(?<=[\u4e00-\u9fff])(?:都|均)?(?P<pos>)(?P<neg>不|没有|没|未|别)?(?=选择|选(?![项购]))")  # "没有选X": not X
 # "下单商品共6份", "订单共有2份商品": with no modal, a total starts the predicate
@@ -197,8 +197,9 @@ _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?
 _PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
                              r"excluded|booked|reserved|appointed)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
 _PASSIVE_RATHER = re.compile(r"^be (?:chosen|selected|ordered|picked) ,?(?P<alt>(?:rather than|instead of) \S.*)$")
-_INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:main |key |primary |principal )?(?:ingredient|component|topping|filling|"
-                            r"side dish|staple)s? (?:of|in|for) (?P<rest>(?:the |[a-z]+'s? )\S.*)$")
+_INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:(?:main |key |primary |principal )?(?:ingredient|component|topping|filling|"
+                            r"side dish|staple)s?|(?:main|key|primary|principal|star) (?:thing|part|element|item|feature)s?) "
+                            r"(?:of|in|for) (?P<rest>(?:the |[a-z]+'s? )\S.*)$")
 _AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P<rest>(?:the |an? )?\S.*)$")
 # "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
 _BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")

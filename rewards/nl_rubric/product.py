@@ -242,7 +242,7 @@ _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
                               r"containing |including |featuring |of )")
-_AND = re.compile(r"\s+and\s+|\s+as well as\s+|、|和|以及|及|与")
+_AND = re.compile(r"\s+and\s+|\s+as well as\s+|\s+along with\s+|\s+plus\s+(?=(?:the|a|an|one|two|\d)\b)|、|和|以及|及|与")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 

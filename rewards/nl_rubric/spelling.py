@@ -58,6 +58,8 @@ def _gold_part(value: str, ctx: ItemContext, scope: str = "product") -> str | No
     if len(content) < 2 or len(words) > 8:
         return None
     numbers = {w for w in words if _is_number(w)}
+    if re.search(r"\bplus\b|\balong with\b|\bas well as\b", low):
+        return None  # "soup dumplings plus the porridge": two things listed, not one described in other words
     conjuncts = [[_stem(w) for w in re.findall(r"[a-z0-9]+", x)] for x in re.split(r"\band\b|&|\+", low)]
     found: dict[str, int] = {}
     records: list[Any] = list(ctx.evidence) if scope == "product" else _gold_places(ctx)

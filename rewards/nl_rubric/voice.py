@@ -68,6 +68,8 @@ for _forms, _base, _part in (
         _VERBS[_f] = (_base, _part)
 
 _SPLIT_PREPS = re.compile(r" (?:for|in|from|at|with) ")
+_NUM_WORDS = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve"
+_PEOPLE_EN = r"(?:people|persons?|guests?|customers?|diners?|adults?|pax)"
 _SET_TO = re.compile(r"^\s*(?P<what>(?:the )?\S.*?) (?:to|as) (?P<value>\S.*)$")
 _GO_TO = re.compile(r"^\s*(?:to )?(?P<place>\S.*)$")
 
@@ -104,7 +106,7 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
         return _agent_voice_zh(c)
     m = _AGENT_ACT.match(c)
     if m is None:
-        return _plain_en(c)
+        return _plain_en(c) or _imperative_en(c, protected) or _fragment_en(c)
     form = m["verb"]
     if form not in _VERBS:
         return []
@@ -128,6 +130,9 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
     for sp in _SPLIT_PREPS.finditer(rest):
         if any(a < sp.start() + 1 < b for a, b in spans):
             continue  # inside a name ("Beef in Sour Soup")
+        if re.match(rf"for (?:{_NUM_WORDS})\b", rest[sp.start() + 1:]) and \
+                re.search(r"\b(?:package|set|menu|meal|combo|portion|platter|course|deal|bundle|serving)s?$", rest[:sp.start()]):
+            continue  # "a package for two": a serving size, not whom it is for ("the restaurant for 8 people" splits)
         obj, tail = rest[:sp.start()].strip(), rest[sp.start():]
         if obj and not (base == "place" and not re.search(r"\border\b", obj)):
             out.append(f"{lead}{obj} should{neg} be {part}{tail}")
@@ -201,9 +206,10 @@ def _keyed(c: str) -> list[str] | None:
     "lunch noodles: no seafood" -> "should be no seafood", then "should contain no seafood"; a value that starts with a
     verb or a bound keeps it ("includes vegetables", "within 60 yuan"). None when the text is no such line."""
     m = _KEYED.match(c)
-    if m is None or _MODAL_WORDS.search(m["k"]) or re.search(r"\d$", m["k"]) or \
-            re.search(r"\b(?:ids?|number|no|code|phone|tel|telephone)$|编号|单号|电话|id$", m["k"]):
-        return None  # "12:00", "order id: 123" stay as they are; a count after a key is a value ("总数：2份")
+    if m is None or _MODAL_WORDS.search(m["k"]):
+        return None
+    if re.search(r"\d$", m["k"]) or re.search(r"\b(?:ids?|number|no|code|phone|tel|telephone)$|编号|单号|电话|id$", m["k"]):
+        return []  # "12:00", "order id: 123" stay as they are; a count after a key is a value ("总数：2份")
     key, value = _KEY_DASH.sub(" ", m["k"]).strip(), m["v"].strip(" .。")
     if _is_zh(c):
         verb = _ZH_VALUE_VERB.match(value) is not None
@@ -227,9 +233,76 @@ def _keyed(c: str) -> list[str] | None:
     return out
 
 
-def _plain_en(c: str) -> list[str]:
-    if re.search(r"\b(?:should|must|need|needs|has to|have to|shall|cannot|can't)\b", c):
+# a command with no modal: "get X from Y", "don't order the drinks from Y", "keep the dinner under 30 yuan",
+# "put 'less sauce' in the note for the X order"
+_IMPERATIVE_EN = re.compile(r"^(?:please )?(?P<neg>don't |do not |never )?(?P<verb>[a-z-]+)\b(?P<rest>.*)$")
+_KEEP = re.compile(r"^keep (?P<s>\S.*?) (?P<b>under|below|within|at most|no more than|less than|at or under) (?P<n>\S.*)$")
+_PUT_NOTE = re.compile(r"^(?:put|write|leave) (?P<x>\S.*?) (?:in|on|into) the (?:order )?note (?:for|of|on|to) (?P<s>\S.*)$")
+# a fragment with no verb: "no ice for the fruit tea", "half sugar for the X milk tea", "small portions for the dinner set"
+_FRAGMENT_EN = re.compile(r"^(?P<neg>no |not |nothing |zero )?(?P<v>\S.*?) (?:for|in|on) (?P<t>(?:the |a |an |my |his |her |their |"
+                          r"[a-z]+'s )\S.*)$")
+_ANY_VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|did|should|must|can|could|will|would|need|needs|"
+                          r"get|gets|make|makes|ordered|choose|chose|pick|picked|select|selected|include|includes|"
+                          r"contain|contains|keep|put)\b")
+
+
+def _imperative_en(c: str, protected: Callable[[str], list[tuple[int, int]]] | None) -> list[str]:
+    m = _KEEP.match(c)
+    if m is not None:
+        return [f"{m['s']} should cost {m['b']} {m['n']}"]
+    m = _PUT_NOTE.match(c)
+    if m is not None:
+        return [f"add the note {m['x']} to {m['s']}"]
+    m = re.match(rf"^(?:book|reserve) (?P<t>\S.*?) for (?P<n>{_NUM_WORDS})(?: {_PEOPLE_EN})?$", c)
+    if m is not None:  # "book the restaurant for 8": the party
+        return [f"{m['t']} should be reserved for {m['n']} people"]
+    m = re.match(r"^(?:go with|go for|settle on|stick with) (?P<x>\S.*)$", c)
+    if m is not None:
+        return [f"should select {m['x']}", f"{m['x']} should be selected"]
+    m = _IMPERATIVE_EN.match(c)
+    if m is None:
         return []
+    verb = {"get": "order", "grab": "order", "find": "choose", "go": "go"}.get(m["verb"], m["verb"])
+    if verb not in _VERBS or _VERBS[verb][0] != verb:
+        return []  # a base form only: "orders X" is no command
+    neg = "does not " if m["neg"] else ""
+    return agent_voice(f"the agent {neg}{verb}{m['rest']}", protected)
+
+
+_PARTY_AT = re.compile(rf"^(?:just |only )?(?:(?:a |the )?(?:table|booking|reservation|seats?|spots?|room) )?for "
+                       rf"(?P<n>{_NUM_WORDS})(?: {_PEOPLE_EN})? (?:at|in) (?P<t>(?:the |a |an )\S.*)$|"
+                       rf"^(?:just |only )?(?P<t2>(?:the |a |an )?\S.*?) (?:table |booking |reservation )?for (?P<n2>{_NUM_WORDS}) {_PEOPLE_EN}$|"
+                       rf"^(?:just |only )?(?P<n3>{_NUM_WORDS}) {_PEOPLE_EN} (?:for|at|in) (?P<t3>(?:the |a |an )\S.*)$")
+_VALUE_AT = re.compile(r"^(?:just |only )?(?:a |an |the )?(?P<v>\S.*?) (?:at|from) (?P<t>(?:the |a |an )\S.*)$")
+
+
+def _fragment_en(c: str) -> list[str]:
+    m = _PARTY_AT.match(c)
+    if m is not None:  # "table for 6 at the restaurant", "escape room for 2 people", "just 1 person for the flower shop"
+        n, t = m["n"] or m["n2"] or m["n3"], m["t"] or m["t2"] or m["t3"]
+        if not _ANY_VERB_EN.search(t):
+            t = re.sub(r"^(?:the |a |an )", "", t)
+            return [f"the {t} reservation should be for {n} people"]
+    m = _VALUE_AT.match(c)
+    if m is not None and not _ANY_VERB_EN.search(c):  # "a parent-child package at the workshop": what is ordered there
+        t = re.sub(r"^(?:the |a |an )", "", m["t"])
+        return [f"the product ordered at the {t} should be {m['v']}", f"the {t} order should include {m['v']}"]
+    m = _FRAGMENT_EN.match(c)
+    if m is None or _ANY_VERB_EN.search(m["v"]) or _ANY_VERB_EN.search(m["t"]):
+        return []
+    t, v = m["t"], m["v"]
+    if m["neg"]:
+        return [f"{t} should contain no {v}", f"{t} should not be {v}", f"{t} should be no {v}"]
+    return [f"{t} should be {v}", f"{t} should include {v}"]
+
+
+def _plain_en(c: str) -> list[str]:
+    if re.search(r"\b(?:should|must|has to|have to|shall|cannot|can't)\b|\bneeds? to\b", c):
+        return []
+    m = re.match(r"^(?P<s>(?:the |a |an |my |his |her |their |[a-z]+'s )\S.*?) (?:needs|need|wants|want|requires|require) "
+                 r"(?P<r>\S.*?)(?: in it| on it| with it| in them| on them)?$", c)
+    if m is not None:  # "the salad needs cherry tomato in it": the salad includes it
+        return [f"{m['s']} should include {m['r']}", f"{m['s']} should contain {m['r']}"]
     m = _EN_PLAIN_COST.match(c)
     if m is not None:
         verb = {"costs": "cost", "costed": "cost", "comes to": "come to", "totals": "total", "adds up to": "add up to"}.get(m["v"], m["v"])
