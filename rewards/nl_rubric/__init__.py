@@ -48,6 +48,12 @@ The shared modules
                  characters between its own ("白切鸡" / "白切清远鸡"); never stricter than the item
     serving.py   serving sizes as the catalogue spells them ("a set meal for two", "单人套餐"), for
                  ``product``
+    voice.py     a demand said otherwise, rewritten to the modal form every kind reads, tried only
+                 when the text as written does not read: by what the agent does ("the agent orders
+                 X from Y", "助手在X下单了Y"), as a plain statement or a spoken command ("the order
+                 costs no more than 80 yuan", "Get X from Y", "No ice for the tea", "得是"), a
+                 checklist line ("Dinner order store: X", "商家：X") or a yes-no question ("Was X
+                 selected for Y?", "是否在X下单？"); a negated one stays negated
     world.py     what the reader knows of the task (``ItemContext``, ``PlaceInfo``, ``ProductInfo``,
                  ``item_context``) and what a check reads of a record (``RecordFacts``,
                  ``LineFacts``); catalogue look-ups; ``_Spec``, the base of the specs
@@ -57,7 +63,7 @@ The shared modules
                  kind by the first reader that fits; ``compiled_count``, ``nl_coverage``
     topic.py     ``item_topic`` / ``spec_topic``: the kind an item is about, for coverage audits
 
-Imports run one way: text <- clauses <- time, world <- the kind modules <- spec <- compile, topic;
+Imports run one way: text <- clauses <- time, world <- the kind modules <- spec <- voice <- compile, topic;
 no module imports this package's ``__init__``.
 
 The policy numbers (each defined in its kind's module, which explains it)
