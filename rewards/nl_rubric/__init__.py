@@ -63,7 +63,7 @@ The shared modules
                  kind by the first reader that fits; ``compiled_count``, ``nl_coverage``
     topic.py     ``item_topic`` / ``spec_topic``: the kind an item is about, for coverage audits
 
-Imports run one way: text <- clauses <- time, world <- the kind modules <- spec <- voice <- compile, topic;
+Imports run one way: text <- clauses <- time, world <- the kind modules <- spec <- compile, topic (text <- voice <- compile);
 no module imports this package's ``__init__``.
 
 The policy numbers (each defined in its kind's module, which explains it)
