@@ -242,17 +242,30 @@ class Table(Generic[E]):
         return row
 
     def update(self, key: str, **changes: Any) -> E:
-        old = self.rows.get(key)
+        rows = self.rows
+        old = rows.get(key)
         if old is None:
             raise KeyError(f"{self.name}: no record with id {key!r}")
-        row = _copy_with(old, changes)
+        if old.__pydantic_extra__ is None and old.__pydantic_private__ is None:
+            # ``_copy_with`` inlined (a write's every update): the fields with ``changes``, unvalidated
+            fields = old.__dict__.copy()
+            fields.update(changes)
+            row = _new_object(old.__class__)
+            _set_attr(row, "__dict__", fields)
+            fields_set = old.__pydantic_fields_set__  # grown by ``changes`` (rows are frozen: never changed in place)
+            _set_attr(row, "__pydantic_fields_set__", fields_set if changes.keys() <= fields_set else fields_set | changes.keys())
+            _set_attr(row, "__pydantic_extra__", None)
+            _set_attr(row, "__pydantic_private__", None)
+        else:
+            row = _copy_with(old, changes)
         self.base = False
         if self.shared:
-            self._own()
+            rows = self.rows = dict(rows)  # ``_own``: the first change of a shared table copies its rows
+            self.shared = False
         journal = self._log.entries
         if journal is not None:
             journal.append((self, key, old))
-        self.rows[key] = row
+        rows[key] = row
         self.stamp = next(_stamps)
         return row
 
@@ -559,8 +572,10 @@ class Snapshot:
     extra: dict[str, Any]
 
 
-@dataclass(slots=True)
-class Transaction:
+class Transaction(NamedTuple):
+    """An open transaction (``World.begin``): its journal and what it restores on rollback (a named
+    tuple: every write makes one)."""
+
     journal: list[tuple[Any, ...]]
     counters: dict[str, int]
     now: datetime
@@ -701,7 +716,7 @@ class World:
         """Start journaling changes; ``rollback`` undoes them, ``commit`` keeps them."""
         journal: list[tuple[Any, ...]] = []
         self._journal.entries = journal  # every table's (one cell, whatever their number)
-        return Transaction(journal, dict(self.ids.counts), self.clock.now, dict(self.extra))
+        return _new_tuple(Transaction, (journal, dict(self.ids.counts), self.clock._now, dict(self.extra)))
 
     def rollback(self, txn: Transaction) -> None:
         for table, key, old in reversed(txn.journal):

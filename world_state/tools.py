@@ -86,7 +86,8 @@ def exists(table: str, arg: str, what: str, produced_by: Iterable[str] = ()) -> 
     """``args[arg]`` names a record of ``table``; ``produced_by`` are the tools that reveal its id."""
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        return None if args.get(arg) in world.tables[table] else f"{what} {args.get(arg)!r} does not exist"
+        # the table's rows read directly (``Table.__contains__``'s own test, without its call)
+        return None if args.get(arg) in world.tables[table].rows else f"{what} {args.get(arg)!r} does not exist"
 
     return Precondition(f"the {what} must exist", check, tuple(produced_by))
 
@@ -96,7 +97,7 @@ def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str 
     allowed_t = tuple(allowed)
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        row = world.tables[table].get(args.get(arg))
+        row = world.tables[table].rows.get(args.get(arg))  # ``Table.get``, without its call
         if row is None:
             return f"{what} {args.get(arg)!r} does not exist"
         value = getattr(row, attr)
@@ -592,13 +593,13 @@ class Toolkit:
         call_id: str = "",
     ) -> ToolResult:
         """Run one call and record it in ``history``; never raises for bad input."""
-        spec = self.resolve(name) if isinstance(name, str) else None
-        log_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
-        if spec is None:
-            close = ", ".join(self.names[:60])
-            msg = f"unknown tool {name!r}. Available tools: {close}"
-            return self._record(history, step, call_id, str(name), log_args, "rejected", msg, world)
-        if not isinstance(arguments, dict):
+        spec = self.specs.get(self.aliases.get(name, name)) if isinstance(name, str) else None
+        if spec is None or not isinstance(arguments, dict):
+            log_args = arguments if isinstance(arguments, dict) else {"_raw": arguments}
+            if spec is None:
+                close = ", ".join(self.names[:60])
+                msg = f"unknown tool {name!r}. Available tools: {close}"
+                return self._record(history, step, call_id, str(name), log_args, "rejected", msg, world)
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
         plan = spec.plan
@@ -628,7 +629,20 @@ class Toolkit:
         before = world.copy() if (self.check_postconditions and spec.post) else None
         try:
             value = spec.fn(world, **args)
-            content = dumps(value)
+            # ``dumps`` inlined for the common results (a dict, a list, a row, text already JSON)
+            t = type(value)
+            if t is RawJson:
+                content = value
+            elif t is str:
+                content = encode_basestring(value)  # what ``_ENCODER.encode`` gives for a string
+            elif _encode_chunks is not None and isinstance(value, Entity):
+                # a row: what the encoder's callback (``_entity_json``) gives for it, encoded without the callback
+                fields = value.json_fields()
+                content = _join(_encode_chunks(fields if fields is not None else value.model_dump(mode="json"), 0))
+            elif _encode_chunks is None:
+                content = _ENCODER.encode(value)
+            else:
+                content = _join(_encode_chunks(value, 0))
         except ToolError as err:
             if txn is not None:
                 world.rollback(txn)
@@ -652,8 +666,9 @@ class Toolkit:
                     return self._record(history, step, call_id, spec.name, arguments, "error", msg, world)
         if txn is not None:
             world.commit(txn)
-        history.add_call(step, world.clock.text(), spec.name, arguments, "executed", content, call_id)
-        return _new_tuple(ToolResult, (spec.name, "executed", content))
+        name = spec.name
+        history.add_call(step, world.clock.text(), name, arguments, "executed", content, call_id)
+        return _new_tuple(ToolResult, (name, "executed", content))
 
     @staticmethod
     def _record(history, step, call_id, name, arguments, outcome, content, world) -> ToolResult:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from pydantic import ValidationError
 
-from servicegym.envs.environments.parsing import MAX_ACTION_CHARS, TOOL_CALL_FORM, parse_action
+from servicegym.envs.environments.parsing import MAX_ACTION_CHARS, TOOL_CALL_FORM, parse_action, single_call
 from servicegym.envs.environments.spaces import UnicodeText
 from servicegym.envs.tasks.files import load_task_file
 from servicegym.envs.tasks.model import (
@@ -333,7 +333,18 @@ class ToolUseEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One assistant turn; see the domain env's docstring for the contract."""
-        events = self._step_events(self._before_step(action))
+        action = self._before_step(action)
+        if type(action) is str and not self._done and self.task is not None:
+            # the common step, one tool call: run without the generator of the general path
+            # (``_step_events`` gives the same result, transcript and records for it)
+            single = single_call(action)
+            if single is not None and not (self.user_tool and single[1] == USER_TOOL):
+                return self._after_step(self._call_step(*single))
+        return self._after_step(self._drive(self._step_events(action)))
+
+    def _drive(self, events: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run a step generator (``_step_events``, ``_ending``) to its result, answering its
+        requests in this thread: the simulated user's reply, the LLM judge's verdict."""
         try:
             request = next(events)
             while True:
@@ -345,7 +356,50 @@ class ToolUseEnv(gym.Env[str, str]):
                     continue
                 request = events.send(value)
         except StopIteration as stop:
-            return self._after_step(stop.value)
+            return stop.value
+
+    def _call_step(self, raw: str, name: str, arguments: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """``_step_events`` of an action that is one tool call without a call id (``single_call``:
+        ``raw`` the action as scrubbed, the call's ``name`` and ``arguments``), not the user tool,
+        on a running episode: the same records, observation and result, without the generator."""
+        self._steps += 1
+        log = self._log
+        self._turn_start = len(log) + 1  # after the assistant's own record
+        used = self._call_ids
+        self._call_counter += 1
+        cid = f"call_{self._call_counter}"
+        while cid in used:
+            self._call_counter += 1
+            cid = f"call_{self._call_counter}"
+        used.add(cid)
+        log.append(("calls", None, [(cid, name, arguments)]))
+        self._transcript.append(("[assistant] ", raw))  # joined by render(), if it is ever called
+        call_limit = self._call_limit
+        if call_limit is not None and self._agent_calls >= call_limit:
+            content = f"not run: the call cap ({call_limit} tool calls) was reached"
+            obs = _block("tool_error", content, name=name, call_id=cid)
+        else:
+            self._agent_calls += 1
+            name, outcome, content = self.toolkit.call(self.world, self.history, name, arguments, self._steps, cid)
+            if outcome == "executed":
+                # ``cid`` is this env's own ``call_<n>``: nothing to escape, nor in a tool's name
+                # (an identifier; ``_attr`` for any other)
+                obs = f'<tool_result name="{name if name.isidentifier() else _attr(name)}" call_id="{cid}">{content}</tool_result>'
+            else:
+                self._tool_errors += 1
+                obs = _block("tool_error", content, name=name, call_id=cid)
+        log.append(("tool", cid, content))
+        if len(obs) > MAX_TEXT:  # a large result: the observation stays within its space
+            note = f"\n<error>observation cut at {MAX_TEXT} characters; make fewer calls at once</error>"
+            obs = obs[: MAX_TEXT - len(note)] + note
+        self._transcript.append(obs)
+        if call_limit is None and self._tool_errors < self.max_errors and self._steps < self.max_steps and not self._llm_user:
+            # ``_limits`` of a step that ends nothing, with no call cap and no LLM user: its info
+            return obs, 0.0, False, False, {"step": self._steps, "tool_errors": self._tool_errors}
+        truncated, reason, info = self._limits(False, "", "")
+        if truncated:
+            return self._drive(self._ending(obs, False, truncated, reason, info))
+        return obs, 0.0, False, False, info
 
     async def astep(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """``step`` as a coroutine, so one event loop drives many episodes: what blocks (an LLM
@@ -513,6 +567,13 @@ class ToolUseEnv(gym.Env[str, str]):
             obs = obs[: MAX_TEXT - len(note)] + note
         if obs:
             self._transcript.append(obs)
+        truncated, reason, info = self._limits(terminated, reason, user_error)
+        if terminated or truncated:
+            return (yield from self._ending(obs, terminated, truncated, reason, info))
+        return obs, 0.0, terminated, truncated, info
+
+    def _limits(self, terminated: bool, reason: str, user_error: str) -> tuple[bool, str, dict[str, Any]]:
+        """The step's ``truncated``, termination reason and ``info`` (before any scoring)."""
         truncated = False
         if user_error:
             truncated, reason = True, "user_error"
@@ -528,21 +589,24 @@ class ToolUseEnv(gym.Env[str, str]):
             info["tool_calls"], info["call_limit"] = self._agent_calls, self._call_limit
         if self._llm_user:
             info["llm_usage"] = {"user": dict(self._user.usage)}
-        reward = 0.0
-        if terminated or truncated:
-            self._done = True
-            view = self.episode_view()
-            success, score = self.score(self.task, view)
-            if self.judge == "llm":
-                success, score, judged = yield ("judge", (success, score))
-                info.update(judged)
-            if self.task.nl_rubric:
-                # per natural-language item: how it was checked (code, the judge, unchecked) and its verdict;
-                # once, at the episode's end (a shaping wrapper's per-step scoring does not pay for it)
-                self._rubric_details = item_report(self.task, score, view, self.judge == "llm", self.scoring)
-                info["rubric_items"] = self._rubric_details["items"]
-            reward = float(success)
-            info.update(termination_reason=reason, success=success, score=self._fixed_score(score))
+        return truncated, reason, info
+
+    def _ending(self, obs: str, terminated: bool, truncated: bool, reason: str, info: dict[str, Any]):
+        """The last step's scoring, as a generator (it yields ``("judge", (success, score))`` for
+        the LLM judge); returns the step's 5-tuple."""
+        self._done = True
+        view = self.episode_view()
+        success, score = self.score(self.task, view)
+        if self.judge == "llm":
+            success, score, judged = yield ("judge", (success, score))
+            info.update(judged)
+        if self.task.nl_rubric:
+            # per natural-language item: how it was checked (code, the judge, unchecked) and its verdict;
+            # once, at the episode's end (a shaping wrapper's per-step scoring does not pay for it)
+            self._rubric_details = item_report(self.task, score, view, self.judge == "llm", self.scoring)
+            info["rubric_items"] = self._rubric_details["items"]
+        reward = float(success)
+        info.update(termination_reason=reason, success=success, score=self._fixed_score(score))
         return obs, reward, terminated, truncated, info
 
     def _fixed_score(self, score: dict[str, Any]) -> dict[str, Any]:

@@ -147,10 +147,11 @@ def _loads(text: str) -> tuple[bool, Any]:
 _scan_once = json.JSONDecoder().scan_once  # json.loads' own scanner, without its two regex passes
 
 
-def _fast_call(action: str) -> ParsedAction | None:
-    """The common cases, one ``{"name": str, "arguments": {...}}`` object, bare or alone in a
-    ``<tool_call>`` block (the form the system prompts teach), without the general path (which
-    gives the same result, and takes whatever this declines, e.g. blanks after the object)."""
+def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` of the common cases, one ``{"name": str, "arguments": {...}}``
+    object, bare or alone in a ``<tool_call>`` block (the form the system prompts teach), without
+    the general path (which gives the same result, and takes whatever this declines, e.g. blanks
+    after the object); None otherwise."""
     if action.startswith("<tool_call>") and action.endswith("</tool_call>") and action.count("<tool_call>") == 1:
         action = action[11:-12].strip()
     if not action.startswith('{"name"'):
@@ -159,14 +160,35 @@ def _fast_call(action: str) -> ParsedAction | None:
         obj, end = _scan_once(action, 0)
     except (StopIteration, json.JSONDecodeError, RecursionError, ValueError):
         return None
-    if end != len(action):
-        return None
-    if type(obj) is not dict or len(obj) != 2:
+    if end != len(action) or type(obj) is not dict or len(obj) != 2:
         return None
     name, args = obj.get("name"), obj.get("arguments")
-    if type(name) is not str or type(args) is not dict or not name.strip() or name != name.strip():
+    # a name with no blanks around it and not empty (then not blank either)
+    if type(name) is not str or type(args) is not dict or not name or name != name.strip():
         return None
-    return ParsedAction([_new_tuple(ToolCall, (name, args, ""))])
+    return name, args
+
+
+def _fast_call(action: str) -> ParsedAction | None:
+    """``_fast_pair`` as a parsed action (one call, no call id), or None."""
+    pair = _fast_pair(action)
+    return None if pair is None else ParsedAction([_new_tuple(ToolCall, (*pair, ""))])
+
+
+def single_call(action: str) -> tuple[str, str, dict[str, Any]] | None:
+    """``(text, name, arguments)`` when ``parse_action(action)`` (``action`` a string) is exactly
+    one call without a call id, no message and no error, read by the fast path: ``text`` is the
+    action as ``scrub`` leaves it (what the transcript keeps); None for every other action (the
+    caller then parses it with ``parse_action``). A step's common case, without the parsed
+    action's objects."""
+    if len(action) > MAX_ACTION_CHARS:
+        return None
+    if not action.isascii():  # (``scrub`` returns an ASCII text as it is)
+        action = scrub(action)
+    pair = _fast_pair(action)
+    if pair is None or "\\u" in action:
+        return None
+    return action, pair[0], pair[1]
 
 
 def parse_action(action: Any) -> ParsedAction:

@@ -59,7 +59,7 @@ def _user_matches(world: DeliveryWorld, history: History, args: dict[str, Any]) 
 
 
 def _is_delivery_order(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.tables["orders"].get(args.get("order_id"))
+    order = world.tables["orders"].rows.get(args.get("order_id"))
     if order is not None and order.order_type != "delivery":
         return f"order {order.order_id} is a {order.order_type} order, not a delivery order"
     return None
@@ -94,7 +94,7 @@ def _counts_valid(world: DeliveryWorld, history: History, args: dict[str, Any]) 
 
 
 def _store_open(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    store = world.tables["stores"].get(args["store_id"])
+    store = world.tables["stores"].rows.get(args["store_id"])
     try:
         hhmm = time_hhmm(args["dispatch_time"])
     except ValueError:
@@ -109,7 +109,7 @@ def _in_stock(world: DeliveryWorld, history: History, args: dict[str, Any]) -> s
     for pid, cnt in zip(args["product_ids"], args["product_cnts"]):
         need[pid] = need.get(pid, 0) + cnt
     for pid, cnt in need.items():
-        p = world.tables["products"].get(pid)
+        p = world.tables["products"].rows.get(pid)
         if p is not None and p.quantity is not None and p.quantity < cnt:
             return f"only {p.quantity} of product {pid} left, {cnt} requested"
     return None
@@ -126,7 +126,7 @@ def _address_known(world: DeliveryWorld, history: History, args: dict[str, Any])
 def _adjust_stock(world: DeliveryWorld, lines: list[OrderLine], sign: int) -> None:
     products = world.tables["products"]
     for line in lines:
-        p = products.get(line.product_id)
+        p = products.rows.get(line.product_id)
         if p is not None and p.quantity is not None:
             products.update(p.product_id, quantity=p.quantity + sign * line.quantity)
 

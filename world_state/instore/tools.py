@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional
 
-from servicegym.world_state.core import History, parse_time, time_hhmm, time_text
+from servicegym.world_state.core import History, parse_time, time_hhmm, time_text, unvalidated
 from servicegym.world_state.instore.entities import (
     Booking,
     Reservation,
@@ -96,7 +96,7 @@ def _positive(arg: str, optional: bool = False) -> Callable[[LifeWorld, History,
 
 
 def _in_stock(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    p = world.tables["shop_products"].get(product_key(args["shop_id"], args["product_id"]))
+    p = world.tables["shop_products"].rows.get(product_key(args["shop_id"], args["product_id"]))
     if p is not None and p.quantity is not None and p.quantity < args["quantity"]:
         return f"only {p.quantity} of product {p.product_id} left at shop {p.shop_id}, {args['quantity']} requested"
     return None
@@ -117,17 +117,17 @@ def _open_at_time(shop_of: Callable[[LifeWorld, dict[str, Any]], Shop | None]):
 
 
 def _shop_named(world: LifeWorld, args: dict[str, Any]) -> Shop | None:
-    return world.tables["shops"].get(args["shop_id"])
+    return world.tables["shops"].rows.get(args["shop_id"])
 
 
 def _shop_of_reservation(world: LifeWorld, args: dict[str, Any]) -> Shop | None:
-    r = world.tables["reservations"].get(args["reservation_id"])
-    return None if r is None else world.tables["shops"].get(r.shop_id)
+    r = world.tables["reservations"].rows.get(args["reservation_id"])
+    return None if r is None else world.tables["shops"].rows.get(r.shop_id)
 
 
 def _shop_allows(flag: str, service: str):
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-        shop = world.tables["shops"].get(args["shop_id"])
+        shop = world.tables["shops"].rows.get(args["shop_id"])
         if shop is not None and not getattr(shop, flag):
             return f"shop {shop.shop_id} does not take {service} ({flag} is false)"
         return None
@@ -136,7 +136,7 @@ def _shop_allows(flag: str, service: str):
 
 
 def _is_instore_order(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.tables["orders"].get(args.get("order_id"))
+    order = world.tables["orders"].rows.get(args.get("order_id"))
     if order is not None and order.order_type != "instore":
         return f"order {order.order_id} is a {order.order_type} order, not an in-store order"
     return None
@@ -149,7 +149,7 @@ def _owned(table: str, arg: str, what: str, owner: str = "customer_id"):
         value = args.get(arg)
         if value is None:
             return None
-        row = world.tables[table].get(value)
+        row = world.tables[table].rows.get(value)
         if row is None:
             return f"{what} {value!r} does not exist"
         if getattr(row, owner) != args["user_id"]:
@@ -409,6 +409,13 @@ def get_instore_orders(world: LifeWorld, user_id: str) -> list[Order]:
 
 
 # ----- seat bookings --------------------------------------------------------------------------
+def _row(model: type[Booking] | type[Reservation], fields: dict[str, Any], plain: bool) -> Any:
+    """``model(**fields)`` (``fields``: every field of ``model``, in field order): made without
+    validation when ``plain`` (the caller checked that every value has its field's exact type),
+    else by pydantic."""
+    return unvalidated(model, fields, set(fields)) if plain else model(**fields)
+
+
 @tool(
     kind="write",
     pre=[
@@ -432,17 +439,20 @@ def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, custom
         customer_count: Number of people (default 1).
     """
     shop = _shop(world, shop_id)
-    booking = Booking(
-        book_id=world.new_order_id(BOOK_PREFIX, "books"),
-        shop_id=shop_id,
-        book_time=time_text(time),
-        update_time=world.clock.text(),
-        customer_id=user_id,
-        customer_count=customer_count,
-        book_price=shop.book_price,
-        status="unpaid" if shop.book_price > 0 else "paid",
-    )
-    return world.tables["books"].insert(booking)
+    fields = {
+        "book_id": world.new_order_id(BOOK_PREFIX, "books"),
+        "shop_id": shop_id,
+        "book_time": time_text(time),
+        "update_time": world.clock.text(),
+        "customer_id": user_id,
+        "customer_count": customer_count,
+        "book_price": shop.book_price,
+        "status": "unpaid" if shop.book_price > 0 else "paid",
+    }
+    # the ids, times and status are strings made here; the rest must have their fields' types
+    plain = (type(shop_id) is str and type(user_id) is str and type(customer_count) is int
+             and type(fields["book_price"]) is float)
+    return world.tables["books"].insert(_row(Booking, fields, plain))
 
 
 @tool(
@@ -525,16 +535,18 @@ def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str,
         time: Service time, YYYY-MM-DD HH:MM:SS.
         customer_count: Number of people (default 1).
     """
-    reservation = Reservation(
-        reservation_id=world.new_order_id(RESERVATION_PREFIX, "reservations"),
-        shop_id=shop_id,
-        reservation_time=time_text(time),
-        update_time=world.clock.text(),
-        customer_id=user_id,
-        customer_count=customer_count,
-        status="unconsumed",
-    )
-    return world.tables["reservations"].insert(reservation)
+    fields = {
+        "reservation_id": world.new_order_id(RESERVATION_PREFIX, "reservations"),
+        "shop_id": shop_id,
+        "reservation_time": time_text(time),
+        "update_time": world.clock.text(),
+        "customer_id": user_id,
+        "customer_count": customer_count,
+        "status": "unconsumed",
+    }
+    # the ids, times and status are strings made here; the rest must have their fields' types
+    plain = type(shop_id) is str and type(user_id) is str and type(customer_count) is int
+    return world.tables["reservations"].insert(_row(Reservation, fields, plain))
 
 
 @tool(

@@ -95,7 +95,7 @@ class LifeWorld(World):
 
         Each domain passes its own prefix (delivery ``D``), so one cross-scenario world can hold
         every domain's orders without collisions."""
-        rows = self.table(table)
+        rows = self.tables[table].rows  # read directly: ``Table.__contains__``'s own test
         p = self.order_prefix if prefix is None else prefix
         while True:
             oid = self.ids.next(f"{self.extra.get('task_key', 'T')}{p}", width=2)

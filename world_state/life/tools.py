@@ -164,7 +164,7 @@ def status_rule(
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
         if vitabench_release(world) is None:
             return ours.check(world, history, args)
-        row = world.tables[table].get(args.get(arg))
+        row = world.tables[table].rows.get(args.get(arg))
         if row is None:
             return f"{what} {args.get(arg)!r} does not exist"
         if row.status in refused:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from servicegym.world_state.core import Entity
+from servicegym.world_state.core import Entity, unvalidated
 from servicegym.world_state.payments.platform import PLATFORM_SCHEMA
 from servicegym.world_state.payments.world import (
     APPROVAL_TERMS,
@@ -184,7 +184,7 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
     rows = w.tables["ledger"].rows
     if len(rows) > n:
         amounts = amounts + [e.amount for e in islice(rows.values(), n, None) if e.account_id == account_id]
-    return money(money(sum(amounts)) - w.held(account_id))
+    return round(float(round(float(sum(amounts)) + 0.0, 2) - w.held(account_id)) + 0.0, 2)  # money(money(...) - held)
 
 
 def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:
@@ -238,6 +238,10 @@ def _step(w: PaymentsWorld) -> int:
     return int(w.extra.get("_step", 0))
 
 
+_PAYOUT_FIELDS = tuple(Payout.model_fields)
+_REFUND_FIELDS = tuple(Refund.model_fields)
+
+
 def _approvals_request(w: PaymentsWorld, operation: str, terms: dict[str, Any]) -> dict[str, Any]:
     if operation not in APPROVAL_TERMS:
         raise ToolError(f"operation must be one of {sorted(APPROVAL_TERMS)}")
@@ -261,7 +265,7 @@ _add(Capability("approvals.request", "write", "Create an approval request for th
 
 
 def _replay(table: Any, key: str, same: Callable[[Any], bool]) -> Any:
-    for r in table:
+    for r in table.rows.values():  # (a ``Table``: its rows in order, without its iterator's call)
         if r.idempotency_key == key:
             if not same(r):
                 raise ToolError(f"idempotency_key {key!r} was already used with different terms")
@@ -276,23 +280,26 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
     old = _replay(w.tables["payouts"], idempotency_key, lambda r: (r.merchant_id, r.account_id, r.bank_account_id, r.amount) == (merchant_id, account_id, bank_account_id, amount))
     if old is not None:
         return {"payout": old, "idempotent_replay": True}
-    acc = w.tables["accounts"].get(account_id)
+    acc = w.tables["accounts"].rows.get(account_id)
     if acc is None or acc.merchant_id != merchant_id or acc.kind != "operating":
         raise ToolError(f"{account_id!r} is not an operating account of merchant {merchant_id!r}")
-    bank = w.tables["bank_accounts"].get(bank_account_id)
+    bank = w.tables["bank_accounts"].rows.get(bank_account_id)
     if bank is None or bank.merchant_id != merchant_id:
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
     if bank.currency and bank.currency != acc.currency:
         raise ToolError(f"bank account {bank_account_id} takes {bank.currency}; account {account_id} holds {acc.currency}")
-    for change in w.tables["account_changes"]:
+    for change in w.tables["account_changes"].rows.values():
         if change.bank_account_id == bank_account_id and change.status == "requested":
             raise ToolError(f"bank account {bank_account_id} is in the cooling period of change {change.id} until {change.effective_at}")
     if amount <= 0:
         raise ToolError("amount must be positive")
     if _available(w, account_id) < amount:
         raise ToolError(f"available balance of {account_id} is {w.available(account_id):.2f}, below {amount:.2f}")
-    po = Payout(id=w.ids.next("PO"), merchant_id=merchant_id, account_id=account_id, bank_account_id=bank_account_id,
-                amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
+    # the record as ``Payout(...)`` makes it, without validating again what is validated (the
+    # capability's arguments are strings, ``amount`` is ``money``'s float)
+    po = unvalidated(Payout, {"id": w.ids.next("PO"), "merchant_id": merchant_id, "account_id": account_id,
+                              "bank_account_id": bank_account_id, "amount": amount, "idempotency_key": idempotency_key,
+                              "time": w.clock.text(), "step": int(w.extra.get("_step", 0))}, set(_PAYOUT_FIELDS))
     w.tables["payouts"].insert(po)
     w.post(account_id, -amount, "payout", po.id)
     return {"payout": po, "idempotent_replay": False}
@@ -325,7 +332,9 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
     reserve = _account_of(w, p.merchant_id, "reserve")
     if _available(w, reserve.id) < amount:
         raise ToolError(f"reserve account {reserve.id} holds only {w.available(reserve.id):.2f}")
-    rf = Refund(id=w.ids.next("RF"), payment_id=payment_id, amount=amount, idempotency_key=idempotency_key, time=w.clock.text(), step=_step(w))
+    rf = unvalidated(Refund, {"id": w.ids.next("RF"), "payment_id": payment_id, "amount": amount,  # as Payout above
+                              "idempotency_key": idempotency_key, "time": w.clock.text(), "step": _step(w)},
+                     set(_REFUND_FIELDS))
     w.tables["refunds"].insert(rf)
     w.post(reserve.id, -amount, "refund", rf.id)
     return {"refund": rf, "idempotent_replay": False}

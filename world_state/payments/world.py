@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from servicegym.world_state.core import Entity, World, parse_time
+from servicegym.world_state.core import Entity, World, parse_time, unvalidated
 from servicegym.world_state.payments.entities import (  # noqa: F401  (re-exported)
     CURRENCIES,
     DOC_TYPES,
@@ -69,6 +69,8 @@ PAYMENTS_SCHEMA: dict[str, type[Entity]] = {
     **PLATFORM_SCHEMA,
 }
 
+_LEDGER_FIELDS = tuple(LedgerEntry.model_fields)
+
 # units of each currency per US dollar, unless a world spec gives its own ``fx_rates``
 DEFAULT_FX_RATES = {"USD": 1.0, "EUR": 0.92, "GBP": 0.79}
 
@@ -102,7 +104,9 @@ class PaymentsWorld(World):
         return money(sum(e.amount for e in self.table("ledger") if e.account_id == account_id))
 
     def held(self, account_id: str) -> float:
-        return money(sum(h.amount for h in self.table("holds") if h.account_id == account_id and h.status == "active"))
+        # the active holds' amounts in table order, summed as one list (no generator frame)
+        return round(float(sum([h.amount for h in self.tables["holds"].rows.values()
+                                if h.account_id == account_id and h.status == "active"])) + 0.0, 2)  # money
 
     def available(self, account_id: str) -> float:
         return money(self.balance(account_id) - self.held(account_id))
@@ -110,11 +114,17 @@ class PaymentsWorld(World):
     def post(self, account_id: str, amount: float, kind: str, ref: str) -> LedgerEntry:
         seq = int(self.extra.get("ledger_seq", 0)) + 1
         self.extra["ledger_seq"] = seq
-        entry = LedgerEntry(
-            id=f"LE{seq:05d}", seq=seq, time=self.clock.text(), step=int(self.extra.get("_step", 0)),
-            account_id=account_id, amount=money(amount), kind=kind, ref=ref,
-        )
-        return self.table("ledger").insert(entry)
+        step = int(self.extra.get("_step", 0))
+        amount = money(amount)
+        if type(account_id) is str and type(kind) is str and type(ref) is str:
+            # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
+            entry = unvalidated(LedgerEntry, {"id": f"LE{seq:05d}", "seq": seq, "time": self.clock.text(), "step": step,
+                                              "account_id": account_id, "amount": amount, "kind": kind, "ref": ref},
+                                set(_LEDGER_FIELDS))
+        else:
+            entry = LedgerEntry(id=f"LE{seq:05d}", seq=seq, time=self.clock.text(), step=step, account_id=account_id,
+                                amount=amount, kind=kind, ref=ref)
+        return self.tables["ledger"].insert(entry)
 
     def account_of(self, merchant_id: str, kind: str) -> Account:
         for a in self.table("accounts"):

@@ -26,7 +26,7 @@ from typing import Any, Literal, NamedTuple, Optional
 
 from rapidfuzz import fuzz, utils
 
-from servicegym.world_state.core import History, World, _copy_with
+from servicegym.world_state.core import History, World, _copy_with, unvalidated
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
     SEARCH_CAPS,
@@ -146,10 +146,13 @@ def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> 
 
 def net_paid(world: World, order: Order) -> float:
     """What the user has paid for ``order`` and not been refunded."""
-    entries = [e for e in world.tables["travel_ledger"] if e.order_id == order.order_id]
-    if not entries:
+    oid = order.order_id
+    # the order's signed amounts in ledger order, summed as one sequence (one pass over the rows)
+    signed = [e.amount if e.kind == "payment" else -e.amount for e in world.tables["travel_ledger"].rows.values()
+              if e.order_id == oid]
+    if not signed:
         return order.total_price if order.status == "paid" else 0.0
-    return _money(sum(e.amount if e.kind == "payment" else -e.amount for e in entries))
+    return round(sum(signed) + 0.0, 2)  # _money
 
 
 def order_view(world: World, order: Order) -> dict[str, Any]:
@@ -179,7 +182,7 @@ def order_view(world: World, order: Order) -> dict[str, Any]:
             for x in order.products
         ],
     }
-    place = world.tables[kind.places].get(order.store_id)
+    place = world.tables[kind.places].rows.get(order.store_id)
     if kind.name in ("flight", "train") and place is not None and order.products:
         view["departure_time"], view["arrival_time"] = _trip_times(
             place.departure_time, place.arrival_time, order.products[0].date)
@@ -211,29 +214,36 @@ def _departs(departure_time: str, date: str) -> datetime:
 
 
 # ----- ledger and stock -------------------------------------------------------------------------
+_LEDGER_FIELDS = tuple(LedgerEntry.model_fields)
+
+
 def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> None:
     prefix = f"{world.extra.get('task_key', 'T')}LG"
-    world.tables["travel_ledger"].insert(
-        LedgerEntry(
-            entry_id=world.ids.next(prefix, width=3),
-            order_id=order.order_id,
-            kind=kind,
-            amount=_money(amount),
-            reason=reason,
-            time=world.clock.text(),
-        )
-    )
+    entry_id, amount = world.ids.next(prefix, width=3), _money(amount)
+    if (kind == "payment" or kind == "refund") and type(reason) is str and type(amount) is float:
+        # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
+        row = unvalidated(LedgerEntry, {"entry_id": entry_id, "order_id": order.order_id, "kind": kind, "amount": amount,
+                                        "reason": reason, "time": world.clock.text()}, set(_LEDGER_FIELDS))
+    else:
+        row = LedgerEntry(entry_id=entry_id, order_id=order.order_id, kind=kind, amount=amount, reason=reason,
+                          time=world.clock.text())
+    world.tables["travel_ledger"].insert(row)
 
 
 def _open_ledger(world: World, order: Order) -> None:
     """Before the first money movement of an order paid before this episode, record that payment."""
-    if order.status == "paid" and not any(e.order_id == order.order_id for e in world.tables["travel_ledger"]):
-        _entry(world, order, "payment", order.total_price, "paid before this conversation")
+    if order.status != "paid":
+        return
+    oid = order.order_id
+    for e in world.tables["travel_ledger"].rows.values():
+        if e.order_id == oid:
+            return
+    _entry(world, order, "payment", order.total_price, "paid before this conversation")
 
 
 def _adjust(world: World, kind: Kind, product_id: str, delta: int) -> None:
     table = world.tables[kind.products]
-    p = table.get(product_id)
+    p = table.rows.get(product_id)
     if p is not None and p.quantity is not None:
         table.update(product_id, quantity=p.quantity + delta)
 
@@ -369,7 +379,7 @@ def _rooms_free(world: World, history: History, args: dict[str, Any]) -> str | N
 # ----- orders -------------------------------------------------------------------------------------
 def _order_of_kind(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].require(args["order_id"])
+        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
         return (
             None
             if o.order_type == kind.name
@@ -380,16 +390,17 @@ def _order_of_kind(kind: Kind) -> Any:
 
 
 def _order_belongs(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.tables["orders"].require(args["order_id"])
+    o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
     return None if o.user_id == args["user_id"] else f"order {o.order_id} does not belong to user {args['user_id']}"
 
 
 def _trip_not_started(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].require(args["order_id"])
-        if not o.products:
+        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
+        products = o.products
+        if not products:
             return None
-        first = min(x.date for x in o.products)
+        first = products[0].date if len(products) == 1 else min(x.date for x in products)
         place = world.tables[kind.places].get(o.store_id)
         if kind.name in ("flight", "train") and place is not None:
             if _departs(place.departure_time, first) < world.clock.now:
@@ -403,7 +414,7 @@ def _trip_not_started(kind: Kind) -> Any:
 
 
 def _single_line(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.tables["orders"].require(args["order_id"])
+    o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
     return (
         None
         if len(o.products) == 1
@@ -413,7 +424,7 @@ def _single_line(world: World, history: History, args: dict[str, Any]) -> str | 
 
 def _new_date_ok(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].require(args["order_id"])
+        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
         line = o.products[0]
         new_date = args["new_date"].strip()
         if new_date == line.date:
@@ -613,8 +624,8 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[st
     _open_ledger(world, order)
     _adjust(world, kind, line.product_id, line.quantity)
     _adjust(world, kind, pid, -line.quantity)
-    new_total = _money(p.price * line.quantity)
-    diff = _money(new_total - order.total_price)
+    new_total = round(p.price * line.quantity + 0.0, 2)  # _money
+    diff = round(new_total - order.total_price + 0.0, 2)  # _money
     refund = 0.0
     if diff < 0 and order.status == "paid":
         refund = -diff
