@@ -96,7 +96,21 @@ def _scalar_fields(model: Any) -> tuple[str, ...] | None:
     return tuple(model.model_fields)
 
 
-def vouched_rows(model: Any, items: Any) -> list[Any] | None:
+def made_vouched_rows(model: Any, make: Callable[[], list[Any]], validate: Callable[[Any, Any], list[Any]]) -> LazyRows:
+    """The rows of a vouched table whose row dicts ``make()`` makes (fresh dicts, no one else's:
+    a generator's deferred table, ``Task.defer_world``) as ``LazyRows``: each made as
+    ``vouched_rows`` makes it, taking the dicts made for it as they are (no copy), or
+    ``validate(model, items)`` when they are visibly not the entity's."""
+
+    def build() -> dict[str, Any]:
+        items = make()
+        entities = vouched_rows(model, items, copy=False)
+        return keyed_rows(model, entities if entities is not None else validate(model, items))
+
+    return LazyRows(build)
+
+
+def vouched_rows(model: Any, items: Any, *, copy: bool = True) -> list[Any] | None:
     """The entities of a vouched table of a scalar model (``_scalar_fields``: a catalogue's dated
     products), made without validation (``unvalidated``): each row's values (a copy of its dict) as
     the entity's fields, which is what validation makes of a row its generator vouched for (every
@@ -115,7 +129,8 @@ def vouched_rows(model: Any, items: Any) -> list[Any] | None:
     for row in items:
         if type(row) is not dict or len(row) != n:
             return None
-        append(unvalidated(model, row.copy(), fields_set))  # the spec's own row stays the task's
+        # the spec's own row stays the task's (``copy``); dicts made for the table alone are taken
+        append(unvalidated(model, row.copy() if copy else row, fields_set))
     return out
 
 

@@ -153,3 +153,4 @@ class CrossScenarioEnv(LifeServiceEnv):
         "zh": "航班、火车、酒店、商家、商品、日期、时间、距离和价格",
     }
     generator = staticmethod(generate_cross_task)
+    lazy_world = True  # a generated task's tables are made on first read (``CrossWorld.prepare`` defers its indexes)

@@ -12,7 +12,7 @@ from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
 from servicegym.envs.tasks.suites import SUITE_DIR
 from servicegym.world_state.life import LifeWorld
-from servicegym.world_state.life.spec import build_life_world
+from servicegym.world_state.life.spec import build_lazy_life_world, build_life_world
 
 PROMPT = {
     "en": (
@@ -58,8 +58,15 @@ class LifeServiceEnv(ToolUseEnv):
             self.default_difficulty if difficulty is None else int(difficulty),
         )
 
+    # a world its generator vouched for is built with every table made on first read
+    # (``build_lazy_life_world``): for world classes whose ``prepare`` reads no table at once
+    lazy_world: ClassVar[bool] = False
+
     def build_world(self, task: Task) -> LifeWorld:
         # a generated task's catalogues are built as its generator made them (``Task.vouch_world``), unvalidated
+        if self.lazy_world and task.vouched_world:
+            world, later = task.world_parts()  # the generator's deferred tables stay unmade
+            return build_lazy_life_world(self.world_cls, world, later)
         return build_life_world(self.world_cls, task.world, vouched=task.vouched_world)
 
     def system_prompt(self, task: Task, world: LifeWorld) -> str:

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 from servicegym.envs.environments.life import LifeServiceEnv
 from servicegym.envs.tasks.generators.travel import DEFAULT_DIFFICULTY, generate_travel_task
 from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.suites import suite_path
-from servicegym.world_state.core import LazyRows
-from servicegym.world_state.life.spec import WorldSpecError, _rows, build_life_world
+from servicegym.world_state.life.spec import WorldSpecError, build_lazy_life_world
 from servicegym.world_state.travel import KINDS, TOOLS, TravelWorld, build_travel_world
-from servicegym.world_state.vouched import lazy_vouched_rows
 
 __all__ = ["TravelEnv", "build_travel_world", "SUITE_PATH", "WorldSpecError"]
 
@@ -22,43 +17,15 @@ SUITE_PATH = suite_path("travel")
 PRODUCT_TABLES = tuple(kind.products for kind in KINDS.values())
 
 
-def _validated(model: Any, items: list[Any]) -> list[Any]:
-    """A product table validated (``WorldSpecError`` names a bad row): for rows a generator
-    vouched for that turn out visibly not the entity's when they are made."""
-    return _rows(model, {"rows": items}, "rows")
-
-
-def _made_tables(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The row dicts of every table of the world ``spec`` builds (``build_life_world``, vouched)."""
-    return {name: t.rows for name, t in build_life_world(TravelWorld, spec, vouched=True).tables.items()}
-
-
-def _table(tables: LazyRows, name: str) -> dict[str, Any]:
-    return tables.make()[name]
-
-
 def build_lazy_travel_world(task: Task) -> TravelWorld:
     """``build_life_world(TravelWorld, task.world, vouched=True)`` for a task whose generator
-    vouched for its world, with every table made on its first read (``LazyRows``): the dated
-    products (most rows of a task) table by table, the other tables (places, the address book,
-    orders, weather: a few dozen rows, validated) all at once, by that very build without the
-    products. A reset to a new task makes no row before its episode reads one (its system prompt
-    and user read none), and the tables, once made, are those the eager build makes
-    (tests/test_reset_travel_payments_fast.py)."""
-    spec = task.world
-    if TravelWorld.catalogue_tables:  # ``prepare`` would read tables at once: nothing to defer
-        return build_life_world(TravelWorld, spec, vouched=True)  # type: ignore[return-value]
-    products = {}
-    for name in PRODUCT_TABLES:
-        rows = lazy_vouched_rows(TravelWorld.schema[name], spec.get(name), _validated)
-        if rows is not None:
-            products[name] = rows
-    # the world's scalars (time, user, profile: validated now, as ever) and empty tables
-    world = build_life_world(TravelWorld, {k: v for k, v in spec.items() if k not in TravelWorld.schema}, vouched=True)
-    rest = LazyRows(partial(_made_tables, {k: v for k, v in spec.items() if k not in products}))
-    for name in TravelWorld.schema:
-        world.make_lazy(name, products[name] if name in products else LazyRows(partial(_table, rest, name)))
-    return world  # type: ignore[return-value]
+    vouched for its world, with every table made on its first read (``build_lazy_life_world``):
+    the dated products (most rows of a task) table by table, the other tables (places, the address
+    book, orders, weather: a few dozen rows, validated) all at once. A reset to a new task makes
+    no row before its episode reads one (its system prompt and user read none), and the tables,
+    once made, are those the eager build makes (tests/test_reset_travel_payments_fast.py)."""
+    world, later = task.world_parts()  # the dated products the generator drew: rows made when read
+    return build_lazy_life_world(TravelWorld, world, later)  # type: ignore[return-value]
 
 
 class TravelEnv(LifeServiceEnv):
@@ -180,9 +147,4 @@ class TravelEnv(LifeServiceEnv):
         "zh": "航班、火车、酒店、景点、日期、时间、距离和价格",
     }
     generator = staticmethod(generate_travel_task)
-
-    def build_world(self, task: Task) -> TravelWorld:
-        # a generated task's catalogues are made as its generator vouched for them, on first read
-        if task.vouched_world:
-            return build_lazy_travel_world(task)
-        return super().build_world(task)  # type: ignore[return-value]
+    lazy_world = True  # a generated task's tables are made as its generator vouched for them, on first read

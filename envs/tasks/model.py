@@ -47,6 +47,8 @@ class Task(BaseModel):
     _golden_route: Any = PrivateAttr(default=None)
     # the generator's word that ``world`` is as it built it (``vouch_world``); no copy carries it
     _vouch: Any = PrivateAttr(default=None)
+    # a generated world whose tables are made on first read (``defer_world``): (head, makers)
+    _world_parts: Any = PrivateAttr(default=None)
 
     @model_serializer(mode="wrap")
     def _without_empty_nl_rubric(self, handler: Any) -> Any:
@@ -57,6 +59,43 @@ class Task(BaseModel):
             data.pop("nl_rubric", None)
         return data
 
+    @classmethod
+    def generated(
+        cls, task_id: str, domain: str, difficulty: int, reasoning_points: int, world: dict[str, Any],
+        user: UserScript, rubric: list[RubricItem], golden_actions: list[str], violations: dict[str, list[str]],
+    ) -> Task:
+        """``Task(task_id=..., domain=..., source="generated", language="en", difficulty=...,
+        reasoning_points=..., world=..., user=..., rubric=..., golden_actions=..., violations=...)``
+        for a generator's own values, made without validating them again when each is visibly of
+        its field's type (else validated, as ever): the same fields in the same order (``world``,
+        ``violations`` and the lists taken as shallow copies, as validation takes them), the same
+        fields set and private attributes (tests/test_reset_lazy_life.py holds it to ``Task(...)``)."""
+        if (
+            type(task_id) is str and type(domain) is str and type(difficulty) is int
+            and type(reasoning_points) is int and type(world) is dict and type(user) is UserScript
+            and all(type(i) is RubricItem for i in rubric) and type(golden_actions) is list
+            and all(type(a) is str for a in golden_actions) and type(violations) is dict
+            and all(type(k) is str and type(v) is list and all(type(a) is str for a in v) for k, v in violations.items())
+        ):
+            task = object.__new__(cls)
+            fields = {
+                "task_id": task_id, "domain": domain, "source": "generated", "language": "en", "difficulty": difficulty,
+                "reasoning_points": reasoning_points, "world": dict(world), "user": user, "rubric": list(rubric),
+                "nl_rubric": [], "golden_actions": list(golden_actions),
+                "violations": {k: list(v) for k, v in violations.items()}, "notes": [],
+            }
+            object.__setattr__(task, "__dict__", fields)
+            object.__setattr__(task, "__pydantic_fields_set__", set(_GENERATED_FIELDS_SET))
+            object.__setattr__(task, "__pydantic_extra__", None)
+            object.__setattr__(task, "__pydantic_private__", {"_built": None, "_golden_route": None, "_vouch": None,
+                                                             "_world_parts": None})
+            return task
+        return cls(
+            task_id=task_id, domain=domain, source="generated", language="en", difficulty=difficulty,
+            reasoning_points=reasoning_points, world=world, user=user, rubric=rubric, golden_actions=golden_actions,
+            violations=violations,
+        )
+
     def defer_golden(self, make: Callable[[], list[str]]) -> Task:
         """Makes ``golden_actions`` the list ``make()`` returns, computed on first read (or on any
         dump, comparison, copy or pickle of the task) instead of now: a generator's golden route is
@@ -66,12 +105,52 @@ class Task(BaseModel):
         self._golden_route = make
         return self
 
+    def defer_world(self, makers: dict[str, Callable[[], Any]]) -> Task:
+        """Makes each table ``name`` of ``makers`` (a key of ``world``, whose value ``makers[name]``
+        reads) the list ``makers[name]()`` returns, made on the first read of ``world`` (or on any
+        dump, comparison, copy or pickle of the task) instead of now: a generator's rows as a pure
+        function of what it drew, that a reset never needs whole (``world_parts`` gives the env
+        the rest, and the makers for the tables it makes on their first read). A maker may give
+        any value, not only rows, and may make what several keys hold at once (the first of them
+        to run finishes the work, the others return their part of it): the makers run once each,
+        in the order of ``world``'s keys, and the world keeps that order. Returns self."""
+        fields = self.__dict__
+        head = fields["world"]
+        self.__pydantic_private__["_world_parts"] = (head, dict(makers))
+        fields["world"] = _PENDING_WORLD
+        vouch = self.__pydantic_private__.get("_vouch")
+        if vouch is not None and vouch.world is head:
+            vouch.world = _PENDING_WORLD
+        return self
+
+    def world_parts(self) -> tuple[dict[str, Any], dict[str, Callable[[], Any]]]:
+        """``(world, makers)`` without making a deferred table (``defer_world``): ``world`` whose
+        keys ``makers`` names hold what their makers read (not rows), and ``name -> maker`` of each
+        such table; ``(world, {})`` once the world is made or when nothing is deferred."""
+        world = self.__dict__["world"]
+        if world is _PENDING_WORLD:
+            return self.__pydantic_private__["_world_parts"]
+        return world, {}
+
+    def _world_now(self) -> None:
+        """Make a deferred world now (a no-op once made or when nothing is deferred)."""
+        fields = self.__dict__
+        if fields.get("world") is _PENDING_WORLD:
+            private = self.__pydantic_private__
+            head, makers = private["_world_parts"]
+            made = {k: (makers[k]() if k in makers else v) for k, v in head.items()}
+            fields["world"] = made
+            private["_world_parts"] = None
+            vouch = private.get("_vouch")
+            if vouch is not None and vouch.world is _PENDING_WORLD:
+                vouch.world = made
+
     def vouch_world(self) -> Task:
         """The generator's word that ``world`` holds exactly the rows it built (every field of each
         row present, in the entity's field order, of the entity's type): the env then builds the
         world's plain tables without validating them again (``vouched_world``). A deep copy or a
         pickle of the task, or a copy with another ``world``, is not vouched for. Returns self."""
-        self._vouch = _Vouch(self.world)
+        self._vouch = _Vouch(self.__dict__["world"])  # (a deferred world stays deferred)
         return self
 
     @property
@@ -79,10 +158,12 @@ class Task(BaseModel):
         """Whether ``world`` is the one its generator vouched for (``vouch_world``); a task whose
         world is edited in place after that must be deep-copied first (the copy is validated)."""
         vouch = self.__pydantic_private__.get("_vouch") if self.__pydantic_private__ else None
-        return vouch is not None and vouch.world is self.world
+        return vouch is not None and vouch.world is self.__dict__["world"]
 
     def _golden_now(self) -> None:
-        """Make a deferred golden route now (a no-op once made or when none is deferred)."""
+        """Make a deferred golden route and a deferred world now (a no-op once made or when none
+        is deferred): every whole-task read calls it."""
+        self._world_now()
         fields = self.__dict__
         if fields.get("golden_actions") is _PENDING:
             make = self.__pydantic_private__["_golden_route"]
@@ -121,6 +202,13 @@ class Task(BaseModel):
         if self._built is None:
             self._built = build(self)
         return self._built
+
+
+# the fields ``Task.generated`` sets, as ``Task(...)`` with its keywords records them
+_GENERATED_FIELDS_SET = frozenset((
+    "task_id", "domain", "source", "language", "difficulty", "reasoning_points", "world", "user", "rubric",
+    "golden_actions", "violations",
+))
 
 
 class _Vouch:
@@ -176,6 +264,27 @@ class _GoldenActions:
 
 
 Task.golden_actions = _GoldenActions()  # type: ignore[assignment,misc]
+
+
+class _World:
+    """``Task.world`` read through: the field's value, made first when deferred (``defer_world``;
+    a data descriptor, like ``_GoldenActions``; writes go to the field)."""
+
+    def __get__(self, task: Task | None, owner: Any = None) -> Any:
+        if task is None:
+            return self
+        value = task.__dict__["world"]
+        if value is _PENDING_WORLD:
+            task._world_now()
+            value = task.__dict__["world"]
+        return value
+
+    def __set__(self, task: Task, value: Any) -> None:
+        task.__dict__["world"] = value
+
+
+_PENDING_WORLD = _Pending()
+Task.world = _World()  # type: ignore[assignment,misc]
 
 
 class SkippedTask(TypedDict):

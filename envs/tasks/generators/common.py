@@ -119,6 +119,9 @@ class IdPool:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.used: set[str] = set()
+        # prefix -> the numbers of the ids of that prefix drawn as numbers (a catalogue's product
+        # ids, their text made later: ``travel.ProductBlock``); a prefix is drawn one way only
+        self.drawn: dict[str, set[int]] = {}
 
     def new(self, prefix: str, digits: int) -> str:
         bound = _POW10[digits] if digits < len(_POW10) else 10**digits
@@ -185,19 +188,18 @@ def user_script(
     hidden ``facts`` and, with ``change_msg``, a change of intent said at ``trigger``."""
     from servicegym.envs.tasks.generators.content_delivery import OCCUPATIONS, PERSONALITIES
 
-    return UserScript(
-        language="en",
-        style=style,
-        persona={
-            "name": name,
-            "occupation": rng.choice(OCCUPATIONS),
-            "personality": PERSONALITIES[style],
-            place[0]: place[1],
-        },
-        opening=opening,
-        facts=facts,
-        intent_change=IntentChange(trigger=trigger, message=change_msg) if change_msg else None,
-    )
+    persona = {"name": name, "occupation": rng.choice(OCCUPATIONS), "personality": PERSONALITIES[style], place[0]: place[1]}
+    change = IntentChange(trigger=trigger, message=change_msg) if change_msg else None
+    if type(style) is str and type(opening) is str and all(type(f) is HiddenFact for f in facts):
+        # what ``UserScript(...)`` makes of these keywords, without validating again what this module wrote
+        return unvalidated(UserScript, {"language": "en", "style": style, "persona": persona, "opening": opening,
+                                        "facts": list(facts), "intent_change": change, "points": []},
+                           set(_SCRIPT_FIELDS_SET))
+    return UserScript(language="en", style=style, persona=persona, opening=opening, facts=facts, intent_change=change)
+
+
+_SCRIPT_FIELDS_SET = frozenset(("language", "style", "persona", "opening", "facts", "intent_change"))
+_FACT_FIELDS_SET = frozenset(("topic", "keywords", "answer"))
 
 
 class PlaceWorld:
@@ -254,7 +256,13 @@ class FactSheet:
     def add(self, topic: str, answer: str, keywords: list[str] | None = None, hide: bool | None = None) -> None:
         hidden = (self.rng.random() >= self.p_stated) if hide is None else hide
         if hidden:
-            self.hidden.append(HiddenFact(topic=topic, keywords=list(keywords or []), answer=answer))
+            words = list(keywords or [])
+            if type(topic) is str and type(answer) is str and all(type(w) is str for w in words):
+                # ``HiddenFact(topic=..., keywords=..., answer=...)`` without validating again
+                self.hidden.append(unvalidated(HiddenFact, {"topic": topic, "keywords": words, "answer": answer},
+                                               set(_FACT_FIELDS_SET)))
+            else:
+                self.hidden.append(HiddenFact(topic=topic, keywords=words, answer=answer))
         else:
             self.stated.append(answer)
 
@@ -282,18 +290,9 @@ def generated_task(
     """A generated English task, its id ``domain/split/seed/d<difficulty>``. ``golden_actions``
     may be a function that makes the route: it is then made on first read (``Task.defer_golden``;
     it must draw nothing from the task's stream)."""
-    task = Task(
-        task_id=f"{domain}/{split}/{seed}/d{difficulty}",
-        domain=domain,
-        source="generated",
-        language="en",
-        difficulty=difficulty,
-        reasoning_points=reasoning_points,
-        world=world,
-        user=user,
-        rubric=rubric,
-        golden_actions=[] if callable(golden_actions) else golden_actions,
-        violations=violations,
+    task = Task.generated(
+        f"{domain}/{split}/{seed}/d{difficulty}", domain, difficulty, reasoning_points, world, user, rubric,
+        [] if callable(golden_actions) else golden_actions, violations,
     )
     return task.defer_golden(golden_actions) if callable(golden_actions) else task
 

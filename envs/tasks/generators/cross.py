@@ -87,6 +87,9 @@ from servicegym.envs.tasks.generators.delivery import StoreWorld
 from servicegym.envs.tasks.generators.instore import ShopWorld
 from servicegym.envs.tasks.generators.travel import (
     HOTEL_TAG_NAMES,
+    PRODUCT_TABLES,
+    DrawnTable,
+    SlotIndex,
     TravelCatalogue,
     TravelItems,
     city_pairs,
@@ -265,8 +268,9 @@ class _Builder:
         self.ids = IdPool(self.rng)
         self.addresses: set[str] = set()
         self.names: set[str] = set()
-        self.tables: dict[str, list[dict[str, Any]]] = {
-            t: []
+        # the dated products' tables are drawn (``DrawnTable``): their rows are made when the world is read
+        self.tables: dict[str, Any] = {
+            t: DrawnTable() if t in PRODUCT_TABLES else []
             for t in (
                 "flights",
                 "flight_seats",
@@ -282,7 +286,8 @@ class _Builder:
         }
         self.places: dict[str, dict[str, Any]] = {}  # id -> row (services, hotels, shops, stores)
         self.items: dict[str, dict[str, Any]] = {}  # product id -> row (packages and dishes)
-        self.slot: dict[tuple[str, str, str], tuple[str, float]] = {}  # (place, type, date) -> (id, price)
+        # (place, type, date) -> (product id, price), indexed per place when first looked up
+        self.slot: dict[tuple[str, str, str], tuple[str, float]] = SlotIndex()
         self.cat = TravelCatalogue(self.rng, self.ids, self.tables, self.places, self.slot)
         self.segments: dict[tuple[Any, ...], list[str]] = {}
         self.days: dict[int, str] = {}
@@ -1076,10 +1081,12 @@ class _Builder:
                 "usual late-night store": home_store["name"],
             },
         }
-        return generated_task(
+        task = generated_task(
             "cross", self.split, self.seed, self.difficulty, points,
             world, user, items, lambda: self._actions(golden), violations
         )
+        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
+        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
 
     # ----- what a route costs and what the tools report ----------------------------------------------
     def _seat(self, r: Route) -> tuple[str, float]:

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
@@ -453,7 +454,8 @@ class _Builder:
                        dispatch_for(target_store, address), note_text)
         ctx = dict(user_id=user_id, task_key=task_key, facts=facts, mistaken=mistaken, kept=kept, change=change_msg,
                    target_store=target_store, target=target, measure=bool(max_m or by))
-        golden_actions = self._actions(golden, ctx)
+        # the golden route, made on its first read (``Task.defer_golden``: it draws nothing from ``rng``)
+        golden_actions = partial(self._actions, golden, ctx)
         violations: dict[str, Route] = {}
         if self.with_violations:  # no draw from rng below: skipping them leaves the task as it is
             violations = {

@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
@@ -537,7 +538,8 @@ class _Builder:
                 "notes": [RESTRICTIONS[forbidden][1]] if forbidden else [],
             },
         }
-        golden_actions = self._actions(golden, ctx)
+        # the golden route, made on its first read (``Task.defer_golden``: it draws nothing from ``rng``)
+        golden_actions = partial(self._actions, golden, ctx)
         trajectories = {k: self._actions(r, ctx) for k, r in violations.items()} if self.with_violations else {}
         return generated_task("instore", self.split, self.seed, self.difficulty, len(c) + 2 + int(intent is not None),
                               world, user, items, golden_actions, trajectories)

@@ -23,17 +23,18 @@ draws: what depends on no seed (city pairs, the holiday calendar, sorted content
 per process, the catalogue's hot loops (about 200 priced products a task) draw their ids and stock
 with ``getrandbits`` directly (the values ``randrange`` gives), and the violation routes are made
 only when asked for, and the golden route on its first read (a reset reads none); the products
-are indexed by (place, type, date) per place on first lookup (``SlotIndex``); the env builds the
-catalogues it vouches for unvalidated (``Task.vouch_world``), each table on its first read
-(``envs.environments.travel.build_lazy_travel_world``); tests/test_generator_speed_travel.py pins
-digests of the output.
+are indexed by (place, type, date) per place on first lookup (``SlotIndex``); their rows are made
+from the draws when the task's world is first read (``ProductBlock``, ``Task.defer_world``: a reset
+reads none); the env builds the catalogues it vouches for unvalidated (``Task.vouch_world``), each
+table on its first read (``envs.environments.travel.build_lazy_travel_world``), the products' from
+the draws directly; tests/test_generator_speed_travel.py pins digests of the output.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -466,32 +467,90 @@ class Route:
     tell_changes: bool = True
 
 
+class ProductBlock:
+    """The dated products one catalogue call drew for one place (``TravelCatalogue.hotel`` or
+    ``service`` with a ``SlotIndex``): the draws only (each product's id number and, unless the
+    stock is one number, its quantity), its rows made when read (``rows``). ``prices`` is the
+    call's ``prices[date][type]`` (as the catalogue read it: no generator changes a price table
+    after a place is drawn from it), walked in the order the products were drawn."""
+
+    __slots__ = ("prefix", "owner_field", "owner", "type_field", "prices", "numbers", "quantities", "stock")
+
+    def __init__(self, prefix: str, owner_field: str, owner: str, type_field: str, prices: dict[str, dict[str, float]],
+                 numbers: list[int], quantities: list[int] | None, stock: int | None) -> None:
+        self.prefix, self.owner_field, self.owner, self.type_field = prefix, owner_field, owner, type_field
+        self.prices, self.numbers, self.quantities, self.stock = prices, numbers, quantities, stock
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The product rows, as the catalogue's eager loop writes them (fields in the entity's order)."""
+        prefix, owner_field, owner, type_field = self.prefix, self.owner_field, self.owner, self.type_field
+        numbers, quantities, qty = self.numbers, self.quantities, self.stock
+        out: list[dict[str, Any]] = []
+        append = out.append
+        i = 0
+        for day, by_type in self.prices.items():
+            for kind, price in by_type.items():
+                if quantities is not None:
+                    qty = quantities[i]
+                append({"product_id": prefix + str(numbers[i]).zfill(7), owner_field: owner, type_field: kind,
+                        "date": day, "price": float(price), "quantity": qty})
+                i += 1
+        return out
+
+    def slots(self) -> Iterator[tuple[tuple[str, str, str], tuple[str, float]]]:
+        """``((owner, type, date), (product id, price))`` of each product, in order."""
+        prefix, owner, numbers = self.prefix, self.owner, self.numbers
+        i = 0
+        for day, by_type in self.prices.items():
+            for kind, price in by_type.items():
+                yield (owner, kind, day), (prefix + str(numbers[i]).zfill(7), float(price))
+                i += 1
+
+
+# the tables of the dated products a catalogue draws as ``ProductBlock``s when its slot is a ``SlotIndex``
+PRODUCT_TABLES = ("hotel_rooms", "flight_seats", "train_seats")
+
+
+class DrawnTable:
+    """A product table a catalogue draws as ``ProductBlock``s (``append``): its rows, in the order
+    drawn, are ``rows()`` (a fresh list of fresh dicts each call), or iterated."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self) -> None:
+        self.blocks: list[ProductBlock] = []
+
+    def append(self, block: ProductBlock) -> None:
+        self.blocks.append(block)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [row for block in self.blocks for row in block.rows()]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows())
+
+
 class SlotIndex(dict[tuple[str, str, str], tuple[str, float]]):
     """``slot[(place id, type, date)] = (product id, price)`` of a catalogue's products, made per
-    place on its first lookup: a catalogue notes where each place's product rows lie (``note``)
-    instead of indexing each of its two hundred rows as it draws them, and a task looks up the
-    products of a few places only (its golden route's, its past orders'). The golden route's are
-    looked up while the task is generated (its amounts are checked), so a route made later reads
-    what was indexed then."""
+    place on its first lookup: a catalogue notes each place's products (``note``, a
+    ``ProductBlock``) instead of indexing each of its two hundred rows as it draws them, and a task
+    looks up the products of a few places only (its golden route's, its past orders'). The golden
+    route's are looked up while the task is generated (its amounts are checked), so a route made
+    later reads what was indexed then."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.spans: dict[str, tuple[list[dict[str, Any]], int, int, str]] = {}
+        self.spans: dict[str, ProductBlock] = {}
 
-    def note(self, place: str, rows: list[dict[str, Any]], start: int, type_field: str) -> None:
-        """The products of ``place`` are ``rows[start:]`` as they stand now (its rows, just
-        appended), each typed by its ``type_field``."""
-        self.spans[place] = (rows, start, len(rows), type_field)
+    def note(self, place: str, block: ProductBlock) -> None:
+        """The products of ``place`` are ``block``'s."""
+        self.spans[place] = block
 
     def __missing__(self, key: tuple[str, str, str]) -> tuple[str, float]:
-        span = self.spans.pop(key[0], None)
-        if span is None:
+        block = self.spans.pop(key[0], None)
+        if block is None:
             raise KeyError(key)
-        rows, start, end, type_field = span
-        place = key[0]
-        for i in range(start, end):
-            row = rows[i]
-            self[(place, row[type_field], row["date"])] = (row["product_id"], row["price"])
+        self.update(block.slots())
         return self[key]
 
 
@@ -501,14 +560,15 @@ class TravelCatalogue:
     Rows go into ``tables`` (``flights``, ``flight_seats``, ``trains``, ``train_seats``, ``hotels``,
     ``hotel_rooms``), every service and hotel into ``places`` by id, and every seat or room product
     into ``slot[(place id, seat or room type, date)] = (product id, price)`` (a ``SlotIndex``
-    makes those entries when they are first looked up). The travel generator and the
-    cross-scenario generator both build their travel world with it."""
+    makes those entries when they are first looked up; its products are then drawn as a
+    ``ProductBlock`` each place, into a ``DrawnTable``, their rows made when the world is read).
+    The travel generator and the cross-scenario generator both build their travel world with it."""
 
     def __init__(
         self,
         rng: random.Random,
         ids: IdPool,
-        tables: dict[str, list[dict[str, Any]]],
+        tables: dict[str, Any],
         places: dict[str, dict[str, Any]],
         slot: dict[tuple[str, str, str], tuple[str, float]],
     ) -> None:
@@ -582,10 +642,14 @@ class TravelCatalogue:
         self.tables["flights" if mode == "flight" else "trains"].append(row)
         self.places[sid] = row
         ids, slot, append, getbits = self.ids, self.slot, self.tables[seats].append, rng.getrandbits
+        if type(slot) is SlotIndex:  # the draws only: the rows are made when read (``ProductBlock``)
+            numbers = self._numbers(pid_prefix, prices, 5 if stock is None else 0)
+            block = ProductBlock(pid_prefix, owner, sid, "seat_type", prices, numbers[0], numbers[1], stock)
+            append(block)
+            slot.note(sid, block)
+            return row
         used, use = ids.used, ids.used.add
         qty = stock
-        indexed = type(slot) is not SlotIndex  # else the rows are noted, and indexed when looked up
-        first = len(self.tables[seats])
         for day, by_class in prices.items():
             for cls, price in by_class.items():
                 r = getbits(_ID7_BITS)  # _new_id(ids, pid_prefix, 7), inlined
@@ -603,11 +667,47 @@ class TravelCatalogue:
                         qty = getbits(5)
                     qty += 9
                 append({"product_id": pid, owner: sid, "seat_type": cls, "date": day, "price": price, "quantity": qty})
-                if indexed:
-                    slot[(sid, cls, day)] = (pid, price)
-        if not indexed:
-            slot.note(sid, self.tables[seats], first, "seat_type")
+                slot[(sid, cls, day)] = (pid, price)
         return row
+
+    def _numbers(
+        self, prefix: str, prices: dict[str, dict[str, float]], qty_bits: int,
+        per_night: dict[tuple[str, str], int] | None = None,
+    ) -> tuple[list[int], list[int] | None]:
+        """The draws of the eager loops of ``service`` and ``hotel``, in their order, for a
+        ``ProductBlock``: per product its id number (``IdPool.new(prefix, 7)``'s draw, a repeat of
+        the task's ids of ``prefix`` drawn on as it does; ``IdPool.drawn`` keeps those ids as
+        numbers) and, with ``qty_bits``, its quantity (5 bits: ``rng.randint(9, 30)``; 4 bits:
+        ``rng.randint(3, 10)``, or ``per_night``'s number of the (type, date) where it names one)."""
+        getbits = self.rng.getrandbits
+        drawn = self.ids.drawn.setdefault(prefix, set())
+        use = drawn.add
+        numbers: list[int] = []
+        quantities: list[int] | None = [] if qty_bits else None
+        add, add_qty = numbers.append, (quantities.append if quantities is not None else None)
+        night = per_night or {}
+        for day, by_type in prices.items():
+            for kind in by_type:
+                r = getbits(_ID7_BITS)
+                while r >= _ID7:
+                    r = getbits(_ID7_BITS)
+                while r in drawn:  # a repeat (about once in 10**5 tasks): draw on as IdPool.new does
+                    r = getbits(_ID7_BITS)
+                    while r >= _ID7:
+                        r = getbits(_ID7_BITS)
+                use(r)
+                add(r)
+                if qty_bits == 5:  # rng.randint(9, 30)
+                    q = getbits(5)
+                    while q >= 22:
+                        q = getbits(5)
+                    add_qty(q + 9)  # type: ignore[misc]
+                elif qty_bits == 4:  # rng.randint(3, 10), drawn even where ``per_night`` names the number
+                    q = getbits(4)
+                    while q >= 8:
+                        q = getbits(4)
+                    add_qty(night.get((kind, day), q + 3))  # type: ignore[misc]
+        return numbers, quantities
 
     def over_budget(
         self,
@@ -677,11 +777,16 @@ class TravelCatalogue:
         self.tables["hotels"].append(row)
         self.places[hid] = row
         ids, slot, append, getbits = self.ids, self.slot, self.tables["hotel_rooms"].append, self.rng.getrandbits
-        used, use = ids.used, ids.used.add
         fixed = isinstance(stock, int)
-        indexed = type(slot) is not SlotIndex  # else the rows are noted, and indexed when looked up
-        first = len(self.tables["hotel_rooms"])
         per_night = stock or {}
+        if type(slot) is SlotIndex:  # the draws only: the rows are made when read (``ProductBlock``)
+            numbers = self._numbers("HR", prices, 0 if fixed else 4, per_night)  # type: ignore[arg-type]
+            block = ProductBlock("HR", "hotel_id", hid, "room_type", prices, numbers[0], numbers[1],
+                                 stock if fixed else None)  # type: ignore[arg-type]
+            append(block)
+            slot.note(hid, block)
+            return row
+        used, use = ids.used, ids.used.add
         qty = stock
         for day, by_type in prices.items():
             for rtype, price in by_type.items():
@@ -702,10 +807,7 @@ class TravelCatalogue:
                 price = float(price)
                 append({"product_id": pid, "hotel_id": hid, "room_type": rtype, "date": day, "price": price,
                         "quantity": qty})
-                if indexed:
-                    slot[(hid, rtype, day)] = (pid, price)
-        if not indexed:
-            slot.note(hid, self.tables["hotel_rooms"], first, "room_type")
+                slot[(hid, rtype, day)] = (pid, price)
         return row
 
 
@@ -715,8 +817,9 @@ class _Builder:
         self.with_violations = with_violations
         self.rng = task_rng("travel", split, seed, difficulty, GENERATOR_VERSION, attempt)
         self.ids = IdPool(self.rng)
-        self.tables: dict[str, list[dict[str, Any]]] = {
-            t: []
+        # the dated products' tables are drawn (``DrawnTable``): their rows are made when the world is read
+        self.tables: dict[str, Any] = {
+            t: DrawnTable() if t in PRODUCT_TABLES else []
             for t in (
                 "hotels",
                 "hotel_rooms",
@@ -1351,10 +1454,12 @@ class _Builder:
                 ],
             },
         }
-        return generated_task(
+        task = generated_task(
             "travel", self.split, self.seed, self.difficulty, points,
             world, user, items, lambda: self._actions(golden), violations
         )
+        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
+        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
 
     # ----- prices of a route -------------------------------------------------------------------
     def _seat(self, r: Route, date: str) -> tuple[str, float]:
