@@ -286,3 +286,23 @@ def test_generated_tasks_are_a_function_of_their_inputs() -> None:
         a = generate_workspace_task(seed, difficulty=0)
         b = generate_workspace_task(seed, difficulty=0)
         assert a.model_dump_json() == b.model_dump_json() and a is not b
+
+
+def test_skill_texts_made_once_are_the_texts_built_now() -> None:
+    """A skill's doc and scripts made once per persona and conventions (the mail and meeting skills'
+    advisor, copied and invited people put into placeholders) are what its builder writes now."""
+    from servicegym.envs.tasks.generators.workspace_skills import context
+
+    for seed in range(60):
+        ep = Episode(PERSONA_ORDER[seed % 5], 7000 + seed, seed % 3, "train")
+        ep.begin()
+        c = context(ep, f"k/{seed}")
+        for kind in sl.SKILL_NAMES[c["persona"]]:
+            for conv in (c["conventions"], c["old"]):
+                assert sl.skill_files(c, kind, conv) == sl._build(c, kind, conv)
+    # a value that cannot go in verbatim is built with it
+    ep = Episode("researcher", 1, 1, "train")
+    ep.begin()
+    c = context(ep, "k")
+    c["advisor"] = {**c["advisor"], "first": 'Jo "{x}"'}
+    assert sl.skill_files(c, "mail", c["conventions"]) == sl._build(c, "mail", c["conventions"])

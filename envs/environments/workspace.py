@@ -6,12 +6,18 @@ import html
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from servicegym.envs.environments.base import ToolUseEnv
 from servicegym.envs.environments.parsing import parse_action
 from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
-from servicegym.envs.tasks.generators.workspace import episode_labels, generate_workspace_task, seeded_tables
+from servicegym.envs.tasks.generators.workspace import (
+    episode_labels,
+    generate_workspace_task,
+    lazy_episode,
+    seeded_tables,
+)
 from servicegym.envs.tasks.model import Task
 from servicegym.envs.tasks.sources import GeneratedSource, TaskSource
 from servicegym.envs.tasks.suites import suite_path
@@ -19,7 +25,7 @@ from servicegym.rewards import workspace as ws_rewards
 from servicegym.rewards.rubric import CHECKS, EpisodeView, RubricItem
 from servicegym.simulators.scripted_user import STOP, cue_pattern
 from servicegym.simulators.workspace_user import IntentScript, SessionScript, WorkspaceUser, questions_in
-from servicegym.world_state.core import History, World, parse_time, unvalidated
+from servicegym.world_state.core import History, LazyRows, World, parse_time, unvalidated
 from servicegym.world_state.tools import Toolkit, ToolSpec
 from servicegym.world_state.vouched import vouched_entities
 from servicegym.world_state.workspace import COMMON_TOOLS, PERSONAS, WorkspaceWorld, persona_tools
@@ -172,12 +178,34 @@ _CACHE: weakref.WeakKeyDictionary[World, TaskCache] = weakref.WeakKeyDictionary(
 def _task_cache(task: Task, initial: World) -> TaskCache:
     hit = _CACHE.get(initial)
     if hit is None:
-        sessions = LazySessions(task.world["sessions"], task.vouched_world)
-        meta = [{"index": s["index"], "group": s["group"], "precursors": list(s["precursors"]), **labels}
-                for s, labels in zip(task.world["sessions"], episode_labels(task.world["sessions"]), strict=True)]
-        hit = TaskCache(sessions, meta)
+        draft = lazy_episode(task)
+        if draft is not None:  # a new generated task: its sessions are built as the episode reaches them
+            hit = TaskCache(LazySessions(draft.specs, True), [dict(m, precursors=list(m["precursors"])) for m in draft.meta])
+        else:
+            specs = task.world["sessions"]
+            sessions = LazySessions(specs, task.vouched_world)
+            meta = [{"index": s["index"], "group": s["group"], "precursors": list(s["precursors"]), **labels}
+                    for s, labels in zip(specs, episode_labels(specs), strict=True)]
+            hit = TaskCache(sessions, meta)
         _CACHE[initial] = hit
     return hit
+
+
+def _vouched_table(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A vouched table's rows, key -> entity (``vouched_entities``)."""
+    return {row.key: row for row in vouched_entities(model, rows)}
+
+
+def _head(task: Task) -> dict[str, Any]:
+    """The task's world fields the env reads besides its tables and sessions (persona, owner,
+    owner_email, organization, now), without completing a generated episode still being built."""
+    draft = lazy_episode(task)
+    return draft.head if draft is not None else task.world
+
+
+def _session_count(task: Task) -> int:
+    draft = lazy_episode(task)
+    return len(draft.specs) if draft is not None else len(task.world["sessions"])
 
 
 def _begin_session(world: WorkspaceWorld, spec: dict[str, Any]) -> None:
@@ -411,6 +439,10 @@ class WorkspaceEnv(ToolUseEnv):
       ``sNN/skill_used``/``sNN/stale_skill_used``; success, PROC and COMP unchanged.
     * v0: an analyst's tickers never repeat (two holdings could share one, which made an
       exclusion check unpassable); only the episodes that drew a repeat change.
+    * v0, issue 29: a reset to a new generated task builds its first session only; each later
+      session is built when the episode reaches it (or when anything reads the task's world or
+      golden route), and every table of its world is made on its first read. Generated tasks,
+      observations and scores unchanged, byte for byte.
     """
 
     domain = DOMAIN
@@ -446,17 +478,23 @@ class WorkspaceEnv(ToolUseEnv):
                                self.default_difficulty if difficulty is None else int(difficulty))
 
     def build_world(self, task: Task) -> WorkspaceWorld:
-        spec = task.world
+        draft = lazy_episode(task)
+        spec = draft.head if draft is not None else task.world
         if spec.get("persona") not in PERSONAS:
             raise ValueError(f"world.persona must be one of {', '.join(PERSONAS)}")
         vouched = task.vouched_world  # the generator's own rows: made without validating them again
-        # the persona's records as the generator built them (its first build of the task only)
-        seeded = seeded_tables(task) if vouched else None
-        tables: dict[str, dict[str, Any]] = {}
-        for name, rows in spec.get("tables", {}).items():
+        # the persona's records as the generator built them (its first build of the task only); a
+        # task still being built makes them on the first read of one of its persona's tables
+        seeded = seeded_tables(task) if vouched and draft is None else None
+        lazy = draft.persona_tables if draft is not None else ()
+        tables: dict[str, Any] = {}
+        for name, rows in (draft.tables if draft is not None else spec.get("tables", {})).items():
             model = WorkspaceWorld.schema.get(name)
             if model is None:
                 raise ValueError(f"world.tables.{name}: unknown table")
+            if draft is not None:  # each table made on its first read (the persona's records as generated)
+                tables[name] = LazyRows(partial(draft.persona_rows, name) if name in lazy else partial(_vouched_table, model, rows))
+                continue
             if seeded is not None and name in seeded:
                 tables[name] = dict(seeded[name])  # the world's own table of the shared, immutable rows
                 continue
@@ -469,12 +507,12 @@ class WorkspaceEnv(ToolUseEnv):
         return WorkspaceWorld(parse_time(spec["now"]), tables=tables, extra=extra)
 
     def system_prompt(self, task: Task, world: WorkspaceWorld) -> str:
-        w = task.world
+        w = _head(task)
         first = w["owner"].split()[1] if w["owner"].startswith("Dr.") else w["owner"].split()[0]
         carry = (CARRY_WIPED if self.wipe_workspace else CARRY) + (CARRY_SUMMARIES if self.history_summaries else "")
         return PROMPT.format(owner=w["owner"], title=w["persona"] if w["persona"] != "legal" else "legal intern",
                              organization=w["organization"], email=w["owner_email"], index=self._session,
-                             total=len(w["sessions"]), time=world.clock.text(), first=first, form=self.tool_call_form,
+                             total=_session_count(task), time=world.clock.text(), first=first, form=self.tool_call_form,
                              carry=carry.format(first=first))
 
     # ----- episodes and sessions -----------------------------------------------------------------
@@ -483,7 +521,7 @@ class WorkspaceEnv(ToolUseEnv):
         session = options.pop("session", None)
         super().reset(seed=seed, options=options)
         task = self.task
-        persona = task.world["persona"]
+        persona = _head(task)["persona"]
         self.toolkit = toolkit_for(persona, self._check_post)
         initial = task.cached_world(self.build_world)
         self._cache = _task_cache(task, initial)

@@ -351,6 +351,105 @@ def _dumps(value: Any) -> str:
     return "".join(out)
 
 
+# the conventions each kind's builder reads (it is given only these), and the context fields no
+# builder reads (it is given the others: the persona's own, and the advisor for the mail skill)
+CONVENTION_KEYS: dict[str, tuple[str, ...]] = {"report": ("sections",), "table": ("exclude",), "mail": ("cc",),
+                                               "meeting": ("attendees", "room"), "note": ("tags",), "todo": ("label",), "json": ()}
+_EPISODE_FIELDS = frozenset(("conventions", "old", "stale", "updated", "stale_updated"))
+# (kind, persona, owner_first, the conventions it reads, the advisor for a mail skill) -> its doc and
+# script texts: every other field a builder reads is the persona's own (``context``); bounded
+_MADE: dict[tuple[Any, ...], tuple[dict[str, Any], str, str | None]] = {}
+_MAX_MADE = 4096
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if type(value) is list else value
+
+
+def _build(c: dict[str, Any], kind: str, conv: dict[str, Any]) -> tuple[dict[str, Any], str, str | None]:
+    """``(doc, run.json text, conventions.json text or None)`` of one skill kind, built now: its
+    builder is given the persona's fields of ``c`` (and the advisor for the mail skill) and only the
+    conventions it applies."""
+    keys = CONVENTION_KEYS[kind]
+    view = {k: v for k, v in c.items() if k not in _EPISODE_FIELDS and (k != "advisor" or kind == "mail")}
+    doc, script = BUILDERS[kind](view, {k: conv[k] for k in keys})
+    conventions = None
+    if kind in CONVENTION_KINDS:
+        conventions = _dumps({"params": {}, "steps": [], "result": {k: conv[k] for k in keys}}) + "\n"
+    return doc, _dumps(script) + "\n", conventions
+
+
+# the mail and meeting skills hold values that differ in almost every episode (the advisor, who is
+# copied or invited): they are made once per persona with a placeholder for each, then the values
+# are put in. A value goes in as it is written everywhere it appears (verbatim in a doc, in a
+# script's JSON string and in a template's literal text): no brace, quote, backslash or control character
+_SLOT = "\ue000{}\ue001"
+
+
+def _plain(value: Any) -> bool:
+    return (type(value) is str and encode_basestring(value)[1:-1] == value and "{" not in value and "}" not in value
+            and "\ue000" not in value and "\ue001" not in value)
+
+
+def _placeholders(c: dict[str, Any], kind: str, conv: dict[str, Any]) -> tuple[Any, list[str], dict[str, Any], dict[str, Any]] | None:
+    """``(key, values, context, conventions)``: the mail or meeting skill's varying values, and the
+    context and conventions with a placeholder in place of each; None for another kind, or a value
+    that cannot be put in verbatim."""
+    if kind == "mail":
+        adv = c["advisor"]
+        if type(adv) is not dict or tuple(adv) != ("name", "first", "email") or type(conv["cc"]) is not list:
+            return None
+        values = [adv["name"], adv["first"], adv["email"], *conv["cc"]]
+        slots = [_SLOT.format(i) for i in range(len(values))]
+        c = {**c, "advisor": dict(zip(("name", "first", "email"), slots[:3], strict=True))}
+        conv = {"cc": slots[3:]}
+        key = ("mail", c["persona"], c["owner_first"], len(values))
+    elif kind == "meeting":
+        if type(conv["attendees"]) is not list:
+            return None
+        values = list(conv["attendees"])
+        conv = {"attendees": [_SLOT.format(i) for i in range(len(values))], "room": conv["room"]}
+        key = ("meeting", c["persona"], c["owner_first"], len(values), conv["room"])
+    else:
+        return None
+    return (key, values, c, conv) if all(_plain(v) for v in values) else None
+
+
+def _put(value: Any, values: list[str]) -> Any:
+    if type(value) is str:
+        for i, v in enumerate(values):
+            value = value.replace(_SLOT.format(i), v)
+        return value
+    if type(value) is list:
+        return [_put(v, values) for v in value]
+    if type(value) is dict:
+        return {k: _put(v, values) for k, v in value.items()}
+    return value
+
+
+def skill_files(c: dict[str, Any], kind: str, conv: dict[str, Any]) -> tuple[dict[str, Any], str, str | None]:
+    """``(doc, run.json text, conventions.json text or None)`` of one skill kind built with ``conv``:
+    ``_build``'s, made once per persona and conventions (the mail and meeting skills once per
+    persona with placeholders for their advisor, copied and invited people, put in here)."""
+    templated = _placeholders(c, kind, conv)
+    if templated is not None:
+        key, values, c, conv = templated
+    else:
+        keys = CONVENTION_KEYS[kind]
+        advisor = c["advisor"] if kind == "mail" else None
+        key = (kind, c["persona"], c["owner_first"], tuple(_freeze(conv[k]) for k in keys),
+               None if advisor is None else tuple(sorted(advisor.items())))
+    hit = _MADE.get(key)
+    if hit is None:
+        hit = _build(c, kind, conv)
+        if len(_MADE) < _MAX_MADE:
+            _MADE[key] = hit
+    if templated is None:
+        return hit
+    doc, run, conventions = hit
+    return _put(doc, values), _put(run, values), None if conventions is None else _put(conventions, values)
+
+
 def build_skills(c: dict[str, Any]) -> list[dict[str, Any]]:
     """The skill folders of one persona episode: ``[{"name", "kind", "stale", "updated", "files": {path: text}}]``.
 
@@ -359,20 +458,18 @@ def build_skills(c: dict[str, Any]) -> list[dict[str, Any]]:
     ``report`` (title, dir, stem), ``json_doc`` (dir, stem, what), ``advisor`` (name, first, email),
     ``meeting_titles``, ``note_titles``, ``conventions`` (sections, exclude, cc, attendees, room,
     tags, label), ``old`` (the same keys: the conventions before the episode), ``stale`` (kinds
-    built with ``old``), ``updated`` and ``stale_updated`` (dates)."""
+    built with ``old``), ``updated`` and ``stale_updated`` (dates). Every field but ``advisor``,
+    the conventions and the dates is the persona's own (``skill_files`` makes a kind's texts once)."""
     out = []
     for kind, name in SKILL_NAMES[c["persona"]].items():
         stale = kind in c["stale"]
         conv = c["old"] if stale else c["conventions"]
-        doc, script = BUILDERS[kind](c, conv)
+        doc, run, conventions = skill_files(c, kind, conv)
         scripts = ["run.json"]
-        files = {f"skills/{name}/run.json": _dumps(script) + "\n"}
-        if kind in CONVENTION_KINDS:
-            keys = {"report": ["sections"], "table": ["exclude"], "mail": ["cc"], "meeting": ["attendees", "room"], "note": ["tags"],
-                    "todo": ["label"]}[kind]
+        files = {f"skills/{name}/run.json": run}
+        if conventions is not None:
             scripts.append("conventions.json")
-            files[f"skills/{name}/conventions.json"] = _dumps(
-                {"params": {}, "steps": [], "result": {k: conv[k] for k in keys}}) + "\n"
+            files[f"skills/{name}/conventions.json"] = conventions
         updated = c["stale_updated"] if stale else c["updated"]
         files[f"skills/{name}/SKILL.md"] = skill_doc(name, c["persona"], updated, doc, scripts)
         out.append({"name": name, "kind": kind, "stale": stale, "updated": updated, "files": files})

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from servicegym.world_state.core import date_text
+from servicegym.world_state.core import date_text, unvalidated
 from servicegym.world_state.tools import ToolError, exists, field_in, tool
 from servicegym.world_state.workspace.world import Todo, WorkspaceWorld, new_id
 
@@ -18,14 +18,27 @@ Notes = Annotated[str, Field(max_length=5000)]
 _RANK = {"high": 0, "normal": 1, "low": 2}
 
 
+_DUES: dict[str, str] = {}  # a valid date's text -> its canonical form (a pure function; bounded)
+_MAX_DUES = 4096
+
+
 def _due(text: str, what: str = "due") -> str:
+    hit = _DUES.get(text)
+    if hit is not None:
+        return hit
     t = text.strip()
     if not t:
         return ""
     try:
-        return date_text(t)
+        out = date_text(t)
     except ValueError:
         raise ToolError(f"{what} {text!r} must have the form YYYY-MM-DD (or be empty for no date)") from None
+    if len(_DUES) < _MAX_DUES and type(text) is str:
+        _DUES[text] = out
+    return out
+
+
+_TODO_SET = frozenset(("id", "title", "due", "priority", "notes"))  # the fields ``add_todo`` gives
 
 
 @tool("write")
@@ -39,7 +52,14 @@ def add_todo(world: WorkspaceWorld, title: Title, due: str = "", priority: Prior
         priority: low, normal or high
         notes: details
     """
-    t = Todo(id=new_id(world, "todos", "T"), title=title.strip(), due=_due(due), priority=priority, notes=notes)
+    fields = {"id": new_id(world, "todos", "T"), "title": title.strip(), "due": _due(due), "priority": priority,
+              "status": "open", "notes": notes}
+    if type(fields["title"]) is str and type(notes) is str and priority in _RANK:
+        # the arguments are validated (``Title``, ``Priority``, ``Notes``) and ``_due`` gives a date's text:
+        # the row ``Todo(...)`` makes, without validating them again
+        t = unvalidated(Todo, fields, set(_TODO_SET))
+    else:
+        t = Todo(**{k: v for k, v in fields.items() if k != "status"})
     return world.tables["todos"].insert(t)  # shown as its JSON, as every row
 
 

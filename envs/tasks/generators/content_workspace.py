@@ -174,12 +174,14 @@ LEGAL.extra["exclude"] = "NDA"
 
 
 # ----- pharmacist ------------------------------------------------------------------------------
+_DRUGS = {"anticoagulant": ("warfenol", "apixarin"), "NSAID": ("ibuprane", "naproxil"), "statin": ("atorvex", "simvolan"),
+          "antibiotic": ("amoxitab", "doxicure"), "beta blocker": ("metoprex", "bisolan")}
+
+
 def _prescription(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    drugs = {"anticoagulant": ("warfenol", "apixarin"), "NSAID": ("ibuprane", "naproxil"), "statin": ("atorvex", "simvolan"),
-             "antibiotic": ("amoxitab", "doxicure"), "beta blocker": ("metoprex", "bisolan")}
     dose = rng.choice((2.5, 5, 10, 20, 40, 250, 500))
     return {"rx_id": key, "patient": f"{rng.choice('ABCDEFGHJKLMNPRST')}.{rng.choice('ABCDEFGHJKLMNPRST')}.",
-            "drug": rng.choice(drugs[cat]), "drug_class": cat, "dose_mg": f"{dose:g}", "doses_per_day": str(rng.choice((1, 2, 3)))}
+            "drug": rng.choice(_DRUGS[cat]), "drug_class": cat, "dose_mg": f"{dose:g}", "doses_per_day": str(rng.choice((1, 2, 3)))}
 
 
 PHARMACIST = PersonaContent(

@@ -28,6 +28,13 @@ The shape is pi-Bench's at every seed (``check_structure`` runs on each built ep
 intent's spec names the golden reads that show it (``evidence``), and ``episode_labels`` gives each
 session its action and reasoning types (``ACTION_TYPES``/``REASONING_TYPES``, our taxonomy of
 18), derived from its checklist and intents.
+
+Every draw of an episode comes from its stream in one order: the data files, the conventions and
+the session order (``Episode.begin``), then each session in turn (``build_next``). So a task made
+for an env (``violations=False``) builds only its first session: the others are built when first
+read (``EpisodeDraft``), from the stream as it stood, and whoever reads the task's world reads the
+whole of it (``Task.defer_world``): the same task, byte for byte, as one built at once. The env reads a
+new task's first session, world and session labels (learnt by slot: ``_known_meta``) from the draft.
 """
 
 from __future__ import annotations
@@ -36,10 +43,12 @@ import csv
 import io
 import json
 import random
+import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -51,7 +60,6 @@ from servicegym.envs.tasks.generators.content_workspace import (
     PERSONA_ORDER,
     PersonaContent,
     people,
-    ticker,
 )
 from servicegym.envs.tasks.model import Task
 from servicegym.rewards.rubric import RubricItem
@@ -264,6 +272,10 @@ CUES = {
 
 
 # ----- the episode's world and sessions ---------------------------------------------------------
+_RESERVED_KEYS = frozenset(("EUR", "CSV", "USD", "NDA", "MSA", "SOW", "UTM", "CEO", "JSON"))  # never a ticker
+_TICKER_LETTERS = "ABCDEFGHJKLMNPQRSTVWXZ"  # ``content_workspace.ticker``'s
+
+
 class Episode:
     """Builds one persona's 20 sessions over one seeded world."""
 
@@ -272,6 +284,7 @@ class Episode:
         self.p: PersonaContent = PERSONA_CONTENT[persona]
         self.persona = persona
         self.difficulty = difficulty
+        self.seed, self.split = seed, split
         rng = self.rng
         self.start = datetime.strptime(self._profile_start(), TIME_FORMAT)
         self.people = people(rng, self.p)
@@ -285,7 +298,28 @@ class Episode:
         self.plans: list[Plan] = []
         self.meeting_days: dict[str, str] = {}  # meeting title -> its day
         self.mail_ids: list[str] = []  # the ids of the mails the golden route sends, in order
-        self.seeded = seed_persona_tables(persona, random.Random(rng.randrange(2**31)))
+        # the persona's seeded records come from a stream of their own, seeded by this draw: they are
+        # made on first use (``seeded``), the same records whenever that is
+        self._seeded_seed = rng.randrange(2**31)
+        self._seeded: dict[str, dict[str, Any]] | None = None
+        # set by ``begin``: the sessions still to build (slot, facet keys, builder), in order, and
+        # what the episode's sessions are known to be before they are built
+        self._queue: list[tuple[tuple[str, int], list[str] | None, Callable[[list[str] | None], Plan]]] = []
+        self._next = 0
+        self._day = self.start
+        self._members: dict[str, list[int]] = {}
+        self.slots: list[tuple[str, int]] = []  # each session's (group or "", position in it or in the singles)
+        self.precursors: list[list[int]] = []
+        self.conv: dict[str, Any] | None = None  # the conventions the episode's checks hold (``workspace_skills``)
+        self.facet_total = 0  # the hidden intents of all sessions
+
+    @property
+    def seeded(self) -> dict[str, dict[str, Any]]:
+        """The persona's seeded records, table -> key -> entity (made on first use)."""
+        made = self._seeded
+        if made is None:
+            made = self._seeded = seed_persona_tables(self.persona, random.Random(self._seeded_seed))
+        return made
 
     def _profile_start(self) -> str:
         try:
@@ -299,9 +333,13 @@ class Episode:
     # --- data -------------------------------------------------------------------------------
     def _key(self) -> str:
         if not self.p.key_prefix:
-            key = ticker(self.rng, self._keys | {"EUR", "CSV", "USD", "NDA", "MSA", "SOW", "UTM", "CEO", "JSON"})
-            self._keys.add(key)  # the set ticker() extends is a throwaway union: without this, tickers could repeat
-            return key
+            # ``ticker(rng, self._keys | _RESERVED_KEYS)``'s draws, without the union made each time
+            choice, keys = self.rng.choice, self._keys
+            while True:
+                key = choice(_TICKER_LETTERS) + choice(_TICKER_LETTERS) + choice(_TICKER_LETTERS)
+                if key not in keys and key not in _RESERVED_KEYS:
+                    keys.add(key)
+                    return key
         self._key_n += self.rng.randint(1, 4)
         return f"{self.p.key_prefix}{self._key_n}"
 
@@ -324,11 +362,14 @@ class Episode:
             saved = set(self._keys), self._key_n
             recs = [p.make_record(rng, self._key(), c) for c in cats]
             metrics = [p.metric(r) for r in recs]
-            kept = [r for r in recs if r[p.columns[2]] != self.exclude_cat]
-            ok = len(set(metrics)) == len(metrics) and all(
-                sorted(rs, key=p.metric, reverse=True) != rs for rs in (recs, kept) if len(rs) > 1)
-            if ok:
-                break
+            # distinct metrics, and neither the records nor those kept by the exclusion already in
+            # metric order (``sorted(rs, key=metric, reverse=True) != rs``: with distinct metrics, a
+            # strictly falling run of metrics)
+            if len(set(metrics)) == len(metrics):
+                catcol, excluded = p.columns[2], self.exclude_cat
+                kept = [m for m, r in zip(metrics, recs) if r[catcol] != excluded]
+                if all(len(ms) < 2 or not all(a > b for a, b in zip(ms, ms[1:])) for ms in (metrics, kept)):
+                    break
             self._keys, self._key_n = saved
         self.batches[n] = recs
         rows = [p.columns] + [[r[c] for c in p.columns] for r in recs]
@@ -822,7 +863,7 @@ class Episode:
                     args["note"] = f"Watching: {why}."
                 return [call("add_to_watchlist", **args)]
             title = f"watch {company.ticker}"
-        keys = [f.key for f in fs][: 1 if self.difficulty <= 0 else 2]
+        keys = [f.key for f in fs][: self.persona_facets()]
         return Plan(0, "", "persona", title, opening, base, [f for f in fs if f.key in keys], render,
                     f"Done: {title}.")
 
@@ -832,6 +873,19 @@ class Episode:
         return self.p.owner
 
     def build(self) -> None:
+        """Every session, in order (``begin``, ``build_next`` until none is left, ``finish``)."""
+        self.begin()
+        while self.build_next() is not None:
+            pass
+        self.finish()
+
+    def persona_facets(self) -> int:
+        """How many hidden intents the persona-record session has (``persona_record``)."""
+        return 1 if self.difficulty <= 0 else 2
+
+    def begin(self) -> None:
+        """The episode's data files, conventions and session order: everything the sessions draw
+        before the first of them is built (``build_next`` builds them in order)."""
         rng, p = self.rng, self.p
         d = self.difficulty
         for n in (1, 2, 3):
@@ -849,6 +903,10 @@ class Episode:
         titles_m = rng.sample(p.meeting["titles"], 3)
         titles_t = rng.sample(p.todo["titles"], 3)
         titles_n = rng.sample(p.note["titles"], 3)
+        # what the checks of the sessions that set each convention hold (``workspace_skills.conventions``;
+        # ``finish`` compares them with the built checks)
+        self.conv = {"sections": list(sections), "exclude": self.exclude_cat, "cc": [c["email"] for c in cc],
+                     "attendees": [a["email"] for a in meet_people[1:]], "room": room, "label": label, "tags": list(tags)}
 
         def trim(fs: list[str]) -> list[str]:
             return fs[:2] if d <= 0 else fs
@@ -856,34 +914,38 @@ class Episode:
         rep = lambda n: f"{p.report['dir']}/{p.report['stem']}_{p.batch_noun}_{n:02d}.md"  # noqa: E731
         tab = lambda n: f"tables/{p.noun}s_{p.batch_noun}_{n:02d}.csv"  # noqa: E731
         rtitle = lambda n: f"{p.report['title']}: {p.batch_noun} {n}"  # noqa: E731
-        # (group, builder) in each group's order; builders run once the session date is known
-        groups: list[tuple[str, list[Callable[[], Plan]]]] = [
-            ("format", [lambda: self.report(1, trim(["sections", "best", "units"]), set(), sections),
-                        lambda: self.report(2, trim(["sections", "units"]), {"sections"}, sections, rep(1)),
-                        lambda: self.report(3, trim(["sections", "best"]), {"sections"}, sections, rep(2))]),
-            ("exclusion", [lambda: self.table(4, trim(["exclude", "sort"]), set()),
-                           lambda: self.table(5, trim(["exclude", "derived"]), {"exclude"}, tab(4)),
-                           lambda: self.report(6, trim(["exclude", "units", "best"]), {"exclude"}, None, tab(5), side=True)]),
-            ("recipients", [lambda: self.mail(rep(1), rtitle(1), self.batches[1], trim(["cc", "attach"]), set(), cc),
-                            lambda: self.mail(rep(2), rtitle(2), self.batches[2], trim(["cc", "attach", "mention"]), {"cc"}, cc),
-                            lambda: self.mail(rep(3), rtitle(3), self.batches[3], trim(["cc", "mention"]), {"cc"}, cc)]),
-            ("meetings", [lambda: self.meeting(titles_m[0], self.meet_time(), meet_people[0], trim(["attendees", "location"]), set(),
-                                               meet_people[1:], room, []),
-                          lambda: self.meeting(titles_m[1], self.meet_time(), meet_people[0], trim(["attendees", "location", "duration"]),
-                                               {"attendees", "location"}, meet_people[1:], room, [],
-                                               since=self.meeting_days[titles_m[0]])]),
-            ("todo-label", [lambda: self.todo(titles_t[0], trim(["prefix", "priority"]), set(), label, self.due(), ""),
-                            lambda: self.todo(titles_t[1], trim(["prefix", "due"]), {"prefix"}, label, self.due(), "")]),
-            ("note-tags", [lambda: self.note(titles_n[0], self.points(2), trim(["tags", "mention"]), set(), tags, self.point()),
-                           lambda: self.note(titles_n[1], self.points(2), trim(["tags", "mention"]), {"tags"}, tags, self.point())]),
+        # (group, [(facet keys, builder of those facets)]) in each group's order; builders run once the
+        # session date is known. A builder given keys makes one hidden intent per key.
+        Make = Callable[[Any], Plan]
+        groups: list[tuple[str, list[tuple[list[str] | None, Make]]]] = [
+            ("format", [(trim(["sections", "best", "units"]), lambda fs: self.report(1, fs, set(), sections)),
+                        (trim(["sections", "units"]), lambda fs: self.report(2, fs, {"sections"}, sections, rep(1))),
+                        (trim(["sections", "best"]), lambda fs: self.report(3, fs, {"sections"}, sections, rep(2)))]),
+            ("exclusion", [(trim(["exclude", "sort"]), lambda fs: self.table(4, fs, set())),
+                           (trim(["exclude", "derived"]), lambda fs: self.table(5, fs, {"exclude"}, tab(4))),
+                           (trim(["exclude", "units", "best"]),
+                            lambda fs: self.report(6, fs, {"exclude"}, None, tab(5), side=True))]),
+            ("recipients", [(trim(["cc", "attach"]), lambda fs: self.mail(rep(1), rtitle(1), self.batches[1], fs, set(), cc)),
+                            (trim(["cc", "attach", "mention"]),
+                             lambda fs: self.mail(rep(2), rtitle(2), self.batches[2], fs, {"cc"}, cc)),
+                            (trim(["cc", "mention"]), lambda fs: self.mail(rep(3), rtitle(3), self.batches[3], fs, {"cc"}, cc))]),
+            ("meetings", [(trim(["attendees", "location"]),
+                           lambda fs: self.meeting(titles_m[0], self.meet_time(), meet_people[0], fs, set(), meet_people[1:], room, [])),
+                          (trim(["attendees", "location", "duration"]),
+                           lambda fs: self.meeting(titles_m[1], self.meet_time(), meet_people[0], fs, {"attendees", "location"},
+                                                   meet_people[1:], room, [], since=self.meeting_days[titles_m[0]]))]),
+            ("todo-label", [(trim(["prefix", "priority"]), lambda fs: self.todo(titles_t[0], fs, set(), label, self.due(), "")),
+                            (trim(["prefix", "due"]), lambda fs: self.todo(titles_t[1], fs, {"prefix"}, label, self.due(), ""))]),
+            ("note-tags", [(trim(["tags", "mention"]), lambda fs: self.note(titles_n[0], self.points(2), fs, set(), tags, self.point())),
+                           (trim(["tags", "mention"]), lambda fs: self.note(titles_n[1], self.points(2), fs, {"tags"}, tags, self.point()))]),
         ]
-        singles: list[Callable[[], Plan]] = [
-            lambda: self.meeting(titles_m[2], self.meet_time(), rng.choice(self.people), trim(["duration", "agenda"]), set(), [], room,
-                                 self.points(2)),
-            lambda: self.todo(titles_t[2], trim(["due", "notes", "priority"]), set(), label, self.due(), self.data_path(7)),
-            lambda: self.json_doc(7, trim(["schema", "count"])),
-            self.persona_record,
-            lambda: self.table(9, trim(["sort", "derived"]), set()),
+        singles: list[tuple[list[str] | None, Make]] = [
+            (trim(["duration", "agenda"]),
+             lambda fs: self.meeting(titles_m[2], self.meet_time(), rng.choice(self.people), fs, set(), [], room, self.points(2))),
+            (trim(["due", "notes", "priority"]), lambda fs: self.todo(titles_t[2], fs, set(), label, self.due(), self.data_path(7))),
+            (trim(["schema", "count"]), lambda fs: self.json_doc(7, fs)),
+            (None, lambda _fs: self.persona_record()),
+            (trim(["sort", "derived"]), lambda fs: self.table(9, fs, set())),
         ]
         # order: a random interleaving that keeps each group's order and mails after their reports
         queues = {g: list(range(len(b))) for g, b in groups}
@@ -901,22 +963,53 @@ class Episode:
             else:
                 single_left.remove(i)
         builders = dict(groups)
+        self._queue = [((g, i), *(builders[g][i] if g else singles[i])) for g, i in order]
+        self.slots = order
         members: dict[str, list[int]] = {}
-        day = self.start
-        for idx, (g, i) in enumerate(order, 1):
-            self.day_dt = day
-            self.day = day.strftime("%Y-%m-%d")
-            plan = (builders[g][i] if g else singles[i])()
-            plan.index, plan.start = idx, day.strftime(TIME_FORMAT)
+        for idx, (g, _i) in enumerate(order, 1):
+            self.precursors.append(list(members.get(g, [])) if g else [])
             if g:
-                plan.group = g
-                plan.precursors = list(members.get(g, []))
                 members.setdefault(g, []).append(idx)
-            self.plans.append(plan)
-            day = next_workday(day)
+        self.facet_total = sum(len(fs) if fs is not None else self.persona_facets() for _slot, fs, _make in self._queue)
+        self._day = self.start
+
+    def build_next(self) -> Plan | None:
+        """The next session's plan (its spec appended to ``specs``), or None when all are built."""
+        k = self._next
+        if k >= len(self._queue):
+            return None
+        (g, _i), fs, make = self._queue[k]
+        self._next = k + 1
+        day = self._day
+        self.day_dt = day
+        self.day = day.strftime("%Y-%m-%d")
+        plan = make(fs)
+        idx = k + 1
+        plan.index, plan.start = idx, day.strftime(TIME_FORMAT)
+        if g:
+            plan.group = g
+            plan.precursors = list(self.precursors[k])
+        self.plans.append(plan)
+        self._day = next_workday(day)
+        self.specs.append(plan.to_spec())
+        return plan
+
+    def release(self) -> None:
+        """Drop the plans and the builders still queued: each closes over the episode, so without
+        the cycle the episode (a thousand objects) goes at once when its task goes, not at the
+        cyclic collector's next pass. No session can be built after."""
+        self.plans.clear()
+        self._queue = []
+
+    def finish(self) -> None:
+        """The checks every built episode passes: targeted questions, pi-Bench's shape, and the
+        conventions and intent count known before the sessions were built."""
         self.check_cues()
-        self.specs = [plan.to_spec() for plan in self.plans]  # made once: checked here, the task's sessions after
         check_structure(self.specs)
+        from servicegym.envs.tasks.generators.workspace_skills import conventions_of_checks
+
+        if conventions_of_checks(self) != self.conv or sum(len(pl.facets) for pl in self.plans) != self.facet_total:
+            raise AssertionError(f"{self.persona}: the conventions or intent count drawn differ from the sessions built")
 
     def meet_time(self) -> datetime:
         return next_workday(next_workday(self.day_dt)).replace(hour=self.rng.choice((10, 11, 14, 15)), minute=self.rng.choice((0, 30)))
@@ -976,9 +1069,10 @@ def seed_persona_tables(persona: str, rng: random.Random) -> dict[str, dict[str,
     return seeded_persona_tables(persona, rng)[1]
 
 
-def initial_tables(ep: Episode) -> dict[str, list[dict[str, Any]]]:
+def initial_tables(ep: Episode, persona_rows: bool = True) -> dict[str, list[dict[str, Any]]]:
     """The workspace at the episode's start: data files, a README, contacts, a few mails, events and
-    to-dos of the persona's own, and the persona's seeded records."""
+    to-dos of the persona's own, and the persona's seeded records (without ``persona_rows``, each
+    persona table an empty list, in its place, for ``persona_table_rows`` to fill)."""
     p = ep.p
     now = ep.start.strftime(TIME_FORMAT)
     readme = (f"# {p.organization} workspace of {p.owner}\n\nData files ({p.noun}s by {p.batch_noun}) are in {p.data_dir}/.\n"
@@ -996,18 +1090,59 @@ def initial_tables(ep: Episode) -> dict[str, list[dict[str, Any]]]:
              "time": (ep.start - timedelta(days=1)).strftime(TIME_FORMAT)}]
     todos = [{"id": "T001", "title": "Tidy the shared folder", "priority": "low"}]
     tables: dict[str, list[dict[str, Any]]] = {"files": files, "contacts": contacts, "mail": mail, "todos": todos}
-    for name, rows in ep.seeded.items():
-        tables[name] = [r.model_dump(mode="json") for r in rows.values()]
+    if persona_rows:
+        tables.update(persona_table_rows(ep))
+    else:
+        for name in persona_table_names(ep):
+            tables[name] = []
     return tables
+
+
+def persona_table_rows(ep: Episode) -> dict[str, list[dict[str, Any]]]:
+    """The persona's seeded records as the world's rows (their JSON dumps), table by table."""
+    return {name: [r.model_dump(mode="json") for r in rows.values()] for name, rows in ep.seeded.items()}
+
+
+_PERSONA_TABLES: dict[str, tuple[str, ...]] = {}  # persona -> the tables its seeded records fill, in order
+
+
+def persona_table_names(ep: Episode) -> tuple[str, ...]:
+    """The tables the persona's seeded records fill, in their order (the same for every seed of a
+    persona: each module's ``seed_tables`` returns one dict literal; learnt from the first episode
+    of the persona made here, and checked by every episode that makes its records)."""
+    names = _PERSONA_TABLES.get(ep.persona)
+    if names is None:
+        names = _PERSONA_TABLES[ep.persona] = tuple(ep.seeded)
+    return names
+
+
+def _episode_task(ep: Episode, world: dict[str, Any], opening: str, golden: list[str], viol: dict[str, list[str]]) -> Task:
+    """The task of an episode whose first session is built (the others may be still to build)."""
+    p, persona = ep.p, ep.persona
+    groups = sorted({g for g, _i in ep.slots if g})
+    return Task(
+        task_id=f"{DOMAIN}-{persona}/{ep.split}/{ep.seed}/d{ep.difficulty}", domain=DOMAIN, difficulty=ep.difficulty,
+        reasoning_points=ep.facet_total, world=world,
+        user=UserScript(opening=opening, persona={"name": p.owner, "persona": persona}),
+        rubric=[], golden_actions=golden, violations=viol,
+        notes=[f"{persona} episode: {SESSIONS} sessions, {len(groups)} dependency groups ({', '.join(groups)}), "
+               f"{ep.facet_total} hidden intents"],
+    )
 
 
 def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train", violations: bool = True,
                             persona: str | None = None) -> Task:
-    """One persona episode; the persona is ``PERSONA_ORDER[seed % 5]`` unless named."""
+    """One persona episode; the persona is ``PERSONA_ORDER[seed % 5]`` unless named.
+
+    Without ``violations`` the task's sessions after the first are built when first read
+    (``EpisodeDraft``, ``Task.defer_world``): the same sessions, drawn in the same order, whenever
+    that is."""
     persona = persona or PERSONA_ORDER[seed % len(PERSONA_ORDER)]
     if persona not in PERSONA_CONTENT:
         raise ValueError(f"unknown persona {persona!r}; choose from {', '.join(PERSONA_ORDER)}")
     ep = Episode(persona, seed, difficulty, split)
+    if not violations:
+        return _lazy_task(ep)
     ep.build()
     p = ep.p
     sessions = ep.specs
@@ -1019,42 +1154,279 @@ def generate_workspace_task(seed: int, difficulty: int = 1, split: str = "train"
     from servicegym.envs.tasks.generators.workspace_skills import stage_skills  # issue 28 part 1: the persona's skills
 
     stage_skills(ep, world, f"{persona}/{split}/{seed}/d{difficulty}")  # sessions a skill does use it in their golden route
+    _learn_labels(ep)
     golden = [a for s in sessions for a in s["golden"]]
     viol: dict[str, list[str]] = {}
-    if violations:
-        grng = random.Random(f"{persona}/{split}/{seed}/generic")
-        world["generic_actions"] = [a for plan in ep.plans for a in plan.generic(grng)]
-        routes = [plan.golden() for plan in ep.plans]  # each plan's route once (``Plan.golden`` draws nothing)
-        for k, plan in enumerate(ep.plans):
-            if any(f.carried for f in plan.facets):
-                viol[f"s{plan.index:02d}"] = ([a for r in routes[:k] for a in r] + plan.ignoring_carried()
-                                              + [a for r in routes[k + 1:] for a in r])
-    groups = sorted({pl.group for pl in ep.plans if pl.group})
+    grng = random.Random(f"{persona}/{split}/{seed}/generic")
+    world["generic_actions"] = [a for plan in ep.plans for a in plan.generic(grng)]
+    routes = [plan.golden() for plan in ep.plans]  # each plan's route once (``Plan.golden`` draws nothing)
+    for k, plan in enumerate(ep.plans):
+        if any(f.carried for f in plan.facets):
+            viol[f"s{plan.index:02d}"] = ([a for r in routes[:k] for a in r] + plan.ignoring_carried()
+                                          + [a for r in routes[k + 1:] for a in r])
     # the generator's word that the world's rows are as it wrote them: the env builds them unvalidated
-    task = Task(
-        task_id=f"{DOMAIN}-{persona}/{split}/{seed}/d{difficulty}", domain=DOMAIN, difficulty=difficulty,
-        reasoning_points=sum(len(pl.facets) for pl in ep.plans), world=world,
-        user=UserScript(opening=sessions[0]["opening"], persona={"name": p.owner, "persona": persona}),
-        rubric=[], golden_actions=golden, violations=viol,
-        notes=[f"{persona} episode: {SESSIONS} sessions, {len(groups)} dependency groups ({', '.join(groups)}), "
-               f"{sum(len(s['intents']) for s in sessions)} hidden intents"],
-    ).vouch_world()
+    task = _episode_task(ep, world, sessions[0]["opening"], golden, viol).vouch_world()
     # each plan's render closes over the episode that holds the plans: without the cycle the episode
     # (a thousand objects) goes at once, not at the cyclic collector's next pass
-    ep.plans.clear()
-    _remember_seeded(task, ep.seeded)
+    ep.release()
+    _remember_seeded(task, ep)
     return task
 
 
-# the persona tables each generated task's world starts with, as the generator built them (the rows
-# of ``world["tables"]`` are their JSON dumps), until the env builds the task's world: keyed by the
-# task's id, with a weak reference that drops the entry when the task goes
-_SEEDED: dict[int, tuple[weakref.ref[Task], dict[str, dict[str, Any]]]] = {}
+# ----- episodes built as they are read ------------------------------------------------------------
+class EpisodeDraft:
+    """A generated episode whose first session is built and whose others are built when first read
+    (``session``), in order, from the episode's stream as it stood: the same sessions as an episode
+    built at once. ``complete`` builds the rest; the task's world defers its ``tables``,
+    ``sessions`` and ``manual_actions`` to it (``Task.defer_world``: ``world_tables``,
+    ``world_sessions``, ``world_manual``), so any whole read of the task or of its world reads the
+    whole episode. The env reads a new task's opening session, world and session labels from here
+    (``lazy_episode``), so a reset to a new task builds one session of twenty."""
+
+    __slots__ = ("ep", "stage", "_task", "head", "tables", "persona_tables", "meta", "manual", "_staged", "_lock")
+
+    def __init__(self, ep: Episode, stage: Any, head: dict[str, Any], tables: dict[str, list[Any]],
+                 persona_tables: tuple[str, ...], meta: list[dict[str, Any]]) -> None:
+        self.ep = ep
+        self.stage = stage
+        self._task: weakref.ref[Task] | None = None  # the task (``watch``), weakly
+        self.head = head  # version, persona, owner, owner_email, organization, now
+        self.tables = tables  # the world's tables (the persona's filled by ``complete``)
+        self.persona_tables = persona_tables
+        self.meta = meta  # per session: index, group, precursors, action, reasoning (``episode_labels``)
+        self.manual: list[str] | None = None  # the by-hand route, once ``complete``
+        self._staged = len(ep.specs)  # the sessions built and staged (their specs final)
+        self._lock = threading.RLock()
+
+    @property
+    def specs(self) -> DraftSessions:
+        """The sessions' specs, each built on first read."""
+        return DraftSessions(self)
+
+    def watch(self, task: Task) -> None:
+        """Hold ``task`` weakly: when it goes with its episode unfinished, the episode's cycles go
+        (``Episode.release``; nothing here refers back to this draft)."""
+        self._task = weakref.ref(task, partial(_drop_episode, self.ep))
+
+    def session(self, k: int) -> dict[str, Any]:
+        """Session ``k``'s spec (0-based), built now if it was not (with every session before it)."""
+        if 0 <= k < self._staged:
+            return self.ep.specs[k]
+        if not 0 <= k < SESSIONS:
+            raise IndexError(f"session index {k} out of range")
+        with self._lock:
+            ep = self.ep
+            while self._staged <= k:
+                plan = ep.build_next()
+                assert plan is not None
+                self.stage.session(plan, ep.specs[-1])
+                self._staged += 1  # (after its staging: a read without the lock sees it final)
+            return ep.specs[k]
+
+    def persona_rows(self, name: str) -> dict[str, Any]:
+        """The persona table ``name``'s seeded entities (key -> entity), a dict of its own."""
+        with self._lock:
+            return dict(self.ep.seeded[name])
+
+    def complete(self) -> None:
+        """Build every session left and fill what the world still lacks: its persona tables' rows,
+        its by-hand route (``manual``); the episode's checks run (``Episode.finish``). Once."""
+        with self._lock:
+            if self.manual is not None:
+                return
+            ep = self.ep
+            self.session(SESSIONS - 1)
+            ep.finish()
+            if tuple(ep.seeded) != self.persona_tables:
+                raise AssertionError(f"{ep.persona}: seeded tables {tuple(ep.seeded)} differ from {self.persona_tables}")
+            self.tables.update(persona_table_rows(ep))  # the keys are in place: the order stays
+            manual = [a for s in ep.specs for a in s["manual"]]
+            _learn_labels(ep)
+            ep.release()
+            self.manual = manual
+
+    # the world's deferred keys (``Task.defer_world``): the first to run completes the episode
+    def world_tables(self) -> dict[str, list[Any]]:
+        self.complete()
+        return self.tables
+
+    def world_sessions(self) -> list[dict[str, Any]]:
+        self.complete()
+        return self.ep.specs
+
+    def world_manual(self) -> list[str]:
+        self.complete()
+        assert self.manual is not None
+        return self.manual
+
+    def golden(self) -> list[str]:
+        """The whole golden route (``Task.defer_golden``: every session built)."""
+        self.complete()
+        return [a for s in self.ep.specs for a in s["golden"]]
 
 
-def _remember_seeded(task: Task, tables: dict[str, dict[str, Any]]) -> None:
+def _drop_episode(ep: Episode, _task: Any) -> None:
+    """A draft's task went: drop the episode's cycles (``Episode.release``; a no-op when the
+    episode was completed, which released them)."""
+    ep.release()
+
+
+class DraftSessions(Sequence[dict[str, Any]]):
+    """An episode draft's session specs, each built on first read (``EpisodeDraft.session``)."""
+
+    __slots__ = ("_draft",)
+
+    def __init__(self, draft: EpisodeDraft) -> None:
+        self._draft = draft
+
+    def __len__(self) -> int:
+        return SESSIONS
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(SESSIONS))]
+        if k < 0:
+            k += SESSIONS
+        return self._draft.session(k)
+
+
+def lazy_episode(task: Task) -> EpisodeDraft | None:
+    """The draft of ``task``'s episode while its world is still deferred (``Task.defer_world``),
+    for the task its generator made (a copy, and a task whose world was read, is whole); None
+    otherwise."""
+    maker = task.world_parts()[1].get("sessions")
+    draft = getattr(maker, "__self__", None)
+    if type(draft) is EpisodeDraft and task.vouched_world:
+        return draft
+    return None
+
+
+def _lazy_task(ep: Episode) -> Task:
+    from servicegym.envs.tasks.generators.workspace_skills import SkillStage
+
+    ep.begin()
+    plan = ep.build_next()
+    assert plan is not None
+    p, persona = ep.p, ep.persona
+    tables = initial_tables(ep, persona_rows=False)
+    head = {"version": VERSION, "persona": persona, "owner": p.owner, "owner_email": p.owner_email,
+            "organization": p.organization, "now": ep.start.strftime(TIME_FORMAT)}
+    world: dict[str, Any] = {**head, "tables": tables, "sessions": ep.specs}
+    stage = SkillStage(ep, world, f"{persona}/{ep.split}/{ep.seed}/d{ep.difficulty}")
+    stage.session(plan, ep.specs[0])
+    world["manual_actions"] = []  # (its place: ``complete`` makes it)
+    task = _episode_task(ep, {}, ep.specs[0]["opening"], [], {})
+    task.world = world  # set, not validated (vouched for below)
+    draft = EpisodeDraft(ep, stage, head, tables, persona_table_names(ep), [])
+    meta = _known_meta(ep)
+    if meta is None and _probe(ep.difficulty):
+        meta = _known_meta(ep)
+    if meta is None:  # a session whose labels are not known yet: build them all now (and learn them)
+        draft.complete()
+        world["manual_actions"] = draft.world_manual()
+        task.golden_actions = [a for s in ep.specs for a in s["golden"]]
+    else:
+        draft.meta[:] = meta
+        draft.watch(task)
+        # the rest of the episode is built when the world or the golden route is first read
+        task.defer_world({"tables": draft.world_tables, "sessions": draft.world_sessions,
+                          "manual_actions": draft.world_manual})
+        task.defer_golden(draft.golden)
+    task.vouch_world()
+    _remember_seeded(task, ep)
+    return task
+
+
+# session labels by slot: a session's labels (``session_labels``) follow from its place in the
+# episode's structure (the group, or the singles, and its position there), the persona and the
+# difficulty, and from which paths earlier sessions made that its checks read; learnt from every
+# episode built whole, so a new episode's are known before its sessions are built (bounded)
+# (persona, difficulty) -> slot -> (paths its checks read, paths it requires to exist, labels by the
+# paths of the first kind earlier sessions made)
+_SLOTS: dict[tuple[str, int], dict[tuple[str, int], tuple[frozenset[str], frozenset[str], dict[frozenset[str], Any]]]] = {}
+_MAX_SLOTS = 4096
+_NONE: frozenset[str] = frozenset()
+
+
+def _learn_labels(ep: Episode) -> None:
+    """Remember the labels of every session of a built episode, by slot (checking those known)."""
+    slots = _SLOTS.get((ep.persona, ep.difficulty))
+    if slots is None:
+        if len(_SLOTS) >= _MAX_SLOTS:
+            return
+        slots = _SLOTS[(ep.persona, ep.difficulty)] = {}
+    made: set[str] = set()
+    for slot, spec in zip(ep.slots, ep.specs, strict=True):
+        reads = frozenset(p for it in spec["checklist"] for p in _item_paths(it.get("params") or {}))
+        exists = frozenset(it["params"]["path"] for it in spec["checklist"] if it["kind"] == "ws.file_exists")
+        seen = slots.get(slot)
+        if seen is None:
+            seen = slots[slot] = (reads, exists, {})
+        elif seen[:2] != (reads, exists):
+            raise AssertionError(f"session {spec['index']} of {ep.persona}: paths {reads}, {exists} differ from its slot's {seen[:2]}")
+        labels = session_labels(spec, made)
+        labels = (tuple(labels["action"]), tuple(labels["reasoning"]))
+        inter = frozenset(made & reads)
+        known = seen[2].get(inter)
+        if known is None:
+            if len(seen[2]) < 64:
+                seen[2][inter] = labels
+        elif known != labels:
+            raise AssertionError(f"session {spec['index']} of {ep.persona}: labels {labels} differ from its slot's {known}")
+        made |= exists
+
+
+_PROBED: set[int] = set()  # the difficulties ``_probe`` has learnt the slots of
+
+
+def _probe(difficulty: int) -> bool:
+    """Learn the session labels of every persona's slots at ``difficulty`` from one episode of
+    each built whole (once per difficulty: what the labels follow from is the same at every seed;
+    ``_learn_labels`` checks it of every episode built whole). False when already done."""
+    if difficulty in _PROBED or len(_PROBED) >= 64:
+        return False
+    _PROBED.add(difficulty)
+    for persona in PERSONA_ORDER:
+        ep = Episode(persona, 0, difficulty, "train")
+        ep.build()
+        _learn_labels(ep)
+        persona_table_names(ep)
+        ep.release()
+    return True
+
+
+def _known_meta(ep: Episode) -> list[dict[str, Any]] | None:
+    """Each session's ``{"index", "group", "precursors", "action", "reasoning"}`` (the env's
+    session meta: ``episode_labels`` of the sessions) from the slots learnt, or None when one is not known."""
+    slots = _SLOTS.get((ep.persona, ep.difficulty))
+    if slots is None:
+        return None
+    out = []
+    made: frozenset[str] = _NONE
+    for idx, (slot, precursors) in enumerate(zip(ep.slots, ep.precursors, strict=True), 1):
+        known = slots.get(slot)
+        if known is None:
+            return None
+        reads, exists, by_made = known
+        labels = by_made.get(made & reads if reads else _NONE)
+        if labels is None:
+            return None
+        out.append({"index": idx, "group": slot[0], "precursors": list(precursors), "action": list(labels[0]),
+                    "reasoning": list(labels[1])})
+        if exists:
+            made = made | exists
+    return out
+
+
+# the generator's episode of each generated task (for its persona's seeded records, made once),
+# until the env builds the task's world: keyed by the task's id, with a weak reference that drops
+# the entry when the task goes
+_SEEDED: dict[int, tuple[weakref.ref[Task], Episode]] = {}
+
+
+def _remember_seeded(task: Task, ep: Episode) -> None:
     key = id(task)
-    _SEEDED[key] = (weakref.ref(task, lambda _ref, key=key: _SEEDED.pop(key, None)), tables)
+    _SEEDED[key] = (weakref.ref(task, lambda _ref, key=key: _SEEDED.pop(key, None)), ep)
 
 
 def seeded_tables(task: Task) -> dict[str, dict[str, Any]] | None:
@@ -1065,7 +1437,7 @@ def seeded_tables(task: Task) -> dict[str, dict[str, Any]] | None:
     entry = _SEEDED.pop(id(task), None)
     if entry is None or entry[0]() is not task or not task.vouched_world:
         return None
-    return entry[1]
+    return entry[1].seeded
 
 
 # ----- episode structure and session labels (derived from what each session requires) ------------

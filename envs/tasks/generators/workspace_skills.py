@@ -41,8 +41,8 @@ def _facet_check(plans: list[Any], group: str, key: str) -> dict[str, Any]:
     raise ValueError(f"no {key!r} facet in group {group!r}")
 
 
-def conventions(ep: Any) -> dict[str, Any]:
-    """The conventions an episode's checks hold its sessions to."""
+def conventions_of_checks(ep: Any) -> dict[str, Any]:
+    """The conventions an episode's checks hold its sessions to, read off its built plans."""
     plans = ep.plans
     att = _facet_check(plans, "meetings", "attendees")["expect_set"]["attendees"]
     prefix = _facet_check(plans, "todo-label", "prefix")["expect_contains"]["title"][0]
@@ -50,6 +50,16 @@ def conventions(ep: Any) -> dict[str, Any]:
             "cc": list(_facet_check(plans, "recipients", "cc")["expect_set"]["cc"]), "attendees": list(att[1:]),
             "room": _facet_check(plans, "meetings", "location")["expect"]["location"], "label": prefix[1:-1],
             "tags": list(_facet_check(plans, "note-tags", "tags")["expect_set"]["tags"])}
+
+
+def conventions(ep: Any) -> dict[str, Any]:
+    """The conventions an episode's checks hold its sessions to: as the episode drew them
+    (``Episode.conv``, known before its sessions are built; ``Episode.finish`` holds every built
+    episode's checks to them), a fresh copy."""
+    conv = getattr(ep, "conv", None)
+    if conv is None:
+        return conventions_of_checks(ep)
+    return {k: list(v) if type(v) is list else v for k, v in conv.items()}
 
 
 def old_conventions(ep: Any, now: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -132,34 +142,51 @@ def skill_route(plan: Any, kind: str, name: str, args: dict[str, Any]) -> list[s
     return [*out, json.dumps({"name": "run_skill", "arguments": {"name": name, "args": args}}, ensure_ascii=False), plan.done]
 
 
-def stage_skills(ep: Any, world: dict[str, Any], key: str) -> None:
-    """Stage the skill folders in ``world["tables"]["files"]`` and give each session a skill does
-    its ``skill``, ``manual`` and skill-using ``golden`` route (``world["sessions"]`` in place)."""
-    c = context(ep, key)
-    skills = build_skills(c)
-    stamp = (ep.start - timedelta(days=3)).strftime("%Y-%m-%d 17:00:00")
-    for s in skills:
-        for path, text in s["files"].items():
-            world["tables"]["files"].append({"path": path, "content": text, "created": stamp, "modified": stamp})
-    world["skills"] = [{"name": s["name"], "kind": s["kind"], "stale": s["stale"], "updated": s["updated"]} for s in skills]
-    by_kind = {s["kind"]: s for s in skills}
-    manual: list[str] = []
-    for plan, spec in zip(ep.plans, world["sessions"]):
+class SkillStage:
+    """An episode's skills staged: the skill folders added to ``world["tables"]["files"]`` and
+    ``world["skills"]`` at once, each session given its ``skill``, ``manual`` and skill-using
+    ``golden`` route by ``session`` (in any order: a session's staging reads only its own plan)."""
+
+    def __init__(self, ep: Any, world: dict[str, Any], key: str) -> None:
+        c = context(ep, key)
+        skills = build_skills(c)
+        stamp = (ep.start - timedelta(days=3)).strftime("%Y-%m-%d 17:00:00")
+        files = world["tables"]["files"]
+        for s in skills:
+            for path, text in s["files"].items():
+                files.append({"path": path, "content": text, "created": stamp, "modified": stamp})
+        world["skills"] = [{"name": s["name"], "kind": s["kind"], "stale": s["stale"], "updated": s["updated"]} for s in skills]
+        self.ep = ep
+        self.c = c
+        self.by_kind = {s["kind"]: s for s in skills}
+
+    def session(self, plan: Any, spec: dict[str, Any]) -> None:
+        """Stage one session (``spec`` is ``plan``'s, changed in place)."""
         spec["manual"] = list(spec["golden"])
-        manual += spec["manual"]
         kind = APPLIES.get((plan.kind, plan.group)) or APPLIES.get((plan.kind, None))
-        if kind is None or kind not in by_kind:
-            continue
-        skill = by_kind[kind]
+        if kind is None or kind not in self.by_kind:
+            return
+        c = self.c
+        skill = self.by_kind[kind]
         args = skill_args(kind, plan, c["conventions"]["label"])
         stale = skill["stale"]
         if kind == "table" and "exclude" not in plan.all_keys():  # an export without the exclusion rule
-            if drops_records(ep, args["batch"], c["old" if stale else "conventions"]["exclude"]):
+            if drops_records(self.ep, args["batch"], c["old" if stale else "conventions"]["exclude"]):
                 if not stale:
-                    continue  # the skill would leave out records this export keeps: it does not apply
+                    return  # the skill would leave out records this export keeps: it does not apply
             else:
                 stale = False  # the old convention plays no part here: the output is right
         spec["skill"] = {"name": skill["name"], "kind": kind, "args": args, "stale": stale}
         if not stale:
             spec["golden"] = skill_route(plan, kind, skill["name"], args)
+
+
+def stage_skills(ep: Any, world: dict[str, Any], key: str) -> None:
+    """Stage the skill folders in ``world["tables"]["files"]`` and give each session a skill does
+    its ``skill``, ``manual`` and skill-using ``golden`` route (``world["sessions"]`` in place)."""
+    stage = SkillStage(ep, world, key)
+    manual: list[str] = []
+    for plan, spec in zip(ep.plans, world["sessions"]):
+        stage.session(plan, spec)
+        manual += spec["manual"]
     world["manual_actions"] = manual
