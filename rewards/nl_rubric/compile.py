@@ -281,6 +281,9 @@ def _beside_time(t: str, ctx: ItemContext) -> bool:
         if compile_time_item(piece, ctx.now) is not None or _TIME_WORDS.search(piece):
             continue
         bare = _cut_purpose(piece)
+        if _IF.search(bare) or re.search(r"\b(?:if|otherwise|unless|else)\b|如果|否则|若|要是", bare) or _LOOKUP.search(bare) \
+                or _RESOLVED.search(bare):
+            continue  # a condition, a look-up or what it found: the reasoning the time reader settles, as for any item
         if bare and (_has_modal(bare) or (_DEMAND_START_ZH if zh else _DEMAND_START_EN).match(bare)):
             return True
     return False

@@ -202,3 +202,11 @@ def test_a_second_verb_of_the_same_subject_is_read_too() -> None:
     assert "seafood" in said and "beef in sour soup" in said, said
     # a negation's reach past "and" is unclear: not split
     assert "select" not in (_said("The noodle order should avoid seafood and include Beef in Sour Soup", EN) or "")
+
+
+def test_a_look_up_or_a_condition_beside_a_time_is_reasoning_not_a_second_demand() -> None:
+    # "X needs to be checked. If ..., the time should be A; otherwise B. Upon checking, ..., so the time is B": the time
+    text = ("The distance to the tea house needs to be checked. If it is more than 2km, the reservation should be at "
+            "18:00:00 on 2025-06-14; otherwise, it should be at 17:30:00 on 2025-06-14. Upon checking, it is 900 meters, so "
+            "the reservation time is 17:30:00 on 2025-06-14")
+    assert isinstance(nl_rubric.compile_item(text, EN), nl_rubric.TimeWindow)
