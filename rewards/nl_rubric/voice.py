@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .text import _is_zh
+from .text import _BASE_VERB, _is_zh
 
 _AGENT_EN = r"(?:(?:the|an?|our) )?(?:ai |service |customer service |booking )?(?:agent|assistant|model|system|bot)|you|we"
 _LEAD_EN = r"(?P<lead>(?:when|while|for|as for|regarding|upon|in|on|at|after|before)\s+[^,]{2,80},\s*)?"
@@ -224,7 +224,7 @@ def _keyed(c: str) -> list[str] | None:
             return [f"{key} should be {value}"]
         if first in ("only", "all", "both", "each", "not", "never"):
             return [f"{key} should {'be ' if first in ('only', 'all', 'both', 'each') else ''}{value}"]
-        return [f"{key} should {re.sub(r'^(includes|contains|has|comes with|offers|provides)', lambda x: {'has': 'have'}.get(x[1], x[1][:-1] if x[1].endswith('s') else x[1]), value)}"]
+        return [f"{key} should {_base_form(first)}{value[len(first):]}"]  # "includes X": "should include X"
     out = [f"{key} should be {value}"]
     if value.startswith("no "):
         out.append(f"{key} should contain {value}")
@@ -262,7 +262,7 @@ def _imperative_en(c: str, protected: Callable[[str], list[tuple[int, int]]] | N
     m = _IMPERATIVE_EN.match(c)
     if m is None:
         return []
-    verb = {"get": "order", "grab": "order", "find": "choose", "go": "go"}.get(m["verb"], m["verb"])
+    verb = {"get": "order", "grab": "order", "find": "choose"}.get(m["verb"], m["verb"])
     if verb not in _VERBS or _VERBS[verb][0] != verb:
         return []  # a base form only: "orders X" is no command
     neg = "does not " if m["neg"] else ""
@@ -294,6 +294,11 @@ def _fragment_en(c: str) -> list[str]:
     if m["neg"]:
         return [f"{t} should contain no {v}", f"{t} should not be {v}", f"{t} should be no {v}"]
     return [f"{t} should be {v}", f"{t} should include {v}"]
+
+
+def _base_form(verb: str) -> str:
+    """A present-tense verb's base form ("includes" -> "include", "has" -> "have")."""
+    return _BASE_VERB.get(verb) or (verb[:-1] if verb.endswith("s") else verb)
 
 
 def _plain_en(c: str) -> list[str]:
