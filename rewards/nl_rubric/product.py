@@ -499,7 +499,20 @@ def _zh_of_the_kind(value: str, subject: str, ctx: ItemContext) -> str:
     for k in range(min(4, len(value) - 2), 0, -1):  # "无奶咖啡": a tail the subject names
         if value[-k:] in subject and _found(value[:-k], ctx, "product"):
             return value[:-k]
+    tries = _variants(value, True, "")
+    if any(_found(v, ctx, "product") for v in tries):
+        return value
+    bare = tries[-1]  # "红汤汤面类商品": "红汤汤面", a kind of dish after what it has
+    kind = _ZH_KIND_TAIL.search(bare)
+    if kind is not None and kind.start() >= 2 and _found(bare[:kind.start()], ctx, "product"):
+        return bare[:kind.start()]  # "红汤", an option
     return value
+
+
+# a kind of dish or drink said after what it has ("红汤汤面", "椒麻口味的鸡", "芋泥点心"): the head noun, which a
+# catalogue spells in a product's name in words of its own ("牛肉面", "面条"), so the value is what comes before it
+_ZH_KIND_TAIL = re.compile(r"(?:的)?(?:汤面|拌面|面条|面食|面|米线|米粉|粉丝|粉|汤粉|盖饭|炒饭|米饭|饭|粥|汤|饮品|饮料|奶茶|果茶|茶饮|茶|"
+                           r"咖啡|果汁|蛋糕|面包|甜品|甜点|点心|糕点|小吃|饼|卷|沙拉|寿司|披萨|汉堡|火锅|套餐|菜品|菜|主食)$")
 
 
 def _zh_place_prefix(value: str, neg: bool, ctx: ItemContext) -> tuple[StoreSpec | None, str]:
@@ -766,6 +779,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         try:
             return feature(text, True)
         except _Unclear:
+            unsold = _unsold_flavour(text, zh, head, (option or soft) and not extra_neg, ctx)
+            if unsold is not None:
+                return unsold
             alts = [a for a in _OR.split(text) if a.strip()]
             if len(alts) < 2:
                 raise
@@ -818,6 +834,29 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
             raise _Unclear
         parts.append(CountSpec(what="items", value=count_n, phrase=goods[0].phrases[0]))
     return parts  # several: compile joins them (AllOf)
+
+
+# a degree or a judgement ("too sweet", "太油腻"): not a flavour a menu spells
+_DEGREE = re.compile(r"\b(?:too|very|overly|excessively|extremely|so|quite|rather|more|less|most|least|fairly|slightly|"
+                     r"high|low|heavy|light|strong|mild)\b|太|过于|过|很|非常|偏|较|比较|最|重|淡|浓")
+
+
+def _unsold_flavour(text: str, zh: bool, head: str, flavour: bool, ctx: ItemContext) -> FeatureSpec | None:
+    """A flavour or option the item excludes that nothing in the task's catalogue spells in any reading
+    ("must not be gold soup flavor", "不是金汤口味" where no product, option, tag or place holds "gold soup" /
+    "金汤"): no product may spell it, which is the demand as said (every product this world sells meets it,
+    as every route the item allows does). Only for a value the item calls a flavour or option (``flavour``)
+    that names a thing, not a degree or judgement ("too sweet", "太油腻"); None otherwise."""
+    if not flavour or _OR.search(text) or _AND.search(text) or _DEGREE.search(text) or (zh and _ZH_JUDGEMENT.search(text)):
+        return None
+    tries = _variants(text, zh, head)
+    bare = tries[-1]
+    if (not 2 <= len(bare) <= 6 if zh else len(bare) < 3 or len(bare.split()) > 3) or bare in _GENERIC_GOODS \
+            or _stem(bare) in _GENERIC_GOODS or (not zh and not re.fullmatch(r"[a-z][a-z' -]*", bare)):
+        return None
+    if any(_found(v, ctx, sc) for v in tries for sc in ("product", "place")):
+        return None
+    return FeatureSpec(scope="product", phrases=[bare], negated=True)
 
 
 # ----- classes of food: "must not contain offal (such as ...)", "should be non-spicy" (``lexicon``) ----------
