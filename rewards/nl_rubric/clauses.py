@@ -96,7 +96,7 @@ _ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共
 _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
-_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|选|含有|有|来自|购买|买|点|下单|避免|使用|具有|具备|配有|同时)"
+_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|可以|可|能够)"
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
@@ -167,6 +167,8 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
             neg, pred = not neg, pred[len(word):]
             if word != "不" and not re.match(r"(?:选择|选|购买|点|下单|预订|预约|使用|包含|含有|是|为|在|去)", pred):
                 pred = "选择" + pred  # "应避免深烘类型": not choosing it
+        if m.re is _ZH_MODAL and m.group("neg") in ("不要", "别") and _ZH_BARE_THING.fullmatch(pred.strip(" ，,")):
+            pred = "含有" + pred  # "饮品订单里不要咖啡": "不要" is itself the verb (not wanting a thing)
         nm = _ZH_NONE.search(subject)
         if nm:  # "没有商品应为X": not X
             neg, subject = not neg, subject[:nm.start()]
@@ -186,6 +188,9 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
     return subject.strip(" ,"), neg, pred.strip(" ,")
 
 
+# a thing named with no verb before it ("咖啡", "香菜和葱"): what "不要" does not want
+_ZH_BARE_THING = re.compile(r"(?!(?:太|过|超|高|低|少|多|在|为|是|选|点|买|加|含|有|用|去|让|被|把|给|跟|和|与|从|到))"
+                            r"[\u4e00-\u9fff、和]{1,8}")
 _ZH_NONE = re.compile(r"(?:没有|无)(?:任何|一个|一款|一件|一份|一样)?(?:商品|菜品|产品|饮品|东西|单品)$")
 # a subject that negates the demand ("No Ice should be selected" names a value: only a generic noun after "no")
 _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"

@@ -369,7 +369,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         several = re.sub(r"\b(?:average|per person|per head)\b", " ", several)
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
                  r"(?<!include )(?<!includes )(?<!contain )(?<!contains )(?<!have )(?<!has )both(?! (?:of them )?(?:from|at) )|other than|except|"
-                 r"besides|apart from|excluding)\b|相同|同一|同时(?!包含|包括|含有|具有|有|含|点|选|要)|各|分别|每|人均|平均|除了|除",
+                 r"besides|apart from|excluding)\b|相同|同样|同一|同时(?!包含|包括|含有|具有|有|含|点|选|要)|各|分别|每|人均|平均|除了|除",
                  several):
         raise _Unclear  # about several records at once, or per head
     for parser in (_best_item, _rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
@@ -383,7 +383,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
 # after a count, whom each of it is for: an explanation ("..., one each for A and B", "，分别给A和B各一份")
 _ONE_EACH = re.compile(r",\s*(?:with )?one (?:each|apiece) for\b[^,;]*$|[，,]\s*(?:分别)?(?:给|为)[^，,]{1,20}?各(?:一|1)(?:份|杯|个|碗|盒)$")
 # a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records
-_SAME_ITEMS = re.compile(r"(?<=\d )(?:(?:[a-z]+ )?of )?the same\b|(?<=\d )[a-z]+ of one\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)相同")
+_SAME_ITEMS = re.compile(r"(?<=\d )(?:(?:[a-z]+ )?of )?the same\b|(?<=\d )[a-z]+ of one\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)(?:相同|同样|一样)")
 
 
 def _with_about(spec: Any, about: str) -> Any:

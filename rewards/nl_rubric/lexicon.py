@@ -70,7 +70,7 @@ CONCEPTS: dict[str, Concept] = {
     "high cholesterol": Concept(_w("高胆固醇|胆固醇高|high cholesterol|high-cholesterol"),
                                 _w(_OFFAL_ZH + "|" + _OFFAL_EN + "|蟹黄|蟹膏|鱼子|鱼籽|蛋黄|roe|crab roe|egg yolk"),
                                 _w("护肝|养肝|清肝|肝火|organic")),
-    "dairy": Concept(_w("奶制品|乳制品|奶类|乳类|dairy|dairy product|milk product"),
+    "dairy": Concept(_w("奶制品|乳制品|奶类|乳类|奶|牛奶|dairy|dairy product|milk product"),
                      _w("奶|乳|芝士|奶酪|起司|黄油|奶油|酸奶|milk|dairy|cheese|butter|cream|yogurt|yoghurt|latte|"
                         "whey|custard"),
                      _w("无奶|不加奶|椰奶|椰乳|豆奶|豆乳|燕麦奶|杏仁奶|植物奶|豆腐乳|腐乳|乳鸽|乳猪|乳山|奶白菜|奶油生菜|"

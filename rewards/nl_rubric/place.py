@@ -170,9 +170,19 @@ def _store_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> StoreSp
         if tail:
             ids = _places_named(tail.group("x"), ctx, chain=True)
             x = tail.group("x") if ids else x
+    if not ids and zh and re.match(r"^(?:在|从|去|到)", p):  # "在X点", "去X买": a verb of ordering after the place
+        verb = _ZH_ORDERED_AT.match(x)
+        if verb:
+            ids = _places_named(verb.group("x"), ctx, chain=False) or _places_named(verb.group("x"), ctx, chain=True)
+            x = verb.group("x") if ids else x
     if not ids:
         return None
     return StoreSpec(place_ids=sorted(ids), name=x, negated=neg)
+
+
+# after "在 / 从 X", the verb of ordering there ("在X点", "从X买", "在X点单"); only after a place preposition, where a name
+# ending in the same character ("甜点") is still tried whole first
+_ZH_ORDERED_AT = re.compile(r"^(?P<x>.{2,}?)(?:点单|点菜|订餐|消费|预订|预约|点|买|订)$")
 
 
 _DESCRIBED_EN = re.compile(r"^(?P<x>.+?)['\"”]?\s+(?:that|which|who|where|the user|they|he|she|(?:from|in) (?:the user's|their|his|"

@@ -230,7 +230,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购|可(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
+                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
@@ -352,7 +352,7 @@ _WITHOUT_ZH = re.compile(rf"^(?P<w>{'|'.join(w for w in _WITHOUT_WORDS_ZH if w !
 # a sugar level in tenths ("three parts sugar", "3 parts sweet": 三分糖), as a menu spells it ("30% Sugar")
 _PARTS_EN = re.compile(r"^(?P<n>[1-9]|one|two|three|four|five|six|seven|eight|nine)[- ]parts? (?P<w>sugar|sweet)(?:ness)?$")
 # a service said with "can" ("可堂食"): the service itself, as a tag may spell it ("堂食店")
-_SERVICE_ZH = re.compile(r"^可(?P<x>堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送)$")
+_SERVICE_ZH = re.compile(r"^(?:可以|可|能够|能)(?P<x>堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送)$")
 # a value that is a size ("large portion size", "大份量规格"): an option where one offers it, else a word of the name
 _SIZE_VALUE = re.compile(r"^(?:small|medium|large|extra[- ]large|big|half|full|double)[- ](?:portion|size|serving|bowl|cup)"
                          r"|^(?:大|中|小|半|超大|特大)(?:份|分量|杯|碗|号)")
@@ -538,7 +538,8 @@ _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|ca
                         # "contain chicken and come with dipping sauce": a second verb of the same subject
                         r"|\s+and\s+(?=(?:come with|comes with|include|includes|contain|contains|have|has|select|"
                         r"choose|avoid|offer|provide)\b)(?P<rest2>.+)$")
-_SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|"
+_SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|须|需(?=选|包含|含|点|买|加|有|为)|"
+                        r"要(?=选|包含|含|点|买|加|有|为)|"
                         r"(?=选择|避免|不要|不得|不能|不可|不应))"
                         r"(?P<rest>.+)$")
 _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")

@@ -291,7 +291,8 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         x = re.sub(r"(?:中的|中|里的|的)?(?:商品|菜品|产品)?$", "", m.group("x"))
         x = re.sub(r"^.{1,20}?订单(?:中|里)的?(?=..)", "", x)  # "新疆菜订单中包包菜炒馕的数量": the product
         x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
-        phrase = "" if not x or x.endswith("订单") else _product_phrase(re.sub(r"类$", "", x), ctx)
+        meal = _ZH_MEAL.search(x) is not None and not _found(x, ctx, "product")  # "母子晚餐的商品总数": the order's
+        phrase = "" if not x or x.endswith("订单") or meal else _product_phrase(re.sub(r"类$", "", x), ctx)
         total = CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
         if more and phrase:
             raise _Unclear
@@ -367,7 +368,9 @@ _EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purc
 _EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
                           rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
 _ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
-_SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样)的?|同一种|同款)\s*|^of one\s+")
+# an order named by the meal it is ("母子晚餐", "部门茶歇", "加班小食"): its goods, not a product's
+_ZH_MEAL = re.compile(r"(?:早餐|午餐|晚餐|早饭|午饭|晚饭|夜宵|宵夜|下午茶|茶歇|外卖|聚餐|小食|加餐|正餐|便当)$")
+_SAME = re.compile(r"^(?:of )?(?:the same|identical|(?:相同|一样|同样)的?|同一种|同一款|同款)\s*|^of one\s+")
 _CLASS_WORD = re.compile(r"(?:the )?[a-z]+(?: (?:items?|products?|goods|dish(?:es)?))?|[\u4e00-\u9fff]{1,3}")
 _SEVERAL = re.compile(r"\b(?:different|various|distinct|kinds?|types?|each|respectively|both|at least|at most)\b|不同|各|每|分别|种")
 

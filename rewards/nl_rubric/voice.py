@@ -354,7 +354,16 @@ def _zh_declared(clause: str, agent: bool) -> tuple[str, str]:
         if re.match(r"^(?:在|从|向|于)", head) and "的" not in head and demand.startswith("应"):
             return f"应{head}{demand[1:]}{tail}", before_verb
         return before_verb, before_verb
+    at = _ZH_DONE_AT.search(clause)  # "小吃订单在X下单": where it is ordered, said plainly
+    if at is not None:
+        said = f"{clause[:at.start()]}应{clause[at.start():]}"
+        return said, said
     return clause, clause
+
+
+# a plain statement of where something is ordered, in the present ("X在Y下单", "X从Y购买"): the place preposition after
+# what is ordered, and the verb of ordering closing the clause
+_ZH_DONE_AT = re.compile(r"(?<=[\u4e00-\u9fff])(?<![应需要须得将])(?:在|从)(?=[^，,；;]{2,60}?(?:下单|购买|订购|点餐|点单|订餐|买|点)[，,；;。]?$)")
 
 
 _ZH_MODAL_ANY = re.compile(r"应|必须|需要|需|务必|不能|不得|不要|只能")
