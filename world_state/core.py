@@ -248,14 +248,12 @@ class Table(Generic[E]):
             raise KeyError(f"{self.name}: no record with id {key!r}")
         if old.__pydantic_extra__ is None and old.__pydantic_private__ is None:
             # ``_copy_with`` inlined (a write's every update): the fields with ``changes``, unvalidated
-            fields = old.__dict__.copy()
-            fields.update(changes)
             row = _new_object(old.__class__)
-            _set_attr(row, "__dict__", fields)
+            _set_fields(row, {**old.__dict__, **changes})
             fields_set = old.__pydantic_fields_set__  # grown by ``changes`` (rows are frozen: never changed in place)
-            _set_attr(row, "__pydantic_fields_set__", fields_set if changes.keys() <= fields_set else fields_set | changes.keys())
-            _set_attr(row, "__pydantic_extra__", None)
-            _set_attr(row, "__pydantic_private__", None)
+            _set_fields_set(row, fields_set if changes.keys() <= fields_set else fields_set | changes.keys())
+            _set_extra(row, None)
+            _set_private(row, None)
         else:
             row = _copy_with(old, changes)
         self.base = False
@@ -344,16 +342,34 @@ _set_attr = object.__setattr__
 M = TypeVar("M", bound=BaseModel)
 
 
+def _slot_setter(name: str) -> Callable[[Any, Any], None]:
+    """``lambda obj, value: object.__setattr__(obj, name, value)`` for one of the attributes every
+    pydantic model instance has in its own slots (``BaseModel.__slots__``): the slot's descriptor's
+    own ``__set__`` when pydantic declares it, the very thing ``object.__setattr__`` looks up and
+    calls, without the look-up (every row a write makes sets four of them)."""
+    descriptor = BaseModel.__dict__.get(name)
+    setter = getattr(descriptor, "__set__", None)
+    if setter is None:
+        return lambda obj, value: _set_attr(obj, name, value)
+    return setter
+
+
+_set_fields = _slot_setter("__dict__")
+_set_fields_set = _slot_setter("__pydantic_fields_set__")
+_set_extra = _slot_setter("__pydantic_extra__")
+_set_private = _slot_setter("__pydantic_private__")
+
+
 def unvalidated(model: type[M], fields: dict[str, Any], fields_set: set[str]) -> M:
     """An instance of ``model`` (a pydantic model with no extra fields or private attributes) whose
     fields are ``fields`` (the dict itself, not a copy) and set fields ``fields_set``, made without
     validation: for values the caller has already validated or built itself (a row's copy with a
     change, a generator's own rows). ``model.model_construct`` does the same with its generic steps."""
     new = _new_object(model)
-    _set_attr(new, "__dict__", fields)
-    _set_attr(new, "__pydantic_fields_set__", fields_set)
-    _set_attr(new, "__pydantic_extra__", None)
-    _set_attr(new, "__pydantic_private__", None)
+    _set_fields(new, fields)
+    _set_fields_set(new, fields_set)
+    _set_extra(new, None)
+    _set_private(new, None)
     return new
 
 

@@ -82,14 +82,28 @@ def requires_prior_call(tools: str | Sequence[str], arg: str, what: str | None =
     return Precondition(f"{shown} must have been called earlier for the same {label}", check, names)
 
 
+def no_record(what: str, value: Any) -> str:
+    """The refusal of a call that names no record (one wording for ``exists``, ``field_in`` and the
+    rules that look a record up themselves)."""
+    return f"{what} {value!r} does not exist"
+
+
 def exists(table: str, arg: str, what: str, produced_by: Iterable[str] = ()) -> Precondition:
     """``args[arg]`` names a record of ``table``; ``produced_by`` are the tools that reveal its id."""
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
         # the table's rows read directly (``Table.__contains__``'s own test, without its call)
-        return None if args.get(arg) in world.tables[table].rows else f"{what} {args.get(arg)!r} does not exist"
+        return None if args.get(arg) in world.tables[table].rows else no_record(what, args.get(arg))
 
     return Precondition(f"the {what} must exist", check, tuple(produced_by))
+
+
+def field_problem(row: Entity, what: str, allowed: tuple[str, ...], attr: str = "status") -> str | None:
+    """Why ``row`` (a ``what``) fails ``field_in``: its ``attr`` is not in ``allowed``; None when it is."""
+    value = getattr(row, attr)
+    if value in allowed:
+        return None
+    return f"{what} {row.key} has {attr} {value!r}; this needs {attr} in {list(allowed)}"
 
 
 def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str = "status") -> Precondition:
@@ -99,11 +113,8 @@ def field_in(table: str, arg: str, what: str, allowed: Iterable[str], attr: str 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
         row = world.tables[table].rows.get(args.get(arg))  # ``Table.get``, without its call
         if row is None:
-            return f"{what} {args.get(arg)!r} does not exist"
-        value = getattr(row, attr)
-        if value in allowed_t:
-            return None
-        return f"{what} {row.key} has {attr} {value!r}; this needs {attr} in {list(allowed_t)}"
+            return no_record(what, args.get(arg))
+        return field_problem(row, what, allowed_t, attr)
 
     return Precondition(f"the {what}'s {attr} must be one of {', '.join(allowed_t)}", check)
 
@@ -179,6 +190,10 @@ class ToolSpec:
     usage: str = ""
     description: str = ""
     schema: dict[str, Any] = field(default_factory=dict)
+    # ``pre`` in one function (``tool(check=...)``): the first problem of ``pre`` in its order, with
+    # the same message, or None; for a tool whose rules read the same records, which it then looks
+    # up once instead of once per rule. ``pre`` stays the rules the agent reads and the graph uses
+    check: Callable[[World, History, dict[str, Any]], str | None] | None = None
 
     def __post_init__(self) -> None:
         self.plan = _plan(self.args_model)
@@ -407,8 +422,13 @@ def tool(
     post: Sequence[Postcondition] = (),
     aliases: Sequence[str] = (),
     name: str | None = None,
+    check: Callable[[World, History, dict[str, Any]], str | None] | None = None,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
-    """Declare a tool. The first parameter receives the world; the rest become the schema."""
+    """Declare a tool. The first parameter receives the world; the rest become the schema.
+
+    ``check``, when given, is every rule of ``pre`` in one function (see ``ToolSpec.check``): a call
+    runs it instead of the rules one by one; it must refuse exactly what they refuse, with the
+    first failing rule's message (tests compare the two)."""
 
     def wrap(fn: Callable[..., Any]) -> ToolSpec:
         summary, arg_docs = _arg_docs(fn.__doc__ or "")
@@ -433,6 +453,7 @@ def tool(
             pre=tuple(pre),
             post=tuple(post),
             aliases=tuple(aliases),
+            check=check,
         )
 
     return wrap
@@ -620,11 +641,18 @@ class Toolkit:
             except ValidationError as err:
                 msg = f"invalid arguments for {spec.name}: {_validation_message(err)}. Usage: {spec.usage}"
                 return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
-        for p in spec.pre:
-            problem = p.check(world, history, args)
+        check = spec.check
+        if check is not None:  # the rules in one function, each record looked up once
+            problem = check(world, history, args)
             if problem:
                 msg = f"{spec.name} refused: {problem}."
                 return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
+        else:
+            for p in spec.pre:
+                problem = p.check(world, history, args)
+                if problem:
+                    msg = f"{spec.name} refused: {problem}."
+                    return self._record(history, step, call_id, spec.name, arguments, "rejected", msg, world)
         txn = world.begin() if spec.kind == "write" else None
         before = world.copy() if (self.check_postconditions and spec.post) else None
         try:

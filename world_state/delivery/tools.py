@@ -23,6 +23,7 @@ from servicegym.world_state.life.entities import Order, OrderLine, OrderStatus
 from servicegym.world_state.life.tools import (
     SHARED_TOOLS,
     geocode,
+    order_check,
     search_hits,
     search_index,
     status_rule,
@@ -58,11 +59,18 @@ def _user_matches(world: DeliveryWorld, history: History, args: dict[str, Any]) 
     return None if args.get("user_id") == world.user_id else f"user_id {args.get('user_id')!r} is not this user's id"
 
 
-def _is_delivery_order(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.tables["orders"].rows.get(args.get("order_id"))
-    if order is not None and order.order_type != "delivery":
+def _delivery_problem(order: Order) -> str | None:
+    """Why ``order`` is not for the delivery tools (another domain's order), or None."""
+    if order.order_type != "delivery":
         return f"order {order.order_id} is a {order.order_type} order, not a delivery order"
     return None
+
+
+def _is_delivery_order(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
+    order = world.tables["orders"].rows.get(args.get("order_id"))
+    return None if order is None else _delivery_problem(order)
+
+
 
 
 def _products_in_store(world: DeliveryWorld, history: History, args: dict[str, Any]) -> str | None:
@@ -363,12 +371,15 @@ def create_delivery_order(
 
 _ORDER_EXISTS = exists("orders", "order_id", "order", ORDER_SOURCES)
 _DELIVERY_ONLY = rule("the order must be a delivery order", _is_delivery_order)
+_CANCEL_LOOKUP = requires_prior_call(("get_delivery_order_status", "get_delivery_order_detail"), "order_id", "order")
+_MODIFY_LOOKUP = requires_prior_call("get_delivery_order_detail", "order_id", "order")
 
 
 @tool(
     kind="write",
     pre=[_ORDER_EXISTS, _DELIVERY_ONLY, field_in("orders", "order_id", "order", ["unpaid"])],
     post=[Postcondition("the order is paid", _post_status("paid"))],
+    check=order_check(_delivery_problem, None, ("unpaid",), vitabench_any=False),
 )
 def pay_delivery_order(world: DeliveryWorld, order_id: str) -> str:
     """Pay an unpaid delivery order once the user has confirmed the payment.
@@ -395,13 +406,14 @@ def get_delivery_order_status(world: DeliveryWorld, order_id: str) -> dict[str, 
     pre=[
         _ORDER_EXISTS,
         _DELIVERY_ONLY,
-        requires_prior_call(("get_delivery_order_status", "get_delivery_order_detail"), "order_id", "order"),
+        _CANCEL_LOOKUP,
         status_rule("orders", "order_id", "order", CANCELLABLE),
     ],
     post=[
         Postcondition("the order is cancelled", _post_status("cancelled")),
         Postcondition("its products' stock is restored", _post_stock_restored),
     ],
+    check=order_check(_delivery_problem, _CANCEL_LOOKUP, CANCELLABLE, vitabench_any=True),
 )
 def cancel_delivery_order(world: DeliveryWorld, order_id: str) -> str:
     """Cancel a delivery order (or its pending payment); its products' stock is restored. An order already cancelled cannot be cancelled; in generated tasks neither can a delivered one (tasks from VitaBench files, as VitaBench, allow any other status).
@@ -420,10 +432,11 @@ def cancel_delivery_order(world: DeliveryWorld, order_id: str) -> str:
     pre=[
         _ORDER_EXISTS,
         _DELIVERY_ONLY,
-        requires_prior_call("get_delivery_order_detail", "order_id", "order"),
+        _MODIFY_LOOKUP,
         status_rule("orders", "order_id", "order", MODIFIABLE),
     ],
     post=[Postcondition("the order's note is the new note", _post_note)],
+    check=order_check(_delivery_problem, _MODIFY_LOOKUP, MODIFIABLE, vitabench_any=True),
 )
 def modify_delivery_order(world: DeliveryWorld, order_id: str, note: str) -> Order:
     """Replace the note of a delivery order; if the order is still unpaid, ask the user to confirm payment afterwards. A cancelled order cannot be modified; in generated tasks neither can a delivered one (tasks from VitaBench files, as VitaBench, allow any other status).

@@ -40,8 +40,25 @@ from servicegym.world_state.instore.entities import (
     vitabench_shop_index,
 )
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
-from servicegym.world_state.life.tools import SHARED_TOOLS, search_hits, status_rule, top_k_problem, vitabench_release
-from servicegym.world_state.tools import Postcondition, Precondition, exists, field_in, rule, tool
+from servicegym.world_state.life.tools import (
+    SHARED_TOOLS,
+    order_check,
+    search_hits,
+    status_problem,
+    status_rule,
+    top_k_problem,
+    vitabench_release,
+)
+from servicegym.world_state.tools import (
+    Postcondition,
+    Precondition,
+    exists,
+    field_in,
+    field_problem,
+    no_record,
+    rule,
+    tool,
+)
 
 ORDER_PREFIX, BOOK_PREFIX, RESERVATION_PREFIX = "I", "B", "R"
 SHOP_SOURCES = ("instore_shop_search_recommend", "instore_product_search_recommend", "get_nearby")
@@ -61,8 +78,9 @@ def looked_up(tools: Sequence[str], arg: str, what: str) -> Precondition:
         value = args.get(arg)
         if isinstance(value, str) and value:
             needle = encode_basestring(value)  # json.dumps(value, ensure_ascii=False): quoted, so "R1" is not in "R10"
+            # newest first, by tuple position (``HistoryEntry``: kind 3, name 5, outcome 7, content 8)
             for e in reversed(history.entries):
-                if e.name in names and e.kind == "tool_call" and e.outcome == "executed" and needle in e.content:
+                if e[5] in names and e[3] == "tool_call" and e[7] == "executed" and needle in e[8]:
                     return None
         return f"look the {what} {value!r} up with {shown} first"
 
@@ -102,16 +120,21 @@ def _in_stock(world: LifeWorld, history: History, args: dict[str, Any]) -> str |
     return None
 
 
+def _closed_problem(shop: Shop | None, time: str) -> str | None:
+    """Why ``shop`` cannot serve at ``time`` (it is closed then), or None (also for no shop, or a
+    time not of the form the time rule asks, which that rule reports)."""
+    try:
+        hhmm = time_hhmm(time)
+    except ValueError:
+        return None  # reported by the time rule
+    if shop is not None and not shop.is_open_at(hhmm):
+        return f"shop {shop.shop_id} is closed at {hhmm} (open {shop.open_time}-{shop.close_time})"
+    return None
+
+
 def _open_at_time(shop_of: Callable[[LifeWorld, dict[str, Any]], Shop | None]):
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-        shop = shop_of(world, args)
-        try:
-            hhmm = time_hhmm(args["time"])
-        except ValueError:
-            return None  # reported by the time rule
-        if shop is not None and not shop.is_open_at(hhmm):
-            return f"shop {shop.shop_id} is closed at {hhmm} (open {shop.open_time}-{shop.close_time})"
-        return None
+        return _closed_problem(shop_of(world, args), args["time"])
 
     return check
 
@@ -125,21 +148,28 @@ def _shop_of_reservation(world: LifeWorld, args: dict[str, Any]) -> Shop | None:
     return None if r is None else world.tables["shops"].rows.get(r.shop_id)
 
 
+def _service_problem(shop: Shop, flag: str, service: str) -> str | None:
+    return None if getattr(shop, flag) else f"shop {shop.shop_id} does not take {service} ({flag} is false)"
+
+
 def _shop_allows(flag: str, service: str):
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
         shop = world.tables["shops"].rows.get(args["shop_id"])
-        if shop is not None and not getattr(shop, flag):
-            return f"shop {shop.shop_id} does not take {service} ({flag} is false)"
-        return None
+        return None if shop is None else _service_problem(shop, flag, service)
 
     return check
 
 
-def _is_instore_order(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    order = world.tables["orders"].rows.get(args.get("order_id"))
-    if order is not None and order.order_type != "instore":
+def _instore_problem(order: Order) -> str | None:
+    """Why ``order`` is not for the in-store tools (another domain's order), or None."""
+    if order.order_type != "instore":
         return f"order {order.order_id} is a {order.order_type} order, not an in-store order"
     return None
+
+
+def _is_instore_order(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+    order = world.tables["orders"].rows.get(args.get("order_id"))
+    return None if order is None else _instore_problem(order)
 
 
 def _owned(table: str, arg: str, what: str, owner: str = "customer_id"):
@@ -190,6 +220,70 @@ _ORDER_EXISTS = exists("orders", "order_id", "order", ("create_instore_product_o
 _INSTORE_ONLY = rule("the order must be an in-store order", _is_instore_order)
 _BOOK_EXISTS = exists("books", "book_id", "booking", ("instore_book", *BOOK_LOOKUPS))
 _RESERVATION_EXISTS = exists("reservations", "reservation_id", "reservation", ("instore_reservation", *RESERVATION_LOOKUPS))
+_ORDER_LOOKED_UP = looked_up(ORDER_LOOKUPS, "order_id", "order")
+_BOOK_LOOKED_UP = looked_up(BOOK_LOOKUPS, "book_id", "booking")
+_RESERVATION_LOOKED_UP = looked_up(RESERVATION_LOOKUPS, "reservation_id", "reservation")
+_COUNT = _positive("customer_count")
+_COUNT_IF_GIVEN = _positive("customer_count", optional=True)
+
+
+# ----- each write's rules in one function (``tool(check=...)``): its record looked up once --------
+
+
+def _record_check(table: str, arg: str, what: str, prior: Precondition | None, allowed: tuple[str, ...],
+                  vitabench_refused: tuple[str, ...] | None) -> Any:
+    """``[exists, prior, status]`` of a booking or reservation: ``status`` is ``status_rule(...,
+    allowed, vitabench_refused)``, or ``field_in(..., allowed)`` when ``vitabench_refused`` is None."""
+    prior_check = prior.check if prior is not None else None
+
+    def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+        key = args.get(arg)
+        row = world.tables[table].rows.get(key)
+        if row is None:
+            return no_record(what, key)
+        if prior_check is not None:
+            problem = prior_check(world, history, args)
+            if problem:
+                return problem
+        if vitabench_refused is None:
+            return field_problem(row, what, allowed)
+        return status_problem(world, row, what, allowed, vitabench_refused)
+
+    return check
+
+
+def _new_visit_check(flag: str, service: str) -> Any:
+    """The rules of ``instore_book`` (``enable_book``) and ``instore_reservation``
+    (``enable_reservation``): the user, the shop (looked up once), its service, the time, the
+    shop's hours and the party size."""
+
+    def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+        problem = _user_matches(world, history, args)
+        if problem:
+            return problem
+        sid = args.get("shop_id")
+        shop = world.tables["shops"].rows.get(sid)
+        if shop is None:
+            return no_record("shop", sid)
+        return (_service_problem(shop, flag, service) or _time_ok(world, history, args)
+                or _closed_problem(shop, args["time"]) or _COUNT(world, history, args))
+
+    return check
+
+
+_MOVED_LIVE = ("consumed", "cancelled")  # what a VitaBench task refuses to move
+
+
+def _modify_reservation_check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+    """The rules of ``instore_modify_reservation``, the reservation looked up once."""
+    rid = args.get("reservation_id")
+    r = world.tables["reservations"].rows.get(rid)
+    if r is None:
+        return no_record("reservation", rid)
+    return (_RESERVATION_LOOKED_UP.check(world, history, args)
+            or status_problem(world, r, "reservation", LIVE, _MOVED_LIVE) or _time_ok(world, history, args)
+            or _closed_problem(world.tables["shops"].rows.get(r.shop_id), args["time"])
+            or _COUNT_IF_GIVEN(world, history, args))
 
 
 # ----- stock ----------------------------------------------------------------------------------
@@ -361,6 +455,7 @@ def create_instore_product_order(world: LifeWorld, user_id: str, shop_id: str, p
     kind="write",
     pre=[_ORDER_EXISTS, _INSTORE_ONLY, field_in("orders", "order_id", "order", ["unpaid"])],
     post=[Postcondition("the order is paid", _post_status("orders", "order_id", "paid"))],
+    check=order_check(_instore_problem, None, ("unpaid",), vitabench_any=False),
 )
 def pay_instore_order(world: LifeWorld, order_id: str) -> str:
     """Pay an unpaid in-store order once the user has confirmed the payment.
@@ -377,13 +472,14 @@ def pay_instore_order(world: LifeWorld, order_id: str) -> str:
     pre=[
         _ORDER_EXISTS,
         _INSTORE_ONLY,
-        looked_up(ORDER_LOOKUPS, "order_id", "order"),
+        _ORDER_LOOKED_UP,
         status_rule("orders", "order_id", "order", LIVE),
     ],
     post=[
         Postcondition("the order is cancelled", _post_status("orders", "order_id", "cancelled")),
         Postcondition("its products' stock is restored", _post_stock_restored),
     ],
+    check=order_check(_instore_problem, _ORDER_LOOKED_UP, LIVE, vitabench_any=True),
 )
 def instore_cancel_order(world: LifeWorld, order_id: str) -> str:
     """Cancel an in-store order (or its pending payment); its stock goes back to the shop. An order already cancelled cannot be cancelled; in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).
@@ -425,9 +521,10 @@ def _row(model: type[Booking] | type[Reservation], fields: dict[str, Any], plain
              ("instore_shop_search_recommend", "get_nearby")),
         _TIME,
         rule("the shop must be open at that time", _open_at_time(_shop_named)),
-        rule("customer_count must be positive", _positive("customer_count")),
+        rule("customer_count must be positive", _COUNT),
     ],
     post=[Postcondition("a new booking is stored, unpaid if the shop charges a fee and paid if not", _post_booked)],
+    check=_new_visit_check("enable_book", "seat bookings"),
 )
 def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> Booking:
     """Book a seat or table at a shop that takes bookings. A booking with a fee starts unpaid (ask the user to confirm paying it); a free one is paid at once. A time in the past is refused in generated tasks and accepted in tasks from VitaBench files (as VitaBench does).
@@ -459,6 +556,7 @@ def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, custom
     kind="write",
     pre=[_BOOK_EXISTS, field_in("books", "book_id", "booking", ["unpaid"])],
     post=[Postcondition("the booking is paid", _post_status("books", "book_id", "paid"))],
+    check=_record_check("books", "book_id", "booking", None, ("unpaid",), None),
 )
 def pay_instore_book(world: LifeWorld, book_id: str) -> str:
     """Pay the fee of an unpaid seat booking once the user has confirmed the payment.
@@ -472,8 +570,9 @@ def pay_instore_book(world: LifeWorld, book_id: str) -> str:
 
 @tool(
     kind="write",
-    pre=[_BOOK_EXISTS, looked_up(BOOK_LOOKUPS, "book_id", "booking"), status_rule("books", "book_id", "booking", LIVE)],
+    pre=[_BOOK_EXISTS, _BOOK_LOOKED_UP, status_rule("books", "book_id", "booking", LIVE)],
     post=[Postcondition("the booking is cancelled", _post_status("books", "book_id", "cancelled"))],
+    check=_record_check("books", "book_id", "booking", _BOOK_LOOKED_UP, LIVE, ("cancelled",)),
 )
 def instore_cancel_book(world: LifeWorld, book_id: str) -> str:
     """Cancel a seat booking; one already cancelled cannot be cancelled, and in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).
@@ -522,9 +621,10 @@ def search_instore_book(world: LifeWorld, user_id: str, book_id: Optional[str] =
              _shop_allows("enable_reservation", "service reservations"), ("instore_shop_search_recommend", "get_nearby")),
         _TIME,
         rule("the shop must be open at that time", _open_at_time(_shop_named)),
-        rule("customer_count must be positive", _positive("customer_count")),
+        rule("customer_count must be positive", _COUNT),
     ],
     post=[Postcondition("a new unconsumed reservation at that time is stored", _post_reserved)],
+    check=_new_visit_check("enable_reservation", "service reservations"),
 )
 def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> Reservation:
     """Reserve a service time at a shop that takes reservations (e.g. to use a voucher bought there); tell the user to arrive on time. A time in the past is refused in generated tasks and accepted in tasks from VitaBench files (as VitaBench does).
@@ -553,13 +653,14 @@ def instore_reservation(world: LifeWorld, user_id: str, shop_id: str, time: str,
     kind="write",
     pre=[
         _RESERVATION_EXISTS,
-        looked_up(RESERVATION_LOOKUPS, "reservation_id", "reservation"),
-        status_rule("reservations", "reservation_id", "reservation", LIVE, ("consumed", "cancelled")),
+        _RESERVATION_LOOKED_UP,
+        status_rule("reservations", "reservation_id", "reservation", LIVE, _MOVED_LIVE),
         _TIME,
         rule("the shop must be open at the new time", _open_at_time(_shop_of_reservation)),
-        rule("customer_count, when given, must be positive", _positive("customer_count", optional=True)),
+        rule("customer_count, when given, must be positive", _COUNT_IF_GIVEN),
     ],
     post=[Postcondition("the reservation has the new time and party size", _post_modified)],
+    check=_modify_reservation_check,
 )
 def instore_modify_reservation(
     world: LifeWorld, reservation_id: str, time: str, customer_count: Optional[int] = None
@@ -581,10 +682,11 @@ def instore_modify_reservation(
     kind="write",
     pre=[
         _RESERVATION_EXISTS,
-        looked_up(RESERVATION_LOOKUPS, "reservation_id", "reservation"),
+        _RESERVATION_LOOKED_UP,
         status_rule("reservations", "reservation_id", "reservation", LIVE),
     ],
     post=[Postcondition("the reservation is cancelled", _post_status("reservations", "reservation_id", "cancelled"))],
+    check=_record_check("reservations", "reservation_id", "reservation", _RESERVATION_LOOKED_UP, LIVE, ("cancelled",)),
 )
 def instore_cancel_reservation(world: LifeWorld, reservation_id: str) -> str:
     """Cancel a reservation; one already cancelled cannot be cancelled, and in generated tasks neither can a consumed one (tasks from VitaBench files, as VitaBench, allow any other status).

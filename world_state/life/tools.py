@@ -21,7 +21,16 @@ from rapidfuzz import fuzz, process, utils
 
 from servicegym.world_state.core import DATE_FORMAT, History, haversine_m
 from servicegym.world_state.life.entities import LifeWorld, Location
-from servicegym.world_state.tools import Precondition, RawJson, ToolError, dumps, field_in, tool
+from servicegym.world_state.tools import (
+    Precondition,
+    RawJson,
+    ToolError,
+    dumps,
+    field_in,
+    field_problem,
+    no_record,
+    tool,
+)
 
 SEARCH_THRESHOLD = 60.0
 GEOCODE_THRESHOLD = 85.0
@@ -159,19 +168,50 @@ def status_rule(
     """The record's status is one of ``allowed``; in a VitaBench task's world, as in VitaBench,
     it is only not one of ``vitabench_refused``."""
     ours = field_in(table, arg, what, allowed)
-    refused = tuple(vitabench_refused)
+    allowed_t, refused = tuple(allowed), tuple(vitabench_refused)
 
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-        if vitabench_release(world) is None:
-            return ours.check(world, history, args)
         row = world.tables[table].rows.get(args.get(arg))
         if row is None:
-            return f"{what} {args.get(arg)!r} does not exist"
-        if row.status in refused:
-            return f"{what} {row.key} is already {row.status}"
-        return None
+            return no_record(what, args.get(arg))
+        return status_problem(world, row, what, allowed_t, refused)
 
     return Precondition(f"{ours.text} (in VitaBench tasks: any but {', '.join(refused)})", check, ours.after)
+
+
+def status_problem(
+    world: LifeWorld, row: Any, what: str, allowed: tuple[str, ...], vitabench_refused: tuple[str, ...] = ("cancelled",)
+) -> str | None:
+    """Why ``row`` (a ``what``) fails ``status_rule(..., allowed, vitabench_refused)``, or None: for
+    a rule that has looked the row up already."""
+    if vitabench_release(world) is None:
+        return field_problem(row, what, allowed)
+    if row.status in vitabench_refused:
+        return f"{what} {row.key} is already {row.status}"
+    return None
+
+
+def order_check(
+    kind_problem: Callable[[Any], str | None], prior: Precondition | None, allowed: tuple[str, ...], vitabench_any: bool
+) -> Any:
+    """A life domain's order write rules ``[order exists, kind_problem, prior, status]`` in one
+    function (``tool(check=...)``): the order looked up once. ``kind_problem(order)`` says why the
+    order is not this domain's (delivery, in-store); ``status`` is ``status_rule(..., allowed)``
+    when ``vitabench_any`` (any status but cancelled in a VitaBench task), else ``field_in(...,
+    allowed)``; no ``prior`` when None."""
+    prior_check = prior.check if prior is not None else None
+
+    def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
+        oid = args.get("order_id")
+        order = world.tables["orders"].rows.get(oid)
+        if order is None:
+            return no_record("order", oid)
+        problem = kind_problem(order) or (prior_check(world, history, args) if prior_check is not None else None)
+        if problem:
+            return problem
+        return status_problem(world, order, "order", allowed) if vitabench_any else field_problem(order, "order", allowed)
+
+    return check
 
 
 def _vitabench_geocode(world: LifeWorld, address: str) -> Location | None:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from functools import lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal, NamedTuple, Optional
 
 from rapidfuzz import fuzz, utils
 
-from servicegym.world_state.core import History, World, _copy_with, unvalidated
+from servicegym.world_state.core import History, Table, World, _copy_with, unvalidated
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
     SEARCH_CAPS,
@@ -34,6 +35,7 @@ from servicegym.world_state.life.tools import (
     SearchIndex,
     rank,
     rank_all,
+    status_problem,
     status_rule,
     unless_vitabench,
     vitabench_release,
@@ -44,8 +46,10 @@ from servicegym.world_state.tools import (
     dumps,
     exists,
     field_in,
+    field_problem,
     json_array,
     json_object_with,
+    no_record,
     requires_prior_call,
     rule,
     tool,
@@ -68,6 +72,8 @@ MAX_NIGHTS = 30
 SEARCH_LIMIT = 100  # a generated task's most results of a hotel or attraction search
 VITABENCH_CITY_SCORE = 40  # VitaBench's city match (``fuzzy_match``): partial match of the raw texts
 TravelStatus = Literal["unpaid", "paid", "cancelled"]
+# the statuses a pay, a date change and a cancellation take (the rules and their one-function checks)
+_UNPAID, _PAID_ONLY, _CANCELLABLE = ("unpaid",), ("paid",), ("unpaid", "paid")
 
 _SEARCH = {
     "hotel": ("hotel_search_recommend", "get_nearby"),
@@ -144,21 +150,32 @@ def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> 
     return view
 
 
-def net_paid(world: World, order: Order) -> float:
-    """What the user has paid for ``order`` and not been refunded."""
-    oid = order.order_id
-    # the order's signed amounts in ledger order, summed as one sequence (one pass over the rows)
-    signed = [e.amount if e.kind == "payment" else -e.amount for e in world.tables["travel_ledger"].rows.values()
-              if e.order_id == oid]
+def _signed_amounts(world: World, order_id: str) -> list[float]:
+    """The order's ledger amounts in ledger order, payments positive and refunds negative (one pass
+    over the rows)."""
+    return [e.amount if e.kind == "payment" else -e.amount for e in world.tables["travel_ledger"].rows.values()
+            if e.order_id == order_id]
+
+
+def _paid_of(order: Order, signed: list[float]) -> float:
+    """``net_paid`` of ``order`` whose ledger amounts are ``signed`` (``_signed_amounts``): a write
+    that has just read them, or added to them, does not scan the ledger again."""
     if not signed:
         return order.total_price if order.status == "paid" else 0.0
-    return round(sum(signed) + 0.0, 2)  # _money
+    return round(sum(signed) + 0.0, 2)  # _money, of the amounts summed as one sequence
 
 
-def order_view(world: World, order: Order) -> dict[str, Any]:
-    """A travel order in VitaBench's shape, plus what is paid and what is still due."""
+def net_paid(world: World, order: Order) -> float:
+    """What the user has paid for ``order`` and not been refunded."""
+    return _paid_of(order, _signed_amounts(world, order.order_id))
+
+
+def order_view(world: World, order: Order, paid: float | None = None) -> dict[str, Any]:
+    """A travel order in VitaBench's shape, plus what is paid and what is still due (``paid``:
+    ``net_paid`` when the caller has it already)."""
     kind = KINDS[order.order_type]
-    paid = net_paid(world, order)
+    if paid is None:
+        paid = net_paid(world, order)
     view: dict[str, Any] = {
         "order_id": order.order_id,
         "order_type": order.order_type,
@@ -192,6 +209,56 @@ def order_view(world: World, order: Order) -> dict[str, Any]:
     return view
 
 
+def _num_json(value: Any) -> str:
+    """``dumps(value)`` of a number field: a finite float's ``repr`` (what the encoder writes),
+    anything else (an int, a non-finite float) by ``dumps`` itself."""
+    t = type(value)
+    if t is float:
+        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
+            return float.__repr__(value)
+    elif t is int:
+        return int.__repr__(value)
+    return dumps(value)
+
+
+def order_json(world: World, order: Order, paid: float | None = None) -> RawJson:
+    """``dumps(order_view(world, order, paid))``, written directly: the keys are fixed per kind and
+    the values are the row's own strings and numbers, so the text is built without a dict of the
+    view or the encoder's walk of it (a date change shows the moved order). String fields are
+    strings (the rows are validated, or made from validated values), encoded as the encoder
+    encodes them; numbers go through ``_num_json``."""
+    kind = KINDS[order.order_type]
+    if paid is None:
+        paid = net_paid(world, order)
+    enc, num = encode_basestring, _num_json
+    products = order.products
+    type_key = f", {enc(kind.type_field)}: "
+    lines = ", ".join([
+        f'{{"product_id": {enc(x.product_id)}{type_key}{enc(x.name)}, "date": {enc(x.date)}, '
+        f'"price": {num(x.price)}, "quantity": {num(x.quantity)}}}'
+        for x in products
+    ])
+    due = _money(order.total_price - paid) if order.status == "unpaid" else 0.0
+    text = (
+        f'{{"order_id": {enc(order.order_id)}, "order_type": {enc(order.order_type)}, '
+        f'"user_id": {enc(order.user_id)}, {enc(kind.owner)}: {enc(order.store_id)}, '
+        f'{enc(kind.name_field)}: {enc(products[0].store_name if products else "")}, '
+        f'"total_price": {num(order.total_price)}, "amount_paid": {num(paid)}, "amount_due": {num(due)}, '
+        f'"create_time": {enc(order.create_time)}, "update_time": {enc(order.update_time)}, '
+        f'"status": {enc(order.status)}, "products": [{lines}]'
+    )
+    if products:
+        if kind.name in ("flight", "train"):
+            place = world.tables[kind.places].rows.get(order.store_id)
+            if place is not None:
+                dep, arr = _trip_times(place.departure_time, place.arrival_time, products[0].date)
+                text += f', "departure_time": {enc(dep)}, "arrival_time": {enc(arr)}'
+        elif kind.name == "hotel":
+            nights = sorted(x.date for x in products)
+            text += f', "check_in_date": {enc(nights[0])}, "check_out_date": {enc(add_days(nights[-1], 1))}'
+    return RawJson(text + "}")
+
+
 class _Timetable(NamedTuple):
     departure_time: str
     arrival_time: str
@@ -214,10 +281,11 @@ def _departs(departure_time: str, date: str) -> datetime:
 
 
 # ----- ledger and stock -------------------------------------------------------------------------
-_LEDGER_FIELDS = tuple(LedgerEntry.model_fields)
+_LEDGER_FIELDS = frozenset(LedgerEntry.model_fields)
 
 
-def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> None:
+def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> float:
+    """Record a payment or refund of ``order``; its signed amount (``_signed_amounts``' term)."""
     prefix = f"{world.extra.get('task_key', 'T')}LG"
     entry_id, amount = world.ids.next(prefix, width=3), _money(amount)
     if (kind == "payment" or kind == "refund") and type(reason) is str and type(amount) is float:
@@ -228,24 +296,31 @@ def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amoun
         row = LedgerEntry(entry_id=entry_id, order_id=order.order_id, kind=kind, amount=amount, reason=reason,
                           time=world.clock.text())
     world.tables["travel_ledger"].insert(row)
+    return row.amount if row.kind == "payment" else -row.amount
 
 
-def _open_ledger(world: World, order: Order) -> None:
-    """Before the first money movement of an order paid before this episode, record that payment."""
-    if order.status != "paid":
-        return
-    oid = order.order_id
-    for e in world.tables["travel_ledger"].rows.values():
-        if e.order_id == oid:
-            return
-    _entry(world, order, "payment", order.total_price, "paid before this conversation")
+def _open_ledger(world: World, order: Order, signed: list[float] | None = None) -> list[float]:
+    """Before the first money movement of an order paid before this episode, record that payment.
+    The order's signed ledger amounts after it (``signed``: before it, when the caller has them)."""
+    if signed is None:
+        signed = _signed_amounts(world, order.order_id)
+    if order.status == "paid" and not signed:
+        signed.append(_entry(world, order, "payment", order.total_price, "paid before this conversation"))
+    return signed
 
 
 def _adjust(world: World, kind: Kind, product_id: str, delta: int) -> None:
-    table = world.tables[kind.products]
+    _adjust_in(world.tables[kind.products], product_id, delta)
+
+
+def _adjust_in(table: Table, product_id: str, delta: int) -> None:
+    """Stock of ``product_id`` (a row of ``table``, a kind's products) moved by ``delta``; a
+    product without a stock count, or no longer in the catalogue, is left as it is."""
     p = table.rows.get(product_id)
-    if p is not None and p.quantity is not None:
-        table.update(product_id, quantity=p.quantity + delta)
+    if p is not None:
+        q = p.quantity
+        if q is not None:
+            table.update(product_id, quantity=q + delta)
 
 
 # ----- pre-condition helpers ----------------------------------------------------------------------
@@ -377,68 +452,85 @@ def _rooms_free(world: World, history: History, args: dict[str, Any]) -> str | N
 
 
 # ----- orders -------------------------------------------------------------------------------------
+# Each order rule below is a ``..._problem`` of the order already looked up, so a tool's rules in
+# one function (``_order_check``) look the order up once; the rule itself looks it up and asks it.
+def _kind_problem(kind: Kind, o: Order) -> str | None:
+    return None if o.order_type == kind.name else f"order {o.order_id} is a {o.order_type} order, not a {kind.name} order"
+
+
 def _order_of_kind(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
-        return (
-            None
-            if o.order_type == kind.name
-            else f"order {o.order_id} is a {o.order_type} order, not a {kind.name} order"
-        )
+        # it exists: ``_order_exists`` comes first
+        return _kind_problem(kind, world.tables["orders"].rows[args["order_id"]])
 
     return rule(f"the order must be a {kind.name} order", check)
 
 
+def _owner_problem(o: Order, user_id: str) -> str | None:
+    return None if o.user_id == user_id else f"order {o.order_id} does not belong to user {user_id}"
+
+
 def _order_belongs(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
-    return None if o.user_id == args["user_id"] else f"order {o.order_id} does not belong to user {args['user_id']}"
+    # it exists: ``_order_exists`` comes first
+    return _owner_problem(world.tables["orders"].rows[args["order_id"]], args["user_id"])
+
+
+def _started_problem(kind: Kind, world: World, o: Order) -> str | None:
+    """Why the trip of ``o`` can no longer be changed (it has departed or started), or None."""
+    products = o.products
+    if not products:
+        return None
+    first = products[0].date if len(products) == 1 else min(x.date for x in products)
+    place = world.tables[kind.places].rows.get(o.store_id)
+    if kind.name in ("flight", "train") and place is not None:
+        if _departs(place.departure_time, first) < world.clock.now:
+            return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
+        return None
+    if parse_day(first).date() < world.clock.now.date():
+        return f"order {o.order_id} started on {first}; it can no longer be changed"
+    return None
 
 
 def _trip_not_started(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
-        products = o.products
-        if not products:
-            return None
-        first = products[0].date if len(products) == 1 else min(x.date for x in products)
-        place = world.tables[kind.places].get(o.store_id)
-        if kind.name in ("flight", "train") and place is not None:
-            if _departs(place.departure_time, first) < world.clock.now:
-                return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
-            return None
-        if parse_day(first).date() < world.clock.now.date():
-            return f"order {o.order_id} started on {first}; it can no longer be changed"
-        return None
+        # it exists: ``_order_exists`` comes first
+        return _started_problem(kind, world, world.tables["orders"].rows[args["order_id"]])
 
     return unless_vitabench(rule("the trip must not have started yet", check))
 
 
+def _single_line_problem(o: Order) -> str | None:
+    n = len(o.products)
+    return None if n == 1 else f"order {o.order_id} has {n} lines; only single-ticket orders can be moved"
+
+
 def _single_line(world: World, history: History, args: dict[str, Any]) -> str | None:
-    o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
-    return (
-        None
-        if len(o.products) == 1
-        else f"order {o.order_id} has {len(o.products)} lines; only single-ticket orders can be moved"
-    )
+    # it exists: ``_order_exists`` comes first
+    return _single_line_problem(world.tables["orders"].rows[args["order_id"]])
+
+
+def _new_date_problem(kind: Kind, world: World, o: Order, new_date: str) -> str | None:
+    """Why the single line of ``o`` cannot move to ``new_date`` (as given), or None."""
+    line = o.products[0]
+    new_date = new_date.strip()
+    if new_date == line.date:
+        return f"order {o.order_id} is already for {new_date}"
+    pid = products_by_slot(world, kind).get((o.store_id, line.name, new_date))
+    if pid is None:
+        return f"{kind.name} {o.store_id} sells no {line.name} seats on {new_date}"
+    p = world.tables[kind.products].rows[pid]
+    if p.quantity is not None and p.quantity < line.quantity:
+        return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
+    place = world.tables[kind.places].rows.get(o.store_id)
+    if place is not None and _departs(place.departure_time, new_date) < world.clock.now and not vitabench_release(world):
+        return f"the {kind.name} on {new_date} has already departed"
+    return None
 
 
 def _new_date_ok(kind: Kind) -> Any:
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        o = world.tables["orders"].rows[args["order_id"]]  # it exists: ``_order_exists`` comes first
-        line = o.products[0]
-        new_date = args["new_date"].strip()
-        if new_date == line.date:
-            return f"order {o.order_id} is already for {new_date}"
-        pid = products_by_slot(world, kind).get((o.store_id, line.name, new_date))
-        if pid is None:
-            return f"{kind.name} {o.store_id} sells no {line.name} seats on {new_date}"
-        p = world.tables[kind.products].rows[pid]
-        if p.quantity is not None and p.quantity < line.quantity:
-            return f"only {p.quantity} {line.name} seats left on {new_date}, {line.quantity} needed"
-        place = world.tables[kind.places].get(o.store_id)
-        if place is not None and _departs(place.departure_time, new_date) < world.clock.now and not vitabench_release(world):
-            return f"the {kind.name} on {new_date} has already departed"
-        return None
+        # it exists: ``_order_exists`` comes first
+        return _new_date_problem(kind, world, world.tables["orders"].rows[args["order_id"]], args["new_date"])
 
     return rule(
         "the same seat class must be on sale on new_date, with enough seats, not departed yet (in VitaBench "
@@ -590,23 +682,25 @@ def _new_order(
 
 
 def _pay(world: LifeWorld, order_id: str) -> dict[str, Any]:
-    order = world.tables["orders"].require(order_id)
+    orders = world.tables["orders"]
+    order = orders.require(order_id)
     due = _money(order.total_price - net_paid(world, order))
     if due > 0:
         _entry(world, order, "payment", due, "payment")
-    world.tables["orders"].update(order_id, status="paid", update_time=world.clock.text())
+    orders.update(order_id, status="paid", update_time=world.clock.text())
     return {"order_id": order_id, "status": "paid", "amount_paid": max(due, 0.0), "message": "Payment successful"}
 
 
 def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
-    order = world.tables["orders"].require(order_id)
-    _open_ledger(world, order)
-    refund = max(0.0, net_paid(world, order))
+    orders = world.tables["orders"]
+    order = orders.require(order_id)
+    refund = max(0.0, _paid_of(order, _open_ledger(world, order)))
     if refund > 0:
         _entry(world, order, "refund", refund, "cancellation")
+    products = world.tables[kind.products]
     for x in order.products:
-        _adjust(world, kind, x.product_id, x.quantity)
-    world.tables["orders"].update(order_id, status="cancelled", update_time=world.clock.text())
+        _adjust_in(products, x.product_id, x.quantity)
+    orders.update(order_id, status="cancelled", update_time=world.clock.text())
     return {
         "order_id": order_id,
         "status": "cancelled",
@@ -615,23 +709,27 @@ def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
     }
 
 
-def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[str, Any]:
-    order = world.tables["orders"].require(order_id)
+def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson:
+    """Move the order's single line to ``new_date``; the result's JSON text (an object of the moved
+    order's view, the price difference, what is due, what was refunded and a message)."""
+    orders = world.tables["orders"]
+    order = orders.require(order_id)
     line = order.products[0]
     new_date = new_date.strip()
     pid = products_by_slot(world, kind)[(order.store_id, line.name, new_date)]
-    p = world.tables[kind.products].require(pid)
-    _open_ledger(world, order)
-    _adjust(world, kind, line.product_id, line.quantity)
-    _adjust(world, kind, pid, -line.quantity)
+    products = world.tables[kind.products]
+    p = products.require(pid)
+    signed = _open_ledger(world, order)
+    _adjust_in(products, line.product_id, line.quantity)
+    _adjust_in(products, pid, -line.quantity)
     new_total = round(p.price * line.quantity + 0.0, 2)  # _money
     diff = round(new_total - order.total_price + 0.0, 2)  # _money
     refund = 0.0
     if diff < 0 and order.status == "paid":
         refund = -diff
-        _entry(world, order, "refund", refund, f"cheaper new date {new_date}")
+        signed.append(_entry(world, order, "refund", refund, f"cheaper new date {new_date}"))
     status = "unpaid" if diff > 0 else order.status
-    moved = world.tables["orders"].update(
+    moved = orders.update(
         order_id,
         products=[_copy_with(line, {"product_id": pid, "price": p.price, "date": new_date})],
         total_price=new_total,
@@ -644,13 +742,13 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> dict[st
         message = f"Modification successful, {refund:g} refunded"
     else:
         message = "Modification successful, no price difference"
-    return {
-        "order": order_view(world, moved),
-        "price_difference": diff,
-        "amount_due": max(diff, 0.0),
-        "refund": refund,
-        "message": message,
-    }
+    # ``dumps`` of {"order": order_view(...), "price_difference": ..., "amount_due": ..., "refund":
+    # ..., "message": ...}, written directly (``order_json``)
+    return RawJson(
+        f'{{"order": {order_json(world, moved, _paid_of(moved, signed))}, "price_difference": {_num_json(diff)}, '
+        f'"amount_due": {_num_json(max(diff, 0.0))}, "refund": {_num_json(refund)}, '
+        f'"message": {encode_basestring(message)}}}'
+    )
 
 
 def _orders_of(
@@ -919,10 +1017,23 @@ def _pay_pre(kind: Kind) -> list[Any]:
     return [_order_exists(kind), _order_of_kind(kind), unpaid]
 
 
+def _pay_check(kind: Kind) -> Any:
+    """``_pay_pre(kind)`` in one function (``tool(check=...)``): the order looked up once."""
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        oid = args.get("order_id")
+        o = world.tables["orders"].rows.get(oid)
+        if o is None:
+            return no_record("order", oid)
+        return _kind_problem(kind, o) or field_problem(o, "order", _UNPAID)
+
+    return check
+
+
 _PAID = Postcondition("the order is paid in full", _post_paid)
 
 
-@tool(kind="write", pre=_pay_pre(HOTEL), post=[_PAID])
+@tool(kind="write", pre=_pay_pre(HOTEL), post=[_PAID], check=_pay_check(HOTEL))
 def pay_hotel_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     """Pay an unpaid hotel order once the user has confirmed the payment.
 
@@ -932,7 +1043,7 @@ def pay_hotel_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     return _pay(world, order_id)
 
 
-@tool(kind="write", pre=_pay_pre(ATTRACTION), post=[_PAID])
+@tool(kind="write", pre=_pay_pre(ATTRACTION), post=[_PAID], check=_pay_check(ATTRACTION))
 def pay_attraction_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     """Pay an unpaid attraction ticket order once the user has confirmed the payment.
 
@@ -942,7 +1053,7 @@ def pay_attraction_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     return _pay(world, order_id)
 
 
-@tool(kind="write", pre=_pay_pre(FLIGHT), post=[_PAID])
+@tool(kind="write", pre=_pay_pre(FLIGHT), post=[_PAID], check=_pay_check(FLIGHT))
 def pay_flight_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     """Pay an unpaid flight order (or the price difference still due after a date change) once the user has confirmed.
 
@@ -952,7 +1063,7 @@ def pay_flight_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     return _pay(world, order_id)
 
 
-@tool(kind="write", pre=_pay_pre(TRAIN), post=[_PAID])
+@tool(kind="write", pre=_pay_pre(TRAIN), post=[_PAID], check=_pay_check(TRAIN))
 def pay_train_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
     """Pay an unpaid train order (or the price difference still due after a date change) once the user has confirmed.
 
@@ -1079,8 +1190,30 @@ def _modify_pre(kind: Kind) -> list[Any]:
     ]
 
 
-@tool(kind="write", pre=_modify_pre(TRAIN), post=[_post_moved(TRAIN)])
-def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
+def _modify_check(kind: Kind) -> Any:
+    """``_modify_pre(kind)`` in one function (``tool(check=...)``): the order looked up once."""
+    prior = requires_prior_call(_detail_tool(kind), "order_id", "order").check
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        problem = _user_is_current(world, history, args)
+        if problem:
+            return problem
+        oid = args.get("order_id")
+        o = world.tables["orders"].rows.get(oid)
+        if o is None:
+            return no_record("order", oid)
+        return (
+            _kind_problem(kind, o) or _owner_problem(o, args["user_id"]) or prior(world, history, args)
+            or field_problem(o, "order", _PAID_ONLY) or _single_line_problem(o)
+            or (None if vitabench_release(world) else _started_problem(kind, world, o))
+            or _date_problem(args.get("new_date"), "new_date") or _new_date_problem(kind, world, o, args["new_date"])
+        )
+
+    return check
+
+
+@tool(kind="write", pre=_modify_pre(TRAIN), post=[_post_moved(TRAIN)], check=_modify_check(TRAIN))
+def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> RawJson:
     """Move a paid train order to another departure date, same train and seat class. In generated tasks neither the old nor the new departure may be past; tasks from VitaBench files, as VitaBench, do not check that. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
 
     Args:
@@ -1091,8 +1224,8 @@ def modify_train_order(world: LifeWorld, order_id: str, user_id: str, new_date: 
     return _move(world, TRAIN, order_id, new_date)
 
 
-@tool(kind="write", pre=_modify_pre(FLIGHT), post=[_post_moved(FLIGHT)])
-def modify_flight_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> dict[str, Any]:
+@tool(kind="write", pre=_modify_pre(FLIGHT), post=[_post_moved(FLIGHT)], check=_modify_check(FLIGHT))
+def modify_flight_order(world: LifeWorld, order_id: str, user_id: str, new_date: str) -> RawJson:
     """Move a paid flight order to another departure date, same flight and seat class. In generated tasks neither the old nor the new departure may be past; tasks from VitaBench files, as VitaBench, do not check that. A dearer date leaves the difference due (the order becomes unpaid: ask the user to pay it); a cheaper one refunds the difference.
 
     Args:
@@ -1111,12 +1244,34 @@ def _cancel_pre(kind: Kind) -> list[Any]:
         _order_of_kind(kind),
         rule("the order must belong to the user", _order_belongs),
         requires_prior_call(_detail_tool(kind), "order_id", "order"),
-        status_rule("orders", "order_id", "order", ["unpaid", "paid"]),
+        status_rule("orders", "order_id", "order", _CANCELLABLE),
         _trip_not_started(kind),
     ]
 
 
-@tool(kind="write", pre=_cancel_pre(HOTEL), post=[_post_cancelled(HOTEL)])
+def _cancel_check(kind: Kind) -> Any:
+    """``_cancel_pre(kind)`` in one function (``tool(check=...)``): the order looked up once."""
+    prior = requires_prior_call(_detail_tool(kind), "order_id", "order").check
+
+    def check(world: World, history: History, args: dict[str, Any]) -> str | None:
+        problem = _user_is_current(world, history, args)
+        if problem:
+            return problem
+        oid = args.get("order_id")
+        o = world.tables["orders"].rows.get(oid)
+        if o is None:
+            return no_record("order", oid)
+        release = vitabench_release(world)
+        return (
+            _kind_problem(kind, o) or _owner_problem(o, args["user_id"]) or prior(world, history, args)
+            or status_problem(world, o, "order", _CANCELLABLE)
+            or (None if release else _started_problem(kind, world, o))
+        )
+
+    return check
+
+
+@tool(kind="write", pre=_cancel_pre(HOTEL), post=[_post_cancelled(HOTEL)], check=_cancel_check(HOTEL))
 def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
     """Cancel a hotel order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
@@ -1127,7 +1282,7 @@ def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[st
     return _cancel(world, HOTEL, order_id)
 
 
-@tool(kind="write", pre=_cancel_pre(ATTRACTION), post=[_post_cancelled(ATTRACTION)])
+@tool(kind="write", pre=_cancel_pre(ATTRACTION), post=[_post_cancelled(ATTRACTION)], check=_cancel_check(ATTRACTION))
 def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
     """Cancel an attraction ticket order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
@@ -1138,7 +1293,7 @@ def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> di
     return _cancel(world, ATTRACTION, order_id)
 
 
-@tool(kind="write", pre=_cancel_pre(FLIGHT), post=[_post_cancelled(FLIGHT)])
+@tool(kind="write", pre=_cancel_pre(FLIGHT), post=[_post_cancelled(FLIGHT)], check=_cancel_check(FLIGHT))
 def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
     """Cancel a flight order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
@@ -1149,7 +1304,7 @@ def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[s
     return _cancel(world, FLIGHT, order_id)
 
 
-@tool(kind="write", pre=_cancel_pre(TRAIN), post=[_post_cancelled(TRAIN)])
+@tool(kind="write", pre=_cancel_pre(TRAIN), post=[_post_cancelled(TRAIN)], check=_cancel_check(TRAIN))
 def cancel_train_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
     """Cancel a train order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 

@@ -1,0 +1,224 @@
+"""Cheaper life-service writes (issue 29): a write's rules run as one function that looks its
+record up once (``tool(check=...)``), the travel ledger is scanned once per write, and rows are
+made through pydantic's slot descriptors. Each is checked against what it replaces: the rules one
+by one (the same first problem, the same message), pydantic's own construction, and a ledger scan.
+No timings."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import servicegym  # noqa: F401  registers the ids
+from servicegym.envs.environments.parsing import single_call
+from servicegym.world_state.core import Table, _copy_with, unvalidated
+from servicegym.world_state.life.entities import Order, OrderLine
+from servicegym.world_state.tools import dumps
+from servicegym.world_state.travel import tools as travel_tools
+from servicegym.world_state.travel.entities import LedgerEntry
+
+LIFE_ENVS = ["servicegym/Delivery-v0", "servicegym/InStore-v0", "servicegym/Travel-v0", "servicegym/CrossScenario-v0"]
+RELEASES = (None, "2025-11", "2026")  # a generated task's rules, and each VitaBench release's
+
+
+def _one_by_one(spec, world, history, args):
+    """What ``Toolkit.call`` did before ``check``: the first problem of ``spec.pre``, in order."""
+    for p in spec.pre:
+        problem = p.check(world, history, args)
+        if problem:
+            return problem
+    return None
+
+
+def _variants(world, args: dict) -> list[dict]:
+    """``args`` and arguments close to it: every string argument replaced by an unknown id, by the
+    id of another row of any table (another order, a reservation of another status, a shop that
+    takes no bookings...), or changed in its date or time."""
+    out = [dict(args)]
+    keys = {t: list(tab.rows)[:6] for t, tab in world.tables.items() if tab.lazy is None}
+    others = sorted({k for ks in keys.values() for k in ks if isinstance(k, str)})[:40]
+    for name, value in args.items():
+        if not isinstance(value, str):
+            out.append({**args, name: 0 if value else 3})
+            continue
+        out.append({**args, name: "nope_" + value})
+        out.append({**args, name: " " + value})
+        for other in others:
+            out.append({**args, name: other})
+        for old, new in (("-0", "-1"), ("0", "9"), ("1", "2"), ("2", "0"), (":00", ":30"), ("-", "/")):
+            if old in value:
+                out.append({**args, name: value.replace(old, new, 1)})
+        out.append({**args, name: "2020-01-01 08:00:00" if " " in value else "2020-01-01"})
+        out.append({**args, name: "2031-12-31 23:30:00" if " " in value else "2031-12-31"})
+    if "customer_count" in args or "time" in args:
+        out.append({**args, "customer_count": 0})
+        out.append({**args, "customer_count": None})
+    return out
+
+
+def _typed(spec, args: dict) -> dict | None:
+    """``args`` as ``Toolkit.call`` hands them to the rules (pydantic's validation), or None when
+    they would be refused before the rules."""
+    try:
+        return spec.args_model.model_validate(args).__dict__
+    except Exception:
+        return None
+
+
+@pytest.mark.parametrize("env_id", LIFE_ENVS)
+def test_each_one_function_check_refuses_what_its_rules_refuse(env_id):
+    env = gym.make(env_id, max_steps=10**6, max_errors=10**6)
+    u = env.unwrapped
+    fused = {name: spec for name, spec in u.toolkit.specs.items() if spec.check is not None}
+    assert fused, "no tool of this env has a one-function check"
+    compared = refused = 0
+    for tid in u.task_ids("test")[:12]:
+        env.reset(seed=0, options={"task_id": tid})
+        golden = list(u.task.golden_actions)
+        calls = [c for c in map(single_call, golden) if c is not None]
+        for action in [None, *golden]:
+            if action is not None:
+                out = env.step(action)
+                if out[2] or out[3]:
+                    break
+            for _, name, raw in calls:
+                spec = u.toolkit.resolve(name)
+                if spec is None or spec.check is None:
+                    continue
+                for variant in _variants(u.world, raw):
+                    args = _typed(spec, variant)
+                    if args is None:
+                        continue
+                    for release in RELEASES:
+                        world = u.world.copy()
+                        world.extra.pop("vitabench_release", None)
+                        if release is not None:
+                            world.extra["vitabench_release"] = release
+                        expected = _one_by_one(spec, world, u.history, args)
+                        assert spec.check(world, u.history, args) == expected, (name, variant, release)
+                        compared += 1
+                        refused += expected is not None
+    assert compared > 500 and refused > 100, (compared, refused)
+
+
+def test_the_tools_keep_their_rules_for_the_agent_and_the_graph():
+    """A one-function check adds nothing to what the agent reads: the description lists ``pre``."""
+    env = gym.make("servicegym/CrossScenario-v0")
+    for spec in env.unwrapped.toolkit.specs.values():
+        if spec.check is not None:
+            assert spec.pre and spec.kind == "write"
+            assert "Pre-conditions: " + "; ".join(p.text for p in spec.pre) + "." in spec.description
+
+
+def test_a_refused_write_leaves_the_world_and_says_the_first_rule():
+    env = gym.make("servicegym/Travel-v0", max_steps=100, max_errors=100)
+    u = env.unwrapped
+    env.reset(seed=0, options={"task_id": u.task_ids("test")[0]})
+    before = json.dumps(u.world.state_dict(), sort_keys=True)
+    obs = env.step(json.dumps({"name": "cancel_hotel_order", "arguments": {"order_id": "nope", "user_id": "nobody"}}))[0]
+    assert "user_id 'nobody' is not this user's id" in obs  # the first rule, not the missing order
+    obs = env.step(json.dumps({"name": "cancel_hotel_order",
+                               "arguments": {"order_id": "nope", "user_id": u.world.user_id}}))[0]
+    assert "order 'nope' does not exist" in obs
+    assert json.dumps(u.world.state_dict(), sort_keys=True) == before
+
+
+# ----- rows made without pydantic ----------------------------------------------------------------
+def test_unvalidated_and_update_make_what_pydantic_makes():
+    fields = {"entry_id": "TLG001", "order_id": "O1", "kind": "payment", "amount": 12.5, "reason": "payment",
+              "time": "2025-01-01 10:00:00"}
+    made = unvalidated(LedgerEntry, dict(fields), set(fields))
+    validated = LedgerEntry(**fields)
+    assert made == validated and made.__pydantic_fields_set__ == validated.__pydantic_fields_set__
+    assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+    assert made.model_dump_json() == validated.model_dump_json()
+
+    line = OrderLine(product_id="P1", price=3.0, quantity=2)
+    order = Order(order_id="O1", order_type="hotel", user_id="U1", store_id="H1", products=[line])
+    table = Table("orders", Order, {"O1": order})
+    updated = table.update("O1", status="paid", update_time="2025-01-01 10:00:00")
+    copied = order.model_copy(update={"status": "paid", "update_time": "2025-01-01 10:00:00"})
+    assert updated == copied and updated.__pydantic_fields_set__ == copied.__pydantic_fields_set__
+    assert updated.__dict__ == copied.__dict__ and order.status == "unpaid"  # the old row unchanged
+    assert table.update("O1", status="cancelled").__pydantic_fields_set__ == copied.__pydantic_fields_set__
+
+
+# ----- the travel ledger, read once per write ------------------------------------------------------
+@pytest.mark.parametrize("env_id", ["servicegym/Travel-v0", "servicegym/CrossScenario-v0"])
+def test_travel_writes_scan_the_ledger_once(env_id, monkeypatch):
+    """pay reads the order's ledger amounts once, cancel and modify once (they used to scan it two
+    or three times: opening entry, refund, the order's view); what they return is unchanged (the
+    env's golden episodes elsewhere compare it byte for byte)."""
+    scans = []
+    real = travel_tools._signed_amounts
+    monkeypatch.setattr(travel_tools, "_signed_amounts", lambda world, oid: scans.append(oid) or real(world, oid))
+    env = gym.make(env_id, max_steps=10**6, max_errors=10**6)
+    u = env.unwrapped
+    seen = set()
+    for tid in u.task_ids("test"):
+        env.reset(seed=0, options={"task_id": tid})
+        for action in u.task.golden_actions:
+            call = single_call(action)
+            name = call[1] if call else ""
+            scans.clear()
+            out = env.step(action)
+            if name.startswith(("pay_", "cancel_", "modify_")) and name.endswith("_order") and "tool_error" not in out[0]:
+                if u.toolkit.resolve(name).fn.__module__ == travel_tools.__name__:
+                    assert len(scans) == 1, (name, scans)
+                    seen.add(name.split("_")[0])
+            if out[2] or out[3]:
+                break
+        if {"pay", "cancel", "modify"} <= seen:
+            break
+    assert {"pay", "cancel"} <= seen, seen
+
+
+def test_net_paid_is_the_sum_of_the_ledger():
+    env = gym.make("servicegym/Travel-v0")
+    u = env.unwrapped
+    for tid in u.task_ids("test")[:30]:
+        env.reset(seed=0, options={"task_id": tid})
+        for action in u.task.golden_actions:
+            out = env.step(action)
+            ledger = list(u.world.tables["travel_ledger"].rows.values())
+            for order in u.world.tables["orders"].rows.values():
+                signed = [e.amount if e.kind == "payment" else -e.amount for e in ledger if e.order_id == order.order_id]
+                expected = round(sum(signed) + 0.0, 2) if signed else (order.total_price if order.status == "paid" else 0.0)
+                assert travel_tools.net_paid(u.world, order) == expected
+            if out[2] or out[3]:
+                break
+
+
+# ----- a date change's result, written without the encoder's walk ----------------------------------
+@pytest.mark.parametrize("env_id", ["servicegym/Travel-v0", "servicegym/CrossScenario-v0"])
+def test_order_json_is_the_order_views_json(env_id):
+    """``order_json`` writes what ``dumps(order_view(...))`` writes, for every travel order of every
+    kind in every state of the golden episodes (paid, unpaid with a difference due, cancelled,
+    moved), and for odd values (a non-ASCII name, an integer price, a non-finite amount)."""
+    env = gym.make(env_id)
+    u = env.unwrapped
+    kinds = set()
+    for tid in u.task_ids("test")[:40]:
+        env.reset(seed=0, options={"task_id": tid})
+        for action in [None, *u.task.golden_actions]:
+            out = env.step(action) if action is not None else None
+            for order in u.world.tables["orders"].rows.values():
+                if order.order_type not in travel_tools.KINDS:
+                    continue
+                kinds.add(order.order_type)
+                assert travel_tools.order_json(u.world, order) == dumps(travel_tools.order_view(u.world, order))
+                odd = _copy_with(order, {"total_price": 12, "user_id": "用户\u2028\"x\"",
+                                         "products": [_copy_with(x, {"name": "商务舱 é", "quantity": 2})
+                                                      for x in order.products]})
+                for paid in (None, 0.0, 3, float("inf"), float("nan"), -2.5):
+                    assert travel_tools.order_json(u.world, odd, paid) == dumps(travel_tools.order_view(u.world, odd, paid))
+            if out is not None and (out[2] or out[3]):
+                break
+    assert {"hotel", "flight"} <= kinds, kinds
+
+
+def test_num_json_writes_numbers_as_the_encoder_does():
+    for value in (0.0, -0.0, 1e-7, 1e22, 2.5, 996.0, 3, -4, True, False, None, float("inf"), float("-inf"), float("nan")):
+        assert travel_tools._num_json(value) == dumps(value)
