@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import islice
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import ConfigDict, ValidationError, create_model
@@ -182,8 +183,14 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
     index, n = cached
     amounts = index.get(account_id, [])
     rows = w.tables["ledger"].rows
-    if len(rows) > n:
-        amounts = amounts + [e.amount for e in islice(rows.values(), n, None) if e.account_id == account_id]
+    tail = len(rows) - n
+    if tail > 0:
+        # the entries posted since, read from the end (the indexed prefix is not walked again to
+        # reach them), then put back in posting order: the same amounts summed in the same order
+        posted = [e.amount for e in islice(reversed(rows.values()), tail) if e.account_id == account_id]
+        if posted:
+            posted.reverse()
+            amounts = amounts + posted
     return round(float(round(float(sum(amounts)) + 0.0, 2) - w.held(account_id)) + 0.0, 2)  # money(money(...) - held)
 
 
@@ -264,33 +271,46 @@ _add(Capability("approvals.request", "write", "Create an approval request for th
                 ("a pending approval binds the exact terms; the merchant grants or denies it when asked",)))
 
 
-def _replay(table: Any, key: str, same: Callable[[Any], bool]) -> Any:
+def _replay(table: Any, key: str, terms: Callable[[Any], tuple[Any, ...]], given: tuple[Any, ...]) -> Any:
+    """The record of ``table`` made earlier with idempotency key ``key`` (None if none): a repeated
+    key returns it when its ``terms`` (an ``attrgetter`` of the term fields) equal ``given``, and is
+    refused otherwise."""
     for r in table.rows.values():  # (a ``Table``: its rows in order, without its iterator's call)
         if r.idempotency_key == key:
-            if not same(r):
+            if terms(r) != given:
                 raise ToolError(f"idempotency_key {key!r} was already used with different terms")
             return r
     return None
+
+
+# the terms a repeated idempotency key must match, per record kind (read in one call)
+_PAYOUT_TERMS = attrgetter("merchant_id", "account_id", "bank_account_id", "amount")
+_REFUND_TERMS = attrgetter("payment_id", "amount")
+_FX_TERMS = attrgetter("from_account_id", "to_account_id", "amount")
 
 
 def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_account_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.tables["payouts"], idempotency_key, lambda r: (r.merchant_id, r.account_id, r.bank_account_id, r.amount) == (merchant_id, account_id, bank_account_id, amount))
+    tables = w.tables
+    payouts = tables["payouts"]
+    old = _replay(payouts, idempotency_key, _PAYOUT_TERMS, (merchant_id, account_id, bank_account_id, amount))
     if old is not None:
         return {"payout": old, "idempotent_replay": True}
-    acc = w.tables["accounts"].rows.get(account_id)
+    acc = tables["accounts"].rows.get(account_id)
     if acc is None or acc.merchant_id != merchant_id or acc.kind != "operating":
         raise ToolError(f"{account_id!r} is not an operating account of merchant {merchant_id!r}")
-    bank = w.tables["bank_accounts"].rows.get(bank_account_id)
+    bank = tables["bank_accounts"].rows.get(bank_account_id)
     if bank is None or bank.merchant_id != merchant_id:
         raise ToolError(f"{bank_account_id!r} is not a bank account of merchant {merchant_id!r}")
     if bank.currency and bank.currency != acc.currency:
         raise ToolError(f"bank account {bank_account_id} takes {bank.currency}; account {account_id} holds {acc.currency}")
-    for change in w.tables["account_changes"].rows.values():
-        if change.bank_account_id == bank_account_id and change.status == "requested":
-            raise ToolError(f"bank account {bank_account_id} is in the cooling period of change {change.id} until {change.effective_at}")
+    changes = tables["account_changes"].rows
+    if changes:
+        for change in changes.values():
+            if change.bank_account_id == bank_account_id and change.status == "requested":
+                raise ToolError(f"bank account {bank_account_id} is in the cooling period of change {change.id} until {change.effective_at}")
     if amount <= 0:
         raise ToolError("amount must be positive")
     if _available(w, account_id) < amount:
@@ -299,8 +319,8 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
     # capability's arguments are strings, ``amount`` is ``money``'s float)
     po = unvalidated(Payout, {"id": w.ids.next("PO"), "merchant_id": merchant_id, "account_id": account_id,
                               "bank_account_id": bank_account_id, "amount": amount, "idempotency_key": idempotency_key,
-                              "time": w.clock.text(), "step": int(w.extra.get("_step", 0))}, set(_PAYOUT_FIELDS))
-    w.tables["payouts"].insert(po)
+                              "time": w.clock.text(), "step": _step(w)}, set(_PAYOUT_FIELDS))
+    payouts.insert(po)
     w.post(account_id, -amount, "payout", po.id)
     return {"payout": po, "idempotent_replay": False}
 
@@ -320,13 +340,15 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.tables["refunds"], idempotency_key, lambda r: (r.payment_id, r.amount) == (payment_id, amount))
+    refunds = w.tables["refunds"]
+    old = _replay(refunds, idempotency_key, _REFUND_TERMS, (payment_id, amount))
     if old is not None:
         return {"refund": old, "idempotent_replay": True}
-    p = w.tables["payments"].get(payment_id) or _missing("payments", payment_id)
+    p = w.tables["payments"].rows.get(payment_id) or _missing("payments", payment_id)
     if amount <= 0:
         raise ToolError("amount must be positive")
-    left = _refundable(w, payment_id)["refundable"]
+    # what ``payments.refundable`` reports as ``refundable``, without building its record
+    left = money(p.amount - money(sum([r.amount for r in refunds.rows.values() if r.payment_id == payment_id])))
     if amount > left:
         raise ToolError(f"payment {payment_id} has only {left:.2f} left to refund")
     reserve = _account_of(w, p.merchant_id, "reserve")
@@ -335,7 +357,7 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
     rf = unvalidated(Refund, {"id": w.ids.next("RF"), "payment_id": payment_id, "amount": amount,  # as Payout above
                               "idempotency_key": idempotency_key, "time": w.clock.text(), "step": _step(w)},
                      set(_REFUND_FIELDS))
-    w.tables["refunds"].insert(rf)
+    refunds.insert(rf)
     w.post(reserve.id, -amount, "refund", rf.id)
     return {"refund": rf, "idempotent_replay": False}
 
@@ -479,8 +501,7 @@ def _fx_convert(w: PaymentsWorld, from_account_id: str, to_account_id: str, amou
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    old = _replay(w.tables["fx_conversions"], idempotency_key,
-                  lambda r: (r.from_account_id, r.to_account_id, r.amount) == (from_account_id, to_account_id, amount))
+    old = _replay(w.tables["fx_conversions"], idempotency_key, _FX_TERMS, (from_account_id, to_account_id, amount))
     if old is not None:
         return {"conversion": old, "idempotent_replay": True}
     src = w.tables["accounts"].get(from_account_id) or _missing("accounts", from_account_id)

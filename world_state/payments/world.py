@@ -112,10 +112,11 @@ class PaymentsWorld(World):
         return money(self.balance(account_id) - self.held(account_id))
 
     def post(self, account_id: str, amount: float, kind: str, ref: str) -> LedgerEntry:
-        seq = int(self.extra.get("ledger_seq", 0)) + 1
-        self.extra["ledger_seq"] = seq
-        step = int(self.extra.get("_step", 0))
-        amount = money(amount)
+        extra = self.extra
+        seq = int(extra.get("ledger_seq", 0)) + 1
+        extra["ledger_seq"] = seq
+        step = int(extra.get("_step", 0))
+        amount = round(float(amount) + 0.0, 2)  # money(amount)
         if type(account_id) is str and type(kind) is str and type(ref) is str:
             # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
             entry = unvalidated(LedgerEntry, {"id": f"LE{seq:05d}", "seq": seq, "time": self.clock.text(), "step": step,
