@@ -13,6 +13,7 @@ from servicegym.envs.environments.base import ToolUseEnv
 from servicegym.envs.environments.parsing import parse_action
 from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
 from servicegym.envs.tasks.generators.workspace import (
+    EpisodeDraft,
     episode_labels,
     generate_workspace_task,
     lazy_episode,
@@ -194,6 +195,11 @@ def _task_cache(task: Task, initial: World) -> TaskCache:
 def _vouched_table(model: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A vouched table's rows, key -> entity (``vouched_entities``)."""
     return {row.key: row for row in vouched_entities(model, rows)}
+
+
+def _draft_table(draft: EpisodeDraft, model: Any, name: str) -> dict[str, Any]:
+    """A table of a task still being built (``EpisodeDraft.table_rows``), key -> entity."""
+    return _vouched_table(model, draft.table_rows(name))
 
 
 def _head(task: Task) -> dict[str, Any]:
@@ -493,7 +499,7 @@ class WorkspaceEnv(ToolUseEnv):
             if model is None:
                 raise ValueError(f"world.tables.{name}: unknown table")
             if draft is not None:  # each table made on its first read (the persona's records as generated)
-                tables[name] = LazyRows(partial(draft.persona_rows, name) if name in lazy else partial(_vouched_table, model, rows))
+                tables[name] = LazyRows(partial(draft.persona_rows, name) if name in lazy else partial(_draft_table, draft, model, name))
                 continue
             if seeded is not None and name in seeded:
                 tables[name] = dict(seeded[name])  # the world's own table of the shared, immutable rows

@@ -461,18 +461,26 @@ def build_skills(c: dict[str, Any]) -> list[dict[str, Any]]:
     built with ``old``), ``updated`` and ``stale_updated`` (dates). Every field but ``advisor``,
     the conventions and the dates is the persona's own (``skill_files`` makes a kind's texts once)."""
     out = []
-    for kind, name in SKILL_NAMES[c["persona"]].items():
-        stale = kind in c["stale"]
-        conv = c["old"] if stale else c["conventions"]
-        doc, run, conventions = skill_files(c, kind, conv)
+    for skill in skill_index(c):
+        name, kind, updated = skill["name"], skill["kind"], skill["updated"]
+        doc, run, conventions = skill_files(c, kind, c["old"] if skill["stale"] else c["conventions"])
         scripts = ["run.json"]
         files = {f"skills/{name}/run.json": run}
         if conventions is not None:
             scripts.append("conventions.json")
             files[f"skills/{name}/conventions.json"] = conventions
-        updated = c["stale_updated"] if stale else c["updated"]
         files[f"skills/{name}/SKILL.md"] = skill_doc(name, c["persona"], updated, doc, scripts)
-        out.append({"name": name, "kind": kind, "stale": stale, "updated": updated, "files": files})
+        out.append({**skill, "files": files})
+    return out
+
+
+def skill_index(c: dict[str, Any]) -> list[dict[str, Any]]:
+    """``build_skills(c)`` without the files: ``[{"name", "kind", "stale", "updated"}]``, in the
+    same order (what a session needs to know of its skill before the skill's files are made)."""
+    out = []
+    for kind, name in SKILL_NAMES[c["persona"]].items():
+        stale = kind in c["stale"]
+        out.append({"name": name, "kind": kind, "stale": stale, "updated": c["stale_updated"] if stale else c["updated"]})
     return out
 
 

@@ -31,7 +31,13 @@ class PersonaContent:
     columns: list[str]               # data file header: key, label, category, numbers...
     category_noun: str               # "dataset", "channel", ...
     categories: list[str]
-    make_record: Callable[[random.Random, str, str], dict[str, str]]  # (rng, key, category) -> row
+    # a record's draws (per category, in the order the stream takes them: ``Draw``) and the row
+    # they make, (key, category, drawn values) -> row; ``make_record`` puts the two together
+    draws: dict[str, tuple[Draw, ...]]
+    row: Callable[[str, str, list[Any]], dict[str, str]]
+    # ``metric`` of the row ``row`` makes of a record's drawn values (category, values), without
+    # making the row: a batch's draws are checked (distinct, not in order) before its rows are made
+    value_metric: Callable[[str, list[Any]], float]
     key_prefix: str
     raw: Callable[[dict[str, str]], str]
     unit: Callable[[dict[str, str]], str]
@@ -58,6 +64,10 @@ class PersonaContent:
     owner_email: str = field(init=False)
     organization: str = field(init=False)
     domain: str = field(init=False)  # e-mail domain of the organization
+    # a record's category (``rng.choice(categories)``), and with a ``key_prefix`` each category's
+    # draws after the step of the record's key number (``KEY_STEP``), which the stream takes first
+    category_draw: Draw = field(init=False)
+    keyed_draws: dict[str, tuple[Draw, ...]] = field(init=False)
 
     def __post_init__(self) -> None:
         from servicegym.world_state.workspace import persona_profile
@@ -65,7 +75,59 @@ class PersonaContent:
         profile = persona_profile(self.key)
         self.owner, self.owner_email = profile["owner"], profile["owner_email"]
         self.organization, self.domain = profile["organization"], profile["domain"]
+        self.category_draw = pick(self.categories)
+        self.keyed_draws = {c: (KEY_STEP, *d) for c, d in self.draws.items()} if self.key_prefix else {}
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def make_record(self, rng: random.Random, key: str, cat: str) -> dict[str, str]:
+        """One record of category ``cat`` (its row, keyed ``key``), drawn from ``rng``."""
+        return self.row(key, cat, draw_values(rng, self.draws[cat]))
+
+
+# ----- a record's draws -------------------------------------------------------------------------
+# One draw: ``(n, bits, pick)``. With ``n > 0`` an index below ``n`` (``bits`` = ``n.bit_length()``
+# bits of ``getrandbits``, drawn again while not below ``n``: ``random.Random._randbelow``), giving
+# ``pick[i]`` when ``pick`` is a tuple (``rng.choice(pick)``) or ``pick + i`` when it is an int
+# (``rng.randrange(pick, pick + n)``, ``rng.randint(pick, pick + n - 1)``); with ``n == 0`` a float
+# ``lo + width * rng.random()`` for ``pick = (lo, width)`` (``rng.uniform(lo, lo + width)``). The
+# same values, from the same stream, as those calls: a generator draws a batch's records in one
+# loop without a method call per value (``Episode.batch``).
+Draw = tuple[int, int, Any]
+
+
+def pick(seq: Any) -> Draw:
+    """``rng.choice(seq)``'s draw."""
+    seq = tuple(seq)
+    return (len(seq), len(seq).bit_length(), seq)
+
+
+def between(a: int, b: int) -> Draw:
+    """``rng.randint(a, b)``'s draw (``rng.randrange(a, b + 1)``'s)."""
+    n = b - a + 1
+    return (n, n.bit_length(), a)
+
+
+def uniform(a: float, b: float) -> Draw:
+    """``rng.uniform(a, b)``'s draw."""
+    return (0, 0, (a, b - a))
+
+
+KEY_STEP = between(1, 4)  # a prefixed record key's number: the last one's plus 1-4
+
+
+def draw_values(rng: random.Random, draws: tuple[Draw, ...]) -> list[Any]:
+    """The values of ``draws``, in order, from ``rng`` (see ``Draw``)."""
+    getbits, rand = rng.getrandbits, rng.random
+    out: list[Any] = []
+    for n, k, p in draws:
+        if n:
+            r = getbits(k)
+            while r >= n:
+                r = getbits(k)
+            out.append(p[r] if type(p) is tuple else p + r)
+        else:
+            out.append(p[0] + p[1] * rand())
+    return out
 
 
 def _f(x: float, nd: int) -> str:
@@ -73,16 +135,20 @@ def _f(x: float, nd: int) -> str:
 
 
 # ----- researcher ------------------------------------------------------------------------------
-def _run(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    models = ("tiny-mixer", "wide-conv", "deep-gru", "sparse-attn", "residual-mlp", "graph-lite", "dual-encoder")
-    acc = rng.uniform(0.61, 0.95)
-    return {"run_id": key, "model": rng.choice(models), "dataset": cat, "accuracy": _f(acc, 4),
-            "loss": _f(rng.uniform(0.15, 1.4), 3)}
+_RUN = (uniform(0.61, 0.95),  # accuracy
+        pick(("tiny-mixer", "wide-conv", "deep-gru", "sparse-attn", "residual-mlp", "graph-lite", "dual-encoder")),
+        uniform(0.15, 1.4))  # loss
+
+
+def _run(key: str, cat: str, v: list[Any]) -> dict[str, str]:
+    return {"run_id": key, "model": v[1], "dataset": cat, "accuracy": _f(v[0], 4), "loss": _f(v[2], 3)}
 
 
 RESEARCHER = PersonaContent(
     key="researcher", noun="run", columns=["run_id", "model", "dataset", "accuracy", "loss"],
-    category_noun="dataset", categories=["coral", "delta", "tundra", "mesa", "fjord"], make_record=_run, key_prefix="R-",
+    category_noun="dataset", categories=["coral", "delta", "tundra", "mesa", "fjord"],
+    draws=dict.fromkeys(["coral", "delta", "tundra", "mesa", "fjord"], _RUN), row=_run,
+    value_metric=lambda _c, v: float(_f(v[0], 4)), key_prefix="R-",
     raw=lambda r: r["accuracy"], unit=lambda r: f"{float(r['accuracy']) * 100:.1f}%",
     unit_words="accuracy as a percentage with one decimal (e.g. 87.3%)", metric=lambda r: float(r["accuracy"]),
     metric_words="highest accuracy",
@@ -105,16 +171,22 @@ RESEARCHER = PersonaContent(
 
 
 # ----- marketer --------------------------------------------------------------------------------
-def _campaign(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    names = ("Spring launch", "Loyalty push", "Back to work", "Weekend flash", "City pop-up", "Referral drive", "Holiday teaser")
-    spend = rng.randrange(800, 9000) + rng.choice((0, 0.5, 0.25))
-    conv = rng.randrange(12, 400)
-    return {"campaign_id": key, "name": rng.choice(names), "channel": cat, "spend": _f(spend, 2), "conversions": str(conv)}
+_CAMPAIGN = (between(800, 8999), pick((0, 0.5, 0.25)),  # spend: whole dollars, then the cents
+             between(12, 399),  # conversions
+             pick(("Spring launch", "Loyalty push", "Back to work", "Weekend flash", "City pop-up", "Referral drive",
+                   "Holiday teaser")))
+
+
+def _campaign(key: str, cat: str, v: list[Any]) -> dict[str, str]:
+    return {"campaign_id": key, "name": v[3], "channel": cat, "spend": _f(v[0] + v[1], 2), "conversions": str(v[2])}
 
 
 MARKETER = PersonaContent(
     key="marketer", noun="campaign", columns=["campaign_id", "name", "channel", "spend", "conversions"],
-    category_noun="channel", categories=["email", "search", "social", "video", "affiliate"], make_record=_campaign,
+    category_noun="channel", categories=["email", "search", "social", "video", "affiliate"],
+    draws=dict.fromkeys(["email", "search", "social", "video", "affiliate"], _CAMPAIGN), row=_campaign,
+    # (the spend, whole dollars plus 0, 0.25 or 0.5, is a float its two-decimal text reads back as)
+    value_metric=lambda _c, v: v[2] / (v[0] + v[1]),
     key_prefix="C-", raw=lambda r: r["spend"], unit=lambda r: f"${float(r['spend']):,.2f}",
     unit_words="spend in dollars with a thousands separator (e.g. $1,234.50)",
     metric=lambda r: int(r["conversions"]) / float(r["spend"]), metric_words="most conversions per dollar",
@@ -138,18 +210,25 @@ MARKETER = PersonaContent(
 
 
 # ----- legal intern ----------------------------------------------------------------------------
-def _contract(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    parties = ("Halvorsen Freight", "Quill & Ivy Ltd", "Marrow Systems", "Eastgate Properties", "Lumina Data", "Orchid Foods",
-               "Tallis Engineering")
-    value = 0 if cat == "NDA" else rng.randrange(6, 240) * 1000
-    month = rng.randint(1, 12)
-    return {"contract_id": key, "counterparty": rng.choice(parties), "type": cat, "value": str(value),
-            "renewal": f"2027-{month:02d}-{rng.randint(1, 28):02d}"}
+# an NDA has no value (nothing drawn for it); the others a value in thousands first
+_CONTRACT = (between(1, 12),  # renewal month
+             pick(("Halvorsen Freight", "Quill & Ivy Ltd", "Marrow Systems", "Eastgate Properties", "Lumina Data",
+                   "Orchid Foods", "Tallis Engineering")),
+             between(1, 28))  # renewal day
+_CONTRACT_VALUED = (between(6, 239), *_CONTRACT)
+
+
+def _contract(key: str, cat: str, v: list[Any]) -> dict[str, str]:
+    value = 0 if cat == "NDA" else v[0] * 1000
+    month, party, day = v[-3:]
+    return {"contract_id": key, "counterparty": party, "type": cat, "value": str(value), "renewal": f"2027-{month:02d}-{day:02d}"}
 
 
 LEGAL = PersonaContent(
     key="legal", noun="contract", columns=["contract_id", "counterparty", "type", "value", "renewal"],
-    category_noun="contract type", categories=["NDA", "MSA", "lease", "licence", "SOW"], make_record=_contract,
+    category_noun="contract type", categories=["NDA", "MSA", "lease", "licence", "SOW"],
+    draws={"NDA": _CONTRACT, **dict.fromkeys(["MSA", "lease", "licence", "SOW"], _CONTRACT_VALUED)}, row=_contract,
+    value_metric=lambda c, v: 0.0 if c == "NDA" else float(v[0] * 1000),
     key_prefix="K-", raw=lambda r: r["value"], unit=lambda r: f"EUR {int(r['value']):,}",
     unit_words="values as EUR with a thousands separator (e.g. EUR 120,000)", metric=lambda r: float(r["value"]),
     metric_words="highest contract value",
@@ -178,16 +257,22 @@ _DRUGS = {"anticoagulant": ("warfenol", "apixarin"), "NSAID": ("ibuprane", "napr
           "antibiotic": ("amoxitab", "doxicure"), "beta blocker": ("metoprex", "bisolan")}
 
 
-def _prescription(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    dose = rng.choice((2.5, 5, 10, 20, 40, 250, 500))
-    return {"rx_id": key, "patient": f"{rng.choice('ABCDEFGHJKLMNPRST')}.{rng.choice('ABCDEFGHJKLMNPRST')}.",
-            "drug": rng.choice(_DRUGS[cat]), "drug_class": cat, "dose_mg": f"{dose:g}", "doses_per_day": str(rng.choice((1, 2, 3)))}
+_INITIAL = pick("ABCDEFGHJKLMNPRST")
+# dose, the patient's initials, the drug of the class, doses a day
+_PRESCRIPTION = {cat: (pick((2.5, 5, 10, 20, 40, 250, 500)), _INITIAL, _INITIAL, pick(drugs), pick((1, 2, 3)))
+                 for cat, drugs in _DRUGS.items()}
+
+
+def _prescription(key: str, cat: str, v: list[Any]) -> dict[str, str]:
+    return {"rx_id": key, "patient": f"{v[1]}.{v[2]}.", "drug": v[3], "drug_class": cat, "dose_mg": f"{v[0]:g}",
+            "doses_per_day": str(v[4])}
 
 
 PHARMACIST = PersonaContent(
     key="pharmacist", noun="prescription",
     columns=["rx_id", "patient", "drug_class", "drug", "dose_mg", "doses_per_day"], category_noun="drug class",
-    categories=["anticoagulant", "NSAID", "statin", "antibiotic", "beta blocker"], make_record=_prescription, key_prefix="P-",
+    categories=["anticoagulant", "NSAID", "statin", "antibiotic", "beta blocker"], draws=_PRESCRIPTION, row=_prescription,
+    value_metric=lambda _c, v: float(v[0]) * v[4], key_prefix="P-",
     raw=lambda r: r["dose_mg"], unit=lambda r: f"{r['dose_mg']} mg x{r['doses_per_day']}",
     unit_words="doses written as '<dose> mg x<times per day>' (e.g. 5 mg x2)",
     metric=lambda r: float(r["dose_mg"]) * int(r["doses_per_day"]), metric_words="highest total daily dose",
@@ -211,21 +296,30 @@ PHARMACIST.extra["exclude"] = "anticoagulant"
 
 
 # ----- financial analyst -----------------------------------------------------------------------
-def _holding(rng: random.Random, key: str, cat: str) -> dict[str, str]:
-    names = ("Corvid Energy", "Pellucid Power", "Marlow Software", "Quanta Health", "Brisk Retail", "Ostra Utilities",
-             "Helix Robotics", "Cedar Grocers")
-    cost = rng.uniform(12, 180)
-    price = cost * rng.uniform(0.78, 1.35)
-    return {"ticker": key, "company": rng.choice(names), "sector": cat, "price": _f(price, 2), "cost": _f(cost, 2)}
+_HOLDING = (uniform(12, 180),  # cost
+            uniform(0.78, 1.35),  # price / cost
+            pick(("Corvid Energy", "Pellucid Power", "Marlow Software", "Quanta Health", "Brisk Retail", "Ostra Utilities",
+                  "Helix Robotics", "Cedar Grocers")))
+
+
+def _holding(key: str, cat: str, v: list[Any]) -> dict[str, str]:
+    cost = v[0]
+    return {"ticker": key, "company": v[2], "sector": cat, "price": _f(cost * v[1], 2), "cost": _f(cost, 2)}
 
 
 def _ret(r: dict[str, str]) -> float:
-    return (float(r["price"]) - float(r["cost"])) / float(r["cost"])
+    return _ret_of(float(r["price"]), float(r["cost"]))
+
+
+def _ret_of(price: float, cost: float) -> float:
+    return (price - cost) / cost
 
 
 ANALYST = PersonaContent(
     key="analyst", noun="holding", columns=["ticker", "company", "sector", "price", "cost"],
-    category_noun="sector", categories=["energy", "utilities", "tech", "healthcare", "retail"], make_record=_holding,
+    category_noun="sector", categories=["energy", "utilities", "tech", "healthcare", "retail"],
+    draws=dict.fromkeys(["energy", "utilities", "tech", "healthcare", "retail"], _HOLDING), row=_holding,
+    value_metric=lambda _c, v: _ret_of(float(_f(v[0] * v[1], 2)), float(_f(v[0], 2))),
     key_prefix="", raw=lambda r: r["price"], unit=lambda r: f"{_ret(r) * 100:+.2f}%",
     unit_words="returns as signed percentages with two decimals (e.g. +7.34%)", metric=_ret, metric_words="best return",
     derived=("gain_per_share", lambda r: _f(float(r["price"]) - float(r["cost"]), 2), "gain per share (price - cost, two decimals)"),

@@ -45,7 +45,7 @@ import json
 import random
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -59,6 +59,7 @@ from servicegym.envs.tasks.generators.content_workspace import (
     PERSONA_CONTENT,
     PERSONA_ORDER,
     PersonaContent,
+    draw_values,
     people,
 )
 from servicegym.envs.tasks.model import Task
@@ -276,6 +277,51 @@ _RESERVED_KEYS = frozenset(("EUR", "CSV", "USD", "NDA", "MSA", "SOW", "UTM", "CE
 _TICKER_LETTERS = "ABCDEFGHJKLMNPQRSTVWXZ"  # ``content_workspace.ticker``'s
 
 
+class Batches(Mapping[int, list[dict[str, str]]]):
+    """An episode's batches of records, batch number -> its records (rows), each batch's made on
+    its first read from the values drawn for it (``drawn``: number -> ``[(key, category,
+    values)]``, filled by ``Episode.batch``): a reset to a new task draws the nine batches (the
+    stream goes on after them) but makes only the rows its first session reads."""
+
+    __slots__ = ("_p", "drawn", "_made")
+
+    def __init__(self, p: PersonaContent) -> None:
+        self._p = p
+        self.drawn: dict[int, list[tuple[str, str, list[Any]]]] = {}
+        self._made: dict[int, list[dict[str, str]]] = {}
+
+    def __getitem__(self, n: int) -> list[dict[str, str]]:
+        rows = self._made.get(n)
+        if rows is None:
+            row = self._p.row
+            rows = self._made[n] = [row(key, cat, values) for key, cat, values in self.drawn[n]]
+        return rows
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.drawn)
+
+    def __len__(self) -> int:
+        return len(self.drawn)
+
+
+_STARTS: dict[str, datetime] = {}  # persona -> its episodes' start (``_start_of``)
+
+
+def _start_of(persona: str) -> datetime:
+    """The start of a persona's episodes: its profile's ``start``, else ``START`` (parsed once per
+    persona; datetimes are immutable)."""
+    hit = _STARTS.get(persona)
+    if hit is None:
+        try:
+            from servicegym.world_state.workspace import persona_profile
+
+            start = persona_profile(persona).get("start")
+        except (ImportError, KeyError):
+            start = None
+        hit = _STARTS[persona] = datetime.strptime(start if isinstance(start, str) and start else START, TIME_FORMAT)
+    return hit
+
+
 class Episode:
     """Builds one persona's 20 sessions over one seeded world."""
 
@@ -286,15 +332,14 @@ class Episode:
         self.difficulty = difficulty
         self.seed, self.split = seed, split
         rng = self.rng
-        self.start = datetime.strptime(self._profile_start(), TIME_FORMAT)
+        self.start = _start_of(persona)
         self.people = people(rng, self.p)
         self.advisor = self.people[0]
         self.exclude_cat = self.p.extra.get("exclude") or rng.choice(self.p.categories)
         self._keys: set[str] = set()
         self.specs: list[dict[str, Any]] = []  # the sessions' specs, made once by ``build``
         self._key_n = 100 + 100 * PERSONA_ORDER.index(persona)
-        self.batches: dict[int, list[dict[str, str]]] = {}
-        self.files: list[dict[str, Any]] = []
+        self.batches = Batches(self.p)  # batch number -> its records, made on first read
         self.plans: list[Plan] = []
         self.meeting_days: dict[str, str] = {}  # meeting title -> its day
         self.mail_ids: list[str] = []  # the ids of the mails the golden route sends, in order
@@ -321,14 +366,6 @@ class Episode:
             made = self._seeded = seed_persona_tables(self.persona, random.Random(self._seeded_seed))
         return made
 
-    def _profile_start(self) -> str:
-        try:
-            from servicegym.world_state.workspace import persona_profile
-
-            start = persona_profile(self.persona).get("start")
-        except (ImportError, KeyError):
-            start = None
-        return start if isinstance(start, str) and start else START
 
     # --- data -------------------------------------------------------------------------------
     def _key(self) -> str:
@@ -340,41 +377,54 @@ class Episode:
                 if key not in keys and key not in _RESERVED_KEYS:
                     keys.add(key)
                     return key
-        self._key_n += self.rng.randint(1, 4)
+        self._key_n += self.rng.randint(1, 4)  # (``KEY_STEP``)
         return f"{self.p.key_prefix}{self._key_n}"
 
-    def batch(self, n: int, need_excluded: bool = False) -> list[dict[str, str]]:
-        """Batch ``n`` of records (distinct metrics, not already in metric order), as a data file."""
+    def batch(self, n: int, need_excluded: bool = False) -> None:
+        """Draw batch ``n`` of records (distinct metrics, not already in metric order), a data file.
+
+        Only the draws are made here (each record's values, ``PersonaContent.draws``); the records
+        and the file's text are made from them on first read (``batches``, ``data_files``)."""
         p, rng = self.p, self.rng
+        draws, keyed, prefix, value_metric, excluded = p.draws, p.keyed_draws, p.key_prefix, p.value_metric, self.exclude_cat
         while True:
             size = rng.randint(5, 7)
-            cats = [rng.choice(p.categories) for _ in range(size)]
+            cats = draw_values(rng, (p.category_draw,) * size)  # ``rng.choice(p.categories)`` each
             if need_excluded:
-                cats[rng.randrange(size)] = self.exclude_cat
-                others = [c for c in p.categories if c != self.exclude_cat]
-                while sum(c != self.exclude_cat for c in cats) < 3:
-                    cats[cats.index(self.exclude_cat)] = rng.choice(others)
-                    cats[rng.randrange(size)] = self.exclude_cat
-                if self.exclude_cat not in cats:
-                    cats[0] = self.exclude_cat
+                cats[rng.randrange(size)] = excluded
+                others = [c for c in p.categories if c != excluded]
+                while sum(c != excluded for c in cats) < 3:
+                    cats[cats.index(excluded)] = rng.choice(others)
+                    cats[rng.randrange(size)] = excluded
+                if excluded not in cats:
+                    cats[0] = excluded
             else:
-                cats = [c if c != self.exclude_cat else rng.choice(p.categories) for c in cats]
+                cats = [c if c != excluded else rng.choice(p.categories) for c in cats]
             saved = set(self._keys), self._key_n
-            recs = [p.make_record(rng, self._key(), c) for c in cats]
-            metrics = [p.metric(r) for r in recs]
+            if prefix:  # each record's key (``_key``: its number's step drawn first) and values in one go
+                drawn = []
+                for c in cats:
+                    values = draw_values(rng, keyed[c])
+                    self._key_n += values[0]
+                    drawn.append((f"{prefix}{self._key_n}", c, values[1:]))
+            else:
+                drawn = [(self._key(), c, draw_values(rng, draws[c])) for c in cats]
+            metrics = [value_metric(c, v) for _key, c, v in drawn]
             # distinct metrics, and neither the records nor those kept by the exclusion already in
             # metric order (``sorted(rs, key=metric, reverse=True) != rs``: with distinct metrics, a
             # strictly falling run of metrics)
             if len(set(metrics)) == len(metrics):
-                catcol, excluded = p.columns[2], self.exclude_cat
-                kept = [m for m, r in zip(metrics, recs) if r[catcol] != excluded]
+                kept = [m for m, (_key, c, _v) in zip(metrics, drawn) if c != excluded]
                 if all(len(ms) < 2 or not all(a > b for a, b in zip(ms, ms[1:])) for ms in (metrics, kept)):
                     break
             self._keys, self._key_n = saved
-        self.batches[n] = recs
-        rows = [p.columns] + [[r[c] for c in p.columns] for r in recs]
-        self.files.append({"path": self.data_path(n), "content": csv_text(rows)})
-        return recs
+        self.batches.drawn[n] = drawn
+
+    def data_files(self) -> list[dict[str, str]]:
+        """The data files of the batches drawn, in order: ``{"path", "content"}`` (the CSV text)."""
+        p = self.p
+        return [{"path": self.data_path(n), "content": csv_text([p.columns] + [[r[c] for c in p.columns] for r in self.batches[n]])}
+                for n in self.batches.drawn]
 
     def data_path(self, n: int) -> str:
         return f"{self.p.data_dir}/{self.p.batch_noun}_{n:02d}.csv"
@@ -1069,16 +1119,13 @@ def seed_persona_tables(persona: str, rng: random.Random) -> dict[str, dict[str,
     return seeded_persona_tables(persona, rng)[1]
 
 
-def initial_tables(ep: Episode, persona_rows: bool = True) -> dict[str, list[dict[str, Any]]]:
+def initial_tables(ep: Episode, persona_rows: bool = True, files: bool = True) -> dict[str, list[dict[str, Any]]]:
     """The workspace at the episode's start: data files, a README, contacts, a few mails, events and
     to-dos of the persona's own, and the persona's seeded records (without ``persona_rows``, each
-    persona table an empty list, in its place, for ``persona_table_rows`` to fill)."""
+    persona table an empty list, in its place, for ``persona_table_rows`` to fill; without
+    ``files``, the files table an empty list, for ``file_rows`` to fill)."""
     p = ep.p
-    now = ep.start.strftime(TIME_FORMAT)
-    readme = (f"# {p.organization} workspace of {p.owner}\n\nData files ({p.noun}s by {p.batch_noun}) are in {p.data_dir}/.\n"
-              f"Finished documents go next to them in their own folders.\n")
-    files = [{"path": "README.md", "content": readme, "created": now, "modified": now}]
-    files += [{**f, "created": now, "modified": now} for f in ep.files]
+    tables: dict[str, list[dict[str, Any]]] = {"files": file_rows(ep) if files else []}
     contacts = [{"id": f"CT{i:03d}", "name": c["name"], "email": c["email"], "role": c["role"], "organization": p.organization}
                 for i, c in enumerate(ep.people, 1)]
     adv = ep.advisor
@@ -1089,13 +1136,24 @@ def initial_tables(ep: Episode, persona_rows: bool = True) -> dict[str, list[dic
              "subject": "Data files", "body": f"The {p.batch_noun} files are all in {p.data_dir}/ now.\n\n{ep.people[3]['first']}",
              "time": (ep.start - timedelta(days=1)).strftime(TIME_FORMAT)}]
     todos = [{"id": "T001", "title": "Tidy the shared folder", "priority": "low"}]
-    tables: dict[str, list[dict[str, Any]]] = {"files": files, "contacts": contacts, "mail": mail, "todos": todos}
+    tables.update(contacts=contacts, mail=mail, todos=todos)
     if persona_rows:
         tables.update(persona_table_rows(ep))
     else:
         for name in persona_table_names(ep):
             tables[name] = []
     return tables
+
+
+def file_rows(ep: Episode) -> list[dict[str, Any]]:
+    """The files at the episode's start (before its skills): the README, then the data files."""
+    p = ep.p
+    now = ep.start.strftime(TIME_FORMAT)
+    readme = (f"# {p.organization} workspace of {p.owner}\n\nData files ({p.noun}s by {p.batch_noun}) are in {p.data_dir}/.\n"
+              f"Finished documents go next to them in their own folders.\n")
+    files = [{"path": "README.md", "content": readme, "created": now, "modified": now}]
+    files += [{**f, "created": now, "modified": now} for f in ep.data_files()]
+    return files
 
 
 def persona_table_rows(ep: Episode) -> dict[str, list[dict[str, Any]]]:
@@ -1183,7 +1241,8 @@ class EpisodeDraft:
     whole episode. The env reads a new task's opening session, world and session labels from here
     (``lazy_episode``), so a reset to a new task builds one session of twenty."""
 
-    __slots__ = ("ep", "stage", "_task", "head", "tables", "persona_tables", "meta", "manual", "_staged", "_lock")
+    __slots__ = ("ep", "stage", "_task", "head", "tables", "persona_tables", "meta", "manual", "_staged", "_files_made",
+                 "_lock")
 
     def __init__(self, ep: Episode, stage: Any, head: dict[str, Any], tables: dict[str, list[Any]],
                  persona_tables: tuple[str, ...], meta: list[dict[str, Any]]) -> None:
@@ -1191,11 +1250,12 @@ class EpisodeDraft:
         self.stage = stage
         self._task: weakref.ref[Task] | None = None  # the task (``watch``), weakly
         self.head = head  # version, persona, owner, owner_email, organization, now
-        self.tables = tables  # the world's tables (the persona's filled by ``complete``)
+        self.tables = tables  # the world's tables (the files by ``table_rows``, the persona's by ``complete``)
         self.persona_tables = persona_tables
         self.meta = meta  # per session: index, group, precursors, action, reasoning (``episode_labels``)
         self.manual: list[str] | None = None  # the by-hand route, once ``complete``
         self._staged = len(ep.specs)  # the sessions built and staged (their specs final)
+        self._files_made = False  # the files table filled (``table_rows``)
         self._lock = threading.RLock()
 
     @property
@@ -1223,6 +1283,17 @@ class EpisodeDraft:
                 self._staged += 1  # (after its staging: a read without the lock sees it final)
             return ep.specs[k]
 
+    def table_rows(self, name: str) -> list[dict[str, Any]]:
+        """The rows of the world's table ``name`` (not a persona table's: ``persona_rows``). The
+        files table's are made on its first read: the README, the data files (their records made
+        from the batches' draws) and the skill folders, in that order."""
+        if name == "files" and not self._files_made:
+            with self._lock:
+                if not self._files_made:
+                    self.tables["files"] += file_rows(self.ep) + self.stage.file_rows()
+                    self._files_made = True
+        return self.tables[name]
+
     def persona_rows(self, name: str) -> dict[str, Any]:
         """The persona table ``name``'s seeded entities (key -> entity), a dict of its own."""
         with self._lock:
@@ -1236,6 +1307,7 @@ class EpisodeDraft:
                 return
             ep = self.ep
             self.session(SESSIONS - 1)
+            self.table_rows("files")
             ep.finish()
             if tuple(ep.seeded) != self.persona_tables:
                 raise AssertionError(f"{ep.persona}: seeded tables {tuple(ep.seeded)} differ from {self.persona_tables}")
@@ -1308,11 +1380,11 @@ def _lazy_task(ep: Episode) -> Task:
     plan = ep.build_next()
     assert plan is not None
     p, persona = ep.p, ep.persona
-    tables = initial_tables(ep, persona_rows=False)
+    tables = initial_tables(ep, persona_rows=False, files=False)  # (the files made on first read: ``table_rows``)
     head = {"version": VERSION, "persona": persona, "owner": p.owner, "owner_email": p.owner_email,
             "organization": p.organization, "now": ep.start.strftime(TIME_FORMAT)}
     world: dict[str, Any] = {**head, "tables": tables, "sessions": ep.specs}
-    stage = SkillStage(ep, world, f"{persona}/{ep.split}/{ep.seed}/d{ep.difficulty}")
+    stage = SkillStage(ep, world, f"{persona}/{ep.split}/{ep.seed}/d{ep.difficulty}", files=False)
     stage.session(plan, ep.specs[0])
     world["manual_actions"] = []  # (its place: ``complete`` makes it)
     task = _episode_task(ep, {}, ep.specs[0]["opening"], [], {})

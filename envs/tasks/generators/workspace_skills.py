@@ -24,7 +24,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from servicegym.world_state.core import TIME_FORMAT
-from servicegym.world_state.workspace.skill_library import CONVENTION_KINDS, COVERS, SKILL_NAMES, build_skills
+from servicegym.world_state.workspace.skill_library import (
+    CONVENTION_KINDS,
+    COVERS,
+    SKILL_NAMES,
+    build_skills,
+    skill_index,
+)
 
 STALE_PER_EPISODE = 2
 # (plan kind, plan group or None for any) -> skill kind
@@ -145,20 +151,25 @@ def skill_route(plan: Any, kind: str, name: str, args: dict[str, Any]) -> list[s
 class SkillStage:
     """An episode's skills staged: the skill folders added to ``world["tables"]["files"]`` and
     ``world["skills"]`` at once, each session given its ``skill``, ``manual`` and skill-using
-    ``golden`` route by ``session`` (in any order: a session's staging reads only its own plan)."""
+    ``golden`` route by ``session`` (in any order: a session's staging reads only its own plan).
+    Without ``files`` the folders are left out of the files table: ``file_rows`` makes them when
+    they are first needed (a session's staging needs only each skill's name and staleness)."""
 
-    def __init__(self, ep: Any, world: dict[str, Any], key: str) -> None:
+    def __init__(self, ep: Any, world: dict[str, Any], key: str, files: bool = True) -> None:
         c = context(ep, key)
-        skills = build_skills(c)
-        stamp = (ep.start - timedelta(days=3)).strftime("%Y-%m-%d 17:00:00")
-        files = world["tables"]["files"]
-        for s in skills:
-            for path, text in s["files"].items():
-                files.append({"path": path, "content": text, "created": stamp, "modified": stamp})
-        world["skills"] = [{"name": s["name"], "kind": s["kind"], "stale": s["stale"], "updated": s["updated"]} for s in skills]
+        skills = skill_index(c)
+        world["skills"] = [dict(s) for s in skills]
         self.ep = ep
         self.c = c
         self.by_kind = {s["kind"]: s for s in skills}
+        if files:
+            world["tables"]["files"] += self.file_rows()
+
+    def file_rows(self) -> list[dict[str, Any]]:
+        """The files of the skill folders, as the files table's rows (in the skills' order)."""
+        stamp = (self.ep.start - timedelta(days=3)).strftime("%Y-%m-%d 17:00:00")
+        return [{"path": path, "content": text, "created": stamp, "modified": stamp}
+                for s in build_skills(self.c) for path, text in s["files"].items()]
 
     def session(self, plan: Any, spec: dict[str, Any]) -> None:
         """Stage one session (``spec`` is ``plan``'s, changed in place)."""
