@@ -78,7 +78,8 @@ _IF = re.compile(r"^(?:if|unless|otherwise|else|in case|whether)\b|^(?:如果|�
 _EN_MODAL = re.compile(
     r"\b(?:(?P<neg>cannot|can't|can not|must not|mustn't|should not|shouldn't|shall not|may not|need not|does not need to|"
     r"do not need to|does not|do not|don't|doesn't|should never|must never|(?:is|are) not allowed to)"
-    r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)))\b")
+    r"|(?P<pos>should|must|needs? to|has to|have to|(?:is|are) required to|ought to|shall|needs?(?= (?:a|an|the)\b)|"
+    r"(?:is|are) to(?= be\b)))\b")
 # "预约人数为3人": a plain "为/是" after the noun of what is stated
 _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|店铺|餐厅|订单|状态|套餐|商品|时间|地址|辣度|甜度|温度|口味|规格)(?:均|都)?"
                         r"(?P<pos>为|是)(?P<neg>(?!))?")
@@ -177,6 +178,8 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
     if m is None:
         raise _Unclear
     subject, neg, pred = c[:m.start()], m.group("neg") is not None, c[m.end():].strip()
+    if m.re is _EN_COPULA and re.match(r"^(?:not )?(?:allowed|permitted|accepted|acceptable|tolerated)\b", pred):
+        raise _Unclear  # "no X are allowed in Y": what Y may hold, said of X (the agent-voice rewrite reads it)
     for word in ("not ", "never "):
         if pred.startswith(word):
             neg, pred = True, pred[len(word):]
@@ -209,6 +212,8 @@ _AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P
 # "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
 _BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
 # a count said as the subject ("12 cups", "a total of 2 items"); a bare "one" is an article ("one X should be ordered": X)
+_THE_ITEM = re.compile(r"^be the (?P<n>item|product|dish|package|service|drink|beverage|one) (?P<v>ordered|chosen|selected|bought|"
+                       r"purchased|booked|reserved)(?P<rest>(?: (?:at|from|in|for) \S.*)?)$")
 _A_NUMBER = re.compile(r"^(?:(?:a total of |in total |only |exactly )(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)|"
                        r"\d+|two|three|four|five|six|seven|eight|nine|ten|twelve) ")
 _THERE_BE = re.compile(r"^be (?P<x>.+?) (?:in|within|for) (?P<rest>(?:the |an? )?\S.*\border)$")
@@ -231,12 +236,19 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     m = _PASSIVE_CHOICE.match(pred)
     if _NOT_A_VALUE.search(subject.casefold()):
         return subject, neg, pred
+    tm = _THE_ITEM.match(pred)
+    if tm is not None:  # "hair removal must be the item ordered at X": the item ordered at X is hair removal
+        return f"the {tm.group('n')} {tm.group('v')}{tm.group('rest')}", neg, "be " + subject
     im = _INGREDIENT_OF.match(pred)
     if im is not None:  # "chicken should be the main ingredient of the claypot dish": the dish contains it
         return im.group("rest"), neg, "contain " + subject
     am = _AVAILABLE_AT.match(pred)
     if am is not None:  # "free parking must be available at the restaurant": the restaurant offers it
         return am.group("rest"), neg, "offer " + subject
+    if m is not None and m.group("v") in ("booked", "reserved", "appointed") and m.group("prep") == "for" and \
+            re.fullmatch(r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve) (?:people|persons?|guests|adults|diners)",
+                         subject.casefold()):
+        return m.group("rest"), neg, f"be reserved for {subject}"  # "two people should be booked for the escape room": a party
     if m is not None and m.group("v") in ("booked", "reserved", "appointed") and m.group("prep") is None:
         if named is not None and named(subject):
             return subject, neg, "be selected"  # "Starlight Studio should be reserved": the place chosen
@@ -249,7 +261,7 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
         if bm is None:
             return subject, neg, pred
         return bm.group("rest"), neg, "include " + re.sub(r"^both ", "", subject)
-    if m.group("prep") == "for" and _A_NUMBER.match(m.group("rest") + " ") and \
+    if m.group("prep") == "for" and (_A_NUMBER.match(m.group("rest") + " ") or m.group("rest").startswith("one ")) and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
     if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):

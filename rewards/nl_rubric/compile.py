@@ -296,6 +296,11 @@ _TIME_WORDS = re.compile(r"\b(?:deliver(?:ed|y)?|arriv(?:e|al|es|ed)|estimated|e
 def _said_otherwise(c: str, ctx: ItemContext) -> list[Any]:
     """The first of ``agent_voice``'s rewrites of ``c`` that reads, as a status or a requirement."""
     for alt in agent_voice(c, _catalogue_spans(ctx)):
+        window = compile_time_item(alt, ctx.now)  # "book X for 8 pm on March 16": a time, read as the time items are
+        if window is not None:
+            if _beside_time(alt, ctx):
+                raise _Unclear
+            return [window]
         try:
             status = _status_item(alt, ctx)
             return [status] if status is not None else _requirement(alt, ctx)
@@ -325,6 +330,8 @@ _LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: tha
 
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
 _IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+# a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
+_COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) (?P<p>(?:the|a|an) \S.*)$")
 # a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
 _COMMAND = re.compile(r"^(?:please )?(?:(?P<avoid>avoid) |(?:select|choose|pick|opt for|order|buy|purchase|reorder|re-order|"
                       r"place (?:a |an )?(?:new )?order) )|^(?:请)?(?:(?P<zavoid>避免|避开)|选择|(?:重新)?(?:在|从).{2,}?(?:下单|购买|订购))")
@@ -348,6 +355,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         avoid = command.group("avoid") or command.group("zavoid")
         subject, neg, pred = "", bool(avoid), (("选择" if command.group("zavoid") else "select ") + c[command.end():]
                                               if avoid else c)
+        wm = _COMMAND_AT.match(pred)
+        if wm is not None and not (_places_named(wm["p"], ctx, chain=False) or _places_named(wm["p"], ctx, chain=True)):
+            about, pred = f"{about} {wm['p']}".strip(), f"{wm['v']} {wm['x']}"  # "choose X at the healing shop": where
     else:
         said = _split_modal(c)
         subject, neg, pred = passive_choice(*said, named=lambda t: bool(
@@ -383,7 +393,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
 # after a count, whom each of it is for: an explanation ("..., one each for A and B", "，分别给A和B各一份")
 _ONE_EACH = re.compile(r",\s*(?:with )?one (?:each|apiece) for\b[^,;]*$|[，,]\s*(?:分别)?(?:给|为)[^，,]{1,20}?各(?:一|1)(?:份|杯|个|碗|盒)$")
 # a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records
-_SAME_ITEMS = re.compile(r"(?<=\d )(?:(?:[a-z]+ )?of )?the same\b|(?<=\d )[a-z]+ of one\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)(?:相同|同样|一样)")
+_AFTER_NUM = "(?:(?<=\\d )|" + "|".join(rf"(?<=\b{w} )" for w in ("two", "three", "four", "five", "six", "ten")) + ")"
+_SAME_ITEMS = re.compile(rf"{_AFTER_NUM}(?:(?:[a-z]+ )?of )?the same\b|{_AFTER_NUM}[a-z]+ of one\b|(?<=\d)\s*(?:个|份|杯|件|碗|盒|瓶)(?:相同|同样|一样)")
 
 
 def _with_about(spec: Any, about: str) -> Any:

@@ -169,7 +169,8 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
     text = f"{subject} {pred}"
     if not re.search(r"\d\s*(?:yuan|rmb|cny|元|块)|[¥￥]\s*\d", text):
         return None
-    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)):
+    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)
+            or re.search(r"\d\s*(?:yuan|rmb|cny) or (?:less|lower|cheaper|more|higher)$", pred)):  # "be 400 yuan or less"
         raise _Unclear
     if _PER_HEAD.search(text):
         total = _AND_TOTAL.search(pred)

@@ -269,7 +269,9 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
         x = re.sub(r"(?<=.)的$", "", x)  # "不加葱的", "热的": the value
         x = re.sub(r"^(?:(?:与|和|跟)(?P<x>.{2,}?)相关)(?:的)?(?P<t>.*)$", r"\g<x>\g<t>", x)
         return x
+    x = re.sub(r"^(?:anything|something|any|all) (?=[a-z][a-z-]*(?: or [a-z][a-z-]*)?$)", "", x)  # "anything spicy or greasy"
     x = _GENERIC_HEAD_EN.sub("", x)
+    x = re.sub(r"^at (?=room temperature\b)", "", x)  # "be at room temperature"
     x = _SUITS_PEOPLE.sub("for ", x)  # "a set meal suitable for 2-3 people": the people it serves
     x = re.sub(r"^(?:sweetness|sugar|spic(?:e|iness)|temperature|size|ice)(?: level| attribute| option)? (?:of|as) "
                r"(?:an? |the )?(?=\S)", "", x)  # "a sweetness attribute of three parts sugar"
@@ -545,6 +547,7 @@ _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当
 _ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
 _TRAIL_EN = re.compile(r"(?<=\S)\s+and (?:also )?be (?:suitable|ideal|good|appropriate) for\b.*$|"
+                       r"(?<=\S)\s+in (?:it|them|there)$|"  # "have any vegetables in it": what the subject holds
                        r",\s*(?:and )?(?:avoid|avoiding) (?:any |all )?others?\b.*$|,\s*(?:suitable for|as (?:indicated|shown|stated|noted)|usually|typically|generally|which|"
                        r"indicated|reflected)\b.*$|,\s*(?:but |and |while )?(?:any )?others?\b.*\b(?:can|may|are allowed|"
                        r"is allowed|are fine|is fine|are ok|is ok)\b.*$|,\s*(?:but |and |while )?(?:it |they )?(?:can|may) "
@@ -642,7 +645,8 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         if nm and not _found("no " + nm.group("x"), ctx, "product"):
             neg, p = not neg, f"{nm.group('v')} {nm.group('x')}"
         # "be free of X", "be without X", "be meat-free" (where nothing is called so): not having X
-        fm = re.match(r"^be (?:free of|without) (?P<x>\S.*)$", p) or re.match(r"^be (?P<x>[a-z][a-z ]{1,30}?)-free$", p)
+        fm = re.match(r"^(?:be|come|comes|arrive|be served|be made) (?:free of|without) (?P<x>\S.*)$", p) or \
+            re.match(r"^be (?P<x>[a-z][a-z ]{1,30}?)-free$", p)
         if fm and not (p.endswith("-free") and _found(p[3:], ctx, "product")):
             neg, p = not neg, "have " + fm.group("x")
     alone = _CHOSEN_ALONE.match(p) or _AVOIDED_ALONE.match(p) if not zh else None
@@ -890,6 +894,8 @@ def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext
         if em:
             value, examples = value[:em.start()], value[em.start():]
     value = value.strip(" ,，(（")
+    if not zh:  # "cannot include anything spicy or greasy": the class named
+        value = re.sub(r"^(?:anything|something|any) (?=[a-z])", "", value)
     value = re.sub(r"^(?:the |a |an )?preferences? (?:for|of) ", "", value) if not zh else \
         re.sub(r"(?:的)?(?:口味)?偏好$", "", value)  # "the preference for no cilantro", "不加香菜的口味偏好"
     wm = _WITHOUT.match(value)

@@ -188,11 +188,11 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
                    subject):
         m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
     elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
-        m = re.fullmatch(rf"(?:be )?(?:made )?for {_NUM_RE} {_PEOPLE_WORDS}", p)
+        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)  # "has to be for two"
         if m is None:
             return None  # "the reserved restaurant should be X": not a party size
-    elif _head_class(subject) != "product" and (booked := _BOOKED_FOR.fullmatch(p)) is not None:
-        m = booked  # "the workshop should be reserved for 2 people"
+    elif (booked := _BOOKED_FOR.fullmatch(p)) is not None:
+        m = booked  # "the workshop should be reserved for 2 people": a party, whatever the subject's words name
     else:
         return None
     if m is None:
@@ -365,7 +365,7 @@ _EN_THEN_COUNT = re.compile(rf"^(?:include|contain|have|order|select|choose|purc
                             rf"(?:and\s+)?(?:a\s+|the\s+)?(?:quantity|count|number)(?:\s+of|\s+being|:)?\s+(?P<n>{_NUM_RE[1:-1]})"
                             rf"(?:\s+{_COUNT_UNITS})?$")
 # "include 2 standard amusement vouchers", "包含2杯拿铁": how many of a product the catalogue sells
-_EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
+_EN_COUNT_OF = re.compile(rf"^(?:include|contain|have|consist of|comprise|order|select|choose|purchase|buy)\s+(?:exactly |only )?(?P<n>{_NUM_RE[1:-1]})\s+"
                           rf"(?:{_COUNT_UNITS}\s+of\s+)?(?P<x>.+)$")
 _ZH_COUNT_OF = re.compile(rf"^(?:包含|含有|包括|点|订购|购买|买|选择|下单)(?P<n>{_NUM_RE[1:-1]}){_COUNT_UNITS}(?P<x>.+)$")
 # an order named by the meal it is ("母子晚餐", "部门茶歇", "加班小食"): its goods, not a product's

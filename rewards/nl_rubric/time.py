@@ -188,7 +188,7 @@ _SUBJ_VISIT = re.compile(
     r"|\b(?:make|makes|making|book|books|booking|reserve|reserves|reserving|schedule|schedules|scheduling) "
     r"(?:a |an |the )?(?:[a-z'-]{1,20} ){0,3}(?:reservation|appointment|booking|table|visit|seat)s?\b"
     r"|\b(?:reservations?|appointments?|bookings?)\b (?:should|must|needs? to|has to|will) be (?:made )?(?:for|at|on)\b"
-    r"|\b(?:book|booked|scheduled) (?:for|at|on|around|about)\b(?! (?:the )?deliver)"
+    r"|\b(?:book|booked|reserve|reserved|scheduled) (?:for|at|on|around|about)\b(?! (?:the )?deliver)(?! \d+ (?:people|persons?|guests|adults|diners)\b)"
     # "the spa appointment must be no later than 4 pm": the visit itself bounded
     r"|\b(?:reservations?|appointments?|bookings?|visits?)\b (?:should|must|needs? to|has to|is to|will|shall) "
     r"(?:not )?(?:be|take place|start|begin)\b"

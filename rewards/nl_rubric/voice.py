@@ -79,6 +79,10 @@ _EN_PLAIN_PASSIVE = re.compile(r"^(?P<s>\S.*?) (?:is|are|was|were|has been|have 
                                r"(?P<p>ordered|chosen|selected|picked|bought|purchased|booked|reserved|included|added|"
                                r"avoided|excluded|placed|made|prepared|served|delivered|set)\b(?P<r>.*)$")
 
+_EN_ALLOWED_IN = re.compile(r"^(?P<no>no |not any )?(?P<x>\S.*?) (?:is|are) (?P<neg>not )?(?:allowed|permitted|accepted|acceptable|"
+                            r"tolerated) (?:in|on|for) (?P<y>(?:the |a |an |my |his |her |their |[a-z]+'s )\S.*)$")
+_ONLY_ACCEPTED = re.compile(r"^only (?P<x>\S.*?) (?:is|are|will be) (?:acceptable|allowed|accepted|permitted|ok|okay) (?:for|in) "
+                            r"(?P<y>(?:the |a |an |my |his |her |their |[a-z]+'s )\S.*)$")
 _AGENT_ZH = re.compile(r"^(?P<lead>[^，,]{0,40}[，,])?(?:助手|智能体|客服|代理|模型|系统|agent)(?:已经|已|成功(?:地)?|则|也|会|再)*")
 # a past report or plain statement: its first main verb (not one of a relative clause: "点的火锅") takes the modal
 _ZH_DECLARED = re.compile(
@@ -106,7 +110,7 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
         return _agent_voice_zh(c)
     m = _AGENT_ACT.match(c)
     if m is None:
-        return _plain_en(c) or _imperative_en(c, protected) or _fragment_en(c)
+        return _plain_en(c) or _modal_en(c) or _imperative_en(c, protected) or _fragment_en(c)
     form = m["verb"]
     if form not in _VERBS:
         return []
@@ -125,6 +129,8 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
             return []
         place = re.split(r",\s*", gm["place"], maxsplit=1)[0]
         return [f"{lead}should{neg} select {place}", f"{lead}{place} should{neg} be selected"]
+    # a booking's passive first where a preposition splits off what is asked of it ("book X for 8 pm", "book X for
+    # the nails"): said with no subject, a reader would take the whole rest for one value
     out.append(f"{lead}should{neg} {base} {rest}")
     spans = protected(rest) if protected is not None else []
     for sp in _SPLIT_PREPS.finditer(rest):
@@ -135,7 +141,8 @@ def agent_voice(c: str, protected: Callable[[str], list[tuple[int, int]]] | None
             continue  # "a package for two": a serving size, not whom it is for ("the restaurant for 8 people" splits)
         obj, tail = rest[:sp.start()].strip(), rest[sp.start():]
         if obj and not (base == "place" and not re.search(r"\border\b", obj)):
-            out.append(f"{lead}{obj} should{neg} be {part}{tail}")
+            passive = f"{lead}{obj} should{neg} be {part}{tail}"
+            out.insert(len(out) - 1 if base in ("book", "reserve") else len(out), passive)
         break
     if base != "place":
         out.append(f"{lead}{rest} should{neg} be {part}")
@@ -154,7 +161,7 @@ _ASK_MARK = re.compile(r" (?=(?:selected|chosen|ordered|placed|picked|booked|res
 
 def is_question(c: str) -> bool:
     """Whether a normalised item is a yes-no question ("is the latte hot?", "订单是否包含X？")."""
-    return c.endswith("?") or re.match(r"^(?:did|does|do|is|are|was|were|has|have)\b", c) is not None
+    return c.endswith("?") or re.match(r"^(?:did|does|do|is|are|was|were|has|have)\b(?! not\b)", c) is not None  # "do not buy": a command
 
 
 def _asked(q: str, protected: Callable[[str], list[tuple[int, int]]] | None) -> list[str]:
@@ -246,7 +253,69 @@ _ANY_VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|di
                           r"contain|contains|keep|put)\b")
 
 
+# a demand in a register the readers do not take, said with a modal: its usual wording
+_MODAL_WORD = r"(?:should|must|has to|have to|needs? to|can|may|is to|are to)"
+_NOT_USED_FOR = re.compile(rf"^(?P<y>\S.*?) {_MODAL_WORD} not be used (?:for|to (?:buy|order|get)) (?P<x>\S.*)$")
+_FROM_PLACE_WITH = re.compile(rf"^(?P<x>\S.*?) (?P<m>{_MODAL_WORD}) (?:come from|be (?:ordered|bought|purchased) (?:from|at)) "
+                              r"(?:an? |the )(?:merchant|store|shop|restaurant|vendor|place) (?:with|that (?:offers|has|provides|"
+                              r"supports)|offering|providing|supporting) (?P<f>\S.*)$")
+_AT_LEAST_ONE = re.compile(rf"^at least one (?:of (?:the )?)?(?P<x>[a-z][a-z' -]*?) (?P<m>{_MODAL_WORD}) (?P<r>(?:be|have|include|contain) \S.*)$")
+_NOTHING_IN = re.compile(rf"^nothing (?P<x>\S.*?) {_MODAL_WORD} (?:be )?(?:in|included in|part of) (?P<y>(?:the |a |an |my |his |her |"
+                         r"their |[a-z]+'s )\S.*)$")
+
+
+def _modal_en(c: str) -> list[str]:
+    m = _NOT_USED_FOR.match(c)
+    if m is not None:  # "Y should not be used for the X order": the X order not from Y
+        return [f"{m['x']} must not come from {m['y']}", f"{m['x']} must not be ordered from {m['y']}"]
+    m = _FROM_PLACE_WITH.match(c)
+    if m is not None:  # "X has to come from a merchant with dine-in": X's merchant offers it
+        return [f"{m['x']} merchant should offer {m['f']}", f"{m['x']} should be ordered from a merchant that offers {m['f']}"]
+    m = _AT_LEAST_ONE.match(c)
+    if m is not None:  # "at least one juice must be at room temperature": one of them is
+        return [f"one of the {m['x']} {m['m']} {m['r']}"]
+    m = _NOTHING_IN.match(c)
+    if m is not None:  # "nothing spicy should be in the lunch": the lunch holds nothing spicy
+        return [f"{m['y']} should not contain {m['x']}", f"{m['y']} should not include {m['x']}"]
+    return []
+
+
+# a command in other words: "choose the hot version of X", "do not buy X from Y", "order enough X to feed five
+# people", "leave out the cilantro in X"
+_VERSION_OF = re.compile(r"^(?:choose|pick|select|get|order|go for|opt for) (?:the |a |an )(?P<v>\S.*?) (?:version|option|variant) "
+                         r"of (?P<x>\S.*)$")
+_DONT_BUY_FROM = re.compile(r"^(?:don't|do not|never) (?:buy|order|get|purchase|select|choose) (?P<x>\S.*?) (?:from|at) (?P<y>\S.*)$")
+_ENOUGH_FOR = re.compile(rf"^(?:order|get|buy|book) enough (?P<x>\S.*?) (?:to feed|to serve|for) (?P<n>{_NUM_WORDS})(?: {_PEOPLE_EN})?$")
+_SPEND_ON = re.compile(r"^(?:don't|do not|never) spend (?:more than|over|above) (?P<n>\S.*?) on (?P<x>\S.*)$")
+_RATED = re.compile(r"^(?:pick|choose|select|book|find|reserve) (?:a |an |the )(?P<x>\S.*?) (?:with a rating of|rated) "
+                    r"(?P<r>(?:at least |over |above |no less than )?\d(?:\.\d)?(?: stars?)?(?: or (?:higher|above|more))?)$")
+_AT_PLACE = re.compile(r"^(?:book|reserve|order|buy) (?:at|from|with) (?P<y>\S.*)$")
+_LEAVE_OUT = re.compile(r"^(?:leave out|hold|skip|omit|remove) (?:the |any )?(?P<z>\S.*?) (?:in|on|from|for) (?P<x>\S.*)$")
+
+
 def _imperative_en(c: str, protected: Callable[[str], list[tuple[int, int]]] | None) -> list[str]:
+    m = _VERSION_OF.match(c)
+    if m is not None:
+        x = m["x"] if m["x"].startswith(("the ", "a ", "an ")) else f"the {m['x']}"
+        return [f"{x} should be {m['v']}"]
+    m = _DONT_BUY_FROM.match(c)
+    if m is not None:
+        return [f"{m['x']} must not be ordered from {m['y']}", f"{m['x']} must not come from {m['y']}"]
+    m = _ENOUGH_FOR.match(c)
+    if m is not None:
+        return [f"the {m['x']} must be enough for {m['n']} people"]
+    m = _LEAVE_OUT.match(c)
+    if m is not None:
+        return [f"{m['x']} must have no {m['z']}"]
+    m = _SPEND_ON.match(c)
+    if m is not None:
+        return [f"{m['x']} should cost no more than {m['n']}"]
+    m = _RATED.match(c)
+    if m is not None:
+        return [f"the {m['x']} rating should be {m['r']}"]
+    m = _AT_PLACE.match(c)
+    if m is not None:
+        return [f"the reservation should be at {m['y']}", f"the order should be from {m['y']}"]
     m = _KEEP.match(c)
     if m is not None:
         return [f"{m['s']} should cost {m['b']} {m['n']}"]
@@ -255,10 +324,12 @@ def _imperative_en(c: str, protected: Callable[[str], list[tuple[int, int]]] | N
         return [f"add the note {m['x']} to {m['s']}"]
     m = re.match(rf"^(?:book|reserve) (?P<t>\S.*?) for (?P<n>{_NUM_WORDS})(?: {_PEOPLE_EN})?$", c)
     if m is not None:  # "book the restaurant for 8": the party
-        return [f"{m['t']} should be reserved for {m['n']} people"]
+        return [f"{m['t']} should be reserved for {m['n']} {'person' if m['n'] in ('1', 'one') else 'people'}"]
     m = re.match(r"^(?:go with|go for|settle on|stick with) (?P<x>\S.*)$", c)
     if m is not None:
-        return [f"should select {m['x']}", f"{m['x']} should be selected"]
+        wm = re.match(r"^(?P<x>\S.*?) (?P<p>at|from|for) (?P<y>\S.*)$", m["x"])
+        split = [f"the item ordered {wm['p']} {wm['y']} should be {wm['x']}"] if wm else []  # "go with X at Y": X, where
+        return [*split, f"should select {m['x']}", f"{m['x']} should be selected"]
     m = _IMPERATIVE_EN.match(c)
     if m is None:
         return []
@@ -308,6 +379,14 @@ def _plain_en(c: str) -> list[str]:
                  r"(?P<r>\S.*?)(?: in it| on it| with it| in them| on them)?$", c)
     if m is not None:  # "the salad needs cherry tomato in it": the salad includes it
         return [f"{m['s']} should include {m['r']}", f"{m['s']} should contain {m['r']}"]
+    m = _ONLY_ACCEPTED.match(c)
+    if m is not None:  # "only X are acceptable for Y": X chosen for Y
+        return [f"should select {m['x']} for {m['y']}", f"{m['x']} should be selected for {m['y']}"]
+    m = _EN_ALLOWED_IN.match(c)
+    if m is not None:  # "no X are allowed in Y", "X is not permitted in Y": Y holds no X
+        if bool(m["no"]) == bool(m["neg"]):
+            return []  # "no X is not allowed": a double negation, the judge's
+        return [f"{m['y']} should not contain {m['x']}", f"{m['y']} should not include {m['x']}"]
     m = _EN_PLAIN_COST.match(c)
     if m is not None:
         verb = {"costs": "cost", "costed": "cost", "comes to": "come to", "totals": "total", "adds up to": "add up to"}.get(m["v"], m["v"])

@@ -27,6 +27,7 @@ massage shop reservation ..."). ``resolve`` does it, the same way for every kind
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -245,7 +246,8 @@ def name_scores(head: str, cands: list[Gold], world: Any) -> list[float]:
     for us in units:
         for u in us:
             share[u] = share.get(u, 0) + 1
-    return [sum(1.0 / share[u] for u in us if _named(u, head, head_words, all_words)) for us in units]
+    # fsum: a sum over a set whose order follows the string hash seed must not depend on it (ties decide records)
+    return [math.fsum(1.0 / share[u] for u in us if _named(u, head, head_words, all_words)) for us in units]
 
 
 def by_name(head: str, cands: list[Gold], world: Any) -> Gold | None:
