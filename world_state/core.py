@@ -39,7 +39,8 @@ class Entity(BaseModel):
         class has no aliases, computed fields or custom serializers); None otherwise. Read only:
         the JSON encoder of tool results walks it instead of a fresh dump."""
         fields = self.__dict__
-        if len(fields) != _plain_fields(type(self)):
+        n = _PLAIN_MODELS.get(type(self))  # decided once per class (``_plain_fields``)
+        if len(fields) != (n if n is not None else _plain_fields(type(self))):
             return None
         for v in fields.values():
             t = type(v)

@@ -197,6 +197,7 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         self.plan = _plan(self.args_model)
+        self.fast_args = _compile_plan(self.plan)  # ``_fast_args(self.plan, arguments)``, written out
         props = self.parameters.get("properties", {})
         required = set(self.parameters.get("required", []))
         parts = [f"{k}{'' if k in required else '?'}: {_type_label(v)}" for k, v in props.items()]
@@ -369,6 +370,52 @@ def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], argumen
     return out if given == len(arguments) else None
 
 
+def _compile_plan(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...] | None) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
+    """``lambda arguments: _fast_args(plan, arguments)`` as one function made for ``plan`` (once per
+    tool, when it is declared): the same result for every input, with each field's look-up, type
+    test and bound written out (no loop over the plan, no per-field tuple unpacking; a step runs it
+    once, a capability call twice). None when ``plan`` is None."""
+    if plan is None:
+        return None
+    env: dict[str, Any] = {"_REQUIRED": _REQUIRED, "_isfinite": math.isfinite, "_dict_chars": _dict_chars,
+                           "_MAX": MAX_ARGUMENT_CHARS, "_dict": dict, "_len": len, "_type": type}
+    lines = ["def fast(arguments):", "    get = arguments.get", "    given = 0"]
+    out = []
+    for i, (name, kinds, default, check) in enumerate(plan):
+        v, n = f"v{i}", repr(name)
+        env[f"_d{i}"], env[f"_c{i}"] = default, check
+        for j, k in enumerate(kinds):
+            env[f"_k{i}_{j}"] = k
+        lines.append(f"    {v} = get({n}, _REQUIRED)")
+        lines.append(f"    if {v} is _REQUIRED:")
+        lines.append("        return None" if default is _REQUIRED else f"        {v} = _d{i}")
+        lines.append("    else:")
+        lines.append(f"        t = _type({v})")
+        lines.append("        if " + " and ".join(f"t is not _k{i}_{j}" for j in range(len(kinds))) + ":")
+        lines.append("            return None")
+        if float in kinds:
+            lines.append(f"        if t is float and not _isfinite({v}):")
+            lines.append("            return None")
+        if str in kinds:
+            lines.append(f"        if t is str and _len({v}) > _MAX:")
+            lines.append("            return None")
+        if dict in kinds:
+            lines.append("        if t is dict:")
+            lines.append(f"            if _dict_chars({v}) > _MAX:")
+            lines.append("                return None")
+            lines.append(f"            {v} = _dict({v})")
+        if check is not None:
+            lines.append(f"        if not _c{i}({v}):")
+            lines.append("            return None")
+        lines.append("        given += 1")
+        out.append(f"{n}: {v}")
+    lines.append("    if given != _len(arguments):")
+    lines.append("        return None")
+    lines.append("    return {" + ", ".join(out) + "}")
+    exec(compile("\n".join(lines), f"<argument check of {len(plan)} fields>", "exec"), env)  # noqa: S102
+    return env["fast"]
+
+
 def _dict_chars(value: dict[Any, Any]) -> int:
     """``_chars(value, MAX_ARGUMENT_CHARS)`` of a dict with string keys, or more than the limit
     when a key is not a string (``_fast_args`` then leaves the call to pydantic). A flat dict of
@@ -393,6 +440,13 @@ def validate_arguments(model: type[BaseModel], plan: Any, arguments: dict[str, A
     arguments of the right types as they are when ``plan`` (``_plan(model)``) allows: the parsed
     call is not validated again field by field."""
     args = _fast_args(plan, arguments) if plan is not None else None
+    return args if args is not None else model.model_validate(arguments).__dict__
+
+
+def validate_with(model: type[BaseModel], fast: Callable[[dict[str, Any]], dict[str, Any] | None] | None,
+                  arguments: dict[str, Any]) -> dict[str, Any]:
+    """``validate_arguments`` with the plan's compiled check (``_compile_plan``) instead of the plan."""
+    args = fast(arguments) if fast is not None else None
     return args if args is not None else model.model_validate(arguments).__dict__
 
 
@@ -623,10 +677,10 @@ class Toolkit:
                 return self._record(history, step, call_id, str(name), log_args, "rejected", msg, world)
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
-        plan = spec.plan
+        fast = spec.fast_args
         # plain arguments of the right types are taken as they are (the parsed dict is kept: no
         # re-validation); anything else is size-checked, then validated by pydantic
-        args = _fast_args(plan, arguments) if plan is not None else None
+        args = fast(arguments) if fast is not None else None
         if args is None:
             for key, value in arguments.items():
                 if (type(value) is str and len(value) <= MAX_ARGUMENT_CHARS) or type(value) in _SCALARS:
@@ -695,7 +749,9 @@ class Toolkit:
         if txn is not None:
             world.commit(txn)
         name = spec.name
-        history.add_call(step, world.clock.text(), name, arguments, "executed", content, call_id)
+        clock = world.clock
+        # ``clock.text()``: its text, formatted once per clock move (read without the call when it is)
+        history.add_call(step, clock._text or clock.text(), name, arguments, "executed", content, call_id)
         return _new_tuple(ToolResult, (name, "executed", content))
 
     @staticmethod

@@ -44,11 +44,12 @@ from servicegym.world_state.tools import (
     RawJson,
     ToolError,
     _clean_schema,
+    _compile_plan,
     _plan,
     _validation_message,
     dumps,
     json_array,
-    validate_arguments,
+    validate_with,
 )
 
 
@@ -71,6 +72,7 @@ class Capability:
             **{k: (t, FieldInfo(default=d)) for k, (t, d) in self.fields.items()},
         )
         self.plan = _plan(self.model)  # plain arguments are taken as parsed (``validate_arguments``)
+        self.fast_args = _compile_plan(self.plan)  # that check written out for this capability
         self.parameters = _clean_schema(self.model.model_json_schema())
         self.text = f"{self.name} {self.summary}".casefold()
 
@@ -83,7 +85,7 @@ class Capability:
 
     def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
         try:
-            args = validate_arguments(self.model, self.plan, arguments)
+            args = validate_with(self.model, self.fast_args, arguments)
         except ValidationError as err:
             raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
                             f"parameters: {json.dumps(self.parameters)}") from None
@@ -177,12 +179,20 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
     scan of the whole ledger: the ledger is append-only, so the amounts of the rows the task's
     world started with are indexed once per task (``World.prefix_cached``) and only the entries
     posted since are read; a ledger changed otherwise is scanned as before."""
-    cached = w.prefix_cached("_ledger_amounts", "ledger", _amounts_by_account)
-    if cached is None:
-        return w.available(account_id)
-    index, n = cached
+    ledger = w.tables["ledger"]
+    base = ledger.base
+    if base is None:
+        base = (ledger.stamp, len(ledger.rows))  # unchanged since copied: all its rows (``prefix_cached``'s test)
+    hit = w._texts.get("_ledger_amounts") if base is not False else None
+    if hit is not None and hit[0] == base:
+        index, n = hit[1], base[1]  # ``prefix_cached``'s hit, without its call
+    else:
+        cached = w.prefix_cached("_ledger_amounts", "ledger", _amounts_by_account)
+        if cached is None:
+            return w.available(account_id)
+        index, n = cached
     amounts = index.get(account_id, [])
-    rows = w.tables["ledger"].rows
+    rows = ledger.rows
     tail = len(rows) - n
     if tail > 0:
         # the entries posted since, read from the end (the indexed prefix is not walked again to
@@ -191,7 +201,10 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
         if posted:
             posted.reverse()
             amounts = amounts + posted
-    return round(float(round(float(sum(amounts)) + 0.0, 2) - w.held(account_id)) + 0.0, 2)  # money(money(...) - held)
+    # ``w.held(account_id)``, the same list summed, without its call
+    held = round(float(sum([h.amount for h in w.tables["holds"].rows.values()
+                            if h.account_id == account_id and h.status == "active"])) + 0.0, 2)
+    return round(float(round(float(sum(amounts)) + 0.0, 2) - held) + 0.0, 2)  # money(money(...) - held)
 
 
 def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:
