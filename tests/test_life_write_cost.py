@@ -222,3 +222,108 @@ def test_order_json_is_the_order_views_json(env_id):
 def test_num_json_writes_numbers_as_the_encoder_does():
     for value in (0.0, -0.0, 1e-7, 1e22, 2.5, 996.0, 3, -4, True, False, None, float("inf"), float("-inf"), float("nan")):
         assert travel_tools._num_json(value) == dumps(value)
+
+
+# ----- pay and cancel write their result's JSON directly; modify's rules build no message ----------
+def _old_result(name: str, before, order_id: str) -> dict:
+    """The dict ``_pay`` / ``_cancel`` returned before they wrote their JSON directly, from the
+    state before the call."""
+    order = before.tables["orders"].rows[order_id]
+    paid = travel_tools.net_paid(before, order)
+    if name.startswith("pay_"):
+        due = round(order.total_price - paid + 0.0, 2)
+        return {"order_id": order_id, "status": "paid", "amount_paid": max(due, 0.0), "message": "Payment successful"}
+    refund = max(0.0, paid)
+    return {"order_id": order_id, "status": "cancelled", "refund": refund,
+            "message": f"Cancellation successful, refund amount: {refund:g}"}
+
+
+@pytest.mark.parametrize("env_id", ["servicegym/Travel-v0", "servicegym/CrossScenario-v0"])
+def test_pay_and_cancel_json_is_the_old_dicts_json(env_id):
+    """pay and cancel return the JSON text of the dict they used to return, byte for byte, for every
+    travel pay and cancel of the golden episodes (and for a cancel of every order each episode
+    holds: unpaid, paid before the episode, paid in it, moved)."""
+    env = gym.make(env_id, max_steps=10**6, max_errors=10**6)
+    u = env.unwrapped
+    seen = set()
+    for tid in u.task_ids("test")[:60]:
+        env.reset(seed=0, options={"task_id": tid})
+        for action in u.task.golden_actions:
+            call = single_call(action)
+            if call is not None and call[1].startswith(("pay_", "cancel_")) and call[1].endswith("_order"):
+                spec = u.toolkit.resolve(call[1])
+                if spec is not None and spec.fn.__module__ == travel_tools.__name__ and "order_id" in call[2]:
+                    world = u.world.copy()
+                    args = spec.args_model.model_validate(call[2]).__dict__
+                    if spec.check(world, u.history, args) is None:
+                        expected = dumps(_old_result(call[1], u.world, args["order_id"]))
+                        value = spec.fn(world, **args)
+                        assert type(value) is travel_tools.RawJson and value == expected, (call[1], value, expected)
+                        seen.add(call[1].split("_")[0])
+            out = env.step(action)
+            if out[2] or out[3]:
+                break
+        for order in list(u.world.tables["orders"].rows.values()):
+            kind = travel_tools.KINDS.get(order.order_type)
+            if kind is None or order.status == "cancelled":
+                continue
+            world = u.world.copy()
+            value = travel_tools._cancel(world, kind, order.order_id)
+            assert value == dumps(_old_result("cancel_", u.world, order.order_id))
+            assert world.tables["orders"].rows[order.order_id].status == "cancelled"
+            assert abs(travel_tools.net_paid(world, world.tables["orders"].rows[order.order_id])) < 1e-6
+    assert {"pay", "cancel"} <= seen, seen
+
+
+@pytest.mark.parametrize("env_id", ["servicegym/Travel-v0", "servicegym/CrossScenario-v0"])
+def test_writes_that_pass_build_no_refusal_and_touch_each_row_once(env_id, monkeypatch):
+    """A date change that passes its rules makes none of their messages (the message builders run
+    only for a refusal), reads the slot index twice (rules, move) and writes three rows (two stock
+    rows and the order) plus at most one ledger entry; a cancellation writes one row per line and
+    the order; a pay one order row."""
+    counts: dict[str, int] = {}
+
+    def counting(name, real):
+        def wrapped(*a, **k):
+            counts[name] = counts.get(name, 0) + 1
+            return real(*a, **k)
+        return wrapped
+
+    for name in ("_started_problem", "_new_date_problem", "_kind_problem", "_owner_problem", "_single_line_problem",
+                 "products_by_slot", "_entry"):
+        monkeypatch.setattr(travel_tools, name, counting(name, getattr(travel_tools, name)))
+    monkeypatch.setattr(Table, "update", counting("update", Table.update))
+    env = gym.make(env_id, max_steps=10**6, max_errors=10**6)
+    u = env.unwrapped
+    seen = set()
+    for tid in u.task_ids("test"):
+        env.reset(seed=0, options={"task_id": tid})
+        for action in u.task.golden_actions:
+            call = single_call(action)
+            name = call[1] if call else ""
+            counts.clear()
+            out = env.step(action)
+            spec = u.toolkit.resolve(name) if name else None
+            executed = "tool_error" not in out[0] and u.history.entries[-1][7] == "executed"
+            if spec is not None and spec.fn.__module__ == travel_tools.__name__ and executed:
+                op = name.split("_")[0]
+                if op == "modify":
+                    assert counts.get("products_by_slot") == 2, counts
+                    assert counts.get("update") == 3 and counts.get("_entry", 0) <= 2, counts
+                    for builder in ("_started_problem", "_new_date_problem", "_kind_problem", "_owner_problem",
+                                    "_single_line_problem"):
+                        assert builder not in counts, (name, counts)
+                    seen.add(op)
+                elif op == "cancel" and name.endswith("_order"):
+                    order = u.world.tables["orders"].rows[call[2]["order_id"]]
+                    assert counts.get("update", 0) <= len(order.products) + 1 and counts.get("_entry", 0) <= 2, counts
+                    seen.add(op)
+                elif op == "pay":
+                    assert counts.get("update") == 1 and counts.get("_entry", 0) <= 1, counts
+                    seen.add(op)
+            if out[2] or out[3]:
+                break
+        if {"pay", "cancel", "modify"} <= seen:
+            break
+    # the cross-scenario suite moves no flight or train: its modify is in-store's
+    assert ({"pay", "cancel", "modify"} if env_id.endswith("Travel-v0") else {"pay", "cancel"}) <= seen, seen

@@ -30,6 +30,7 @@ from rapidfuzz import fuzz, utils
 from servicegym.world_state.core import History, Table, World, _copy_with, unvalidated
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
+    RELEASE_KEY,
     SEARCH_CAPS,
     SHARED_TOOLS,
     SearchIndex,
@@ -153,8 +154,11 @@ def place_view(world: World, kind: Kind, place_id: str, with_products: bool) -> 
 def _signed_amounts(world: World, order_id: str) -> list[float]:
     """The order's ledger amounts in ledger order, payments positive and refunds negative (one pass
     over the rows)."""
-    return [e.amount if e.kind == "payment" else -e.amount for e in world.tables["travel_ledger"].rows.values()
-            if e.order_id == order_id]
+    out: list[float] = []
+    for e in world.tables["travel_ledger"].rows.values():
+        if e.order_id == order_id:
+            out.append(e.amount if e.kind == "payment" else -e.amount)
+    return out
 
 
 def _paid_of(order: Order, signed: list[float]) -> float:
@@ -221,41 +225,75 @@ def _num_json(value: Any) -> str:
     return dumps(value)
 
 
+class _KindJson(NamedTuple):
+    """The fixed pieces of a kind's order JSON (``order_json``), encoded once."""
+
+    order_type: str  # ', "order_type": "flight", "user_id": '
+    owner: str  # ', "flight_id": '
+    name_field: str  # ', "flight_number": '
+    type_key: str  # ', "seat_type": '
+
+
+_KIND_JSON = {
+    k.name: _KindJson(
+        f', "order_type": {encode_basestring(k.name)}, "user_id": ',
+        f", {encode_basestring(k.owner)}: ",
+        f", {encode_basestring(k.name_field)}: ",
+        f", {encode_basestring(k.type_field)}: ",
+    )
+    for k in KINDS.values()
+}
+_float_repr, _int_repr = float.__repr__, int.__repr__
+
+
 def order_json(world: World, order: Order, paid: float | None = None) -> RawJson:
-    """``dumps(order_view(world, order, paid))``, written directly: the keys are fixed per kind and
-    the values are the row's own strings and numbers, so the text is built without a dict of the
-    view or the encoder's walk of it (a date change shows the moved order). String fields are
-    strings (the rows are validated, or made from validated values), encoded as the encoder
-    encodes them; numbers go through ``_num_json``."""
-    kind = KINDS[order.order_type]
+    """``dumps(order_view(world, order, paid))``, written directly: the keys are fixed per kind
+    (encoded once, ``_KIND_JSON``) and the values are the row's own strings and numbers, so the
+    text is built without a dict of the view or the encoder's walk of it (a date change shows the
+    moved order). String fields are strings (the rows are validated, or made from validated
+    values), encoded as the encoder encodes them; a finite float is its ``repr``, any other number
+    goes through ``_num_json``."""
+    order_type = order.order_type
+    kind = KINDS[order_type]
     if paid is None:
         paid = net_paid(world, order)
-    enc, num = encode_basestring, _num_json
+    enc, num, fr = encode_basestring, _num_json, _float_repr
+    frag = _KIND_JSON[order_type]
     products = order.products
-    type_key = f", {enc(kind.type_field)}: "
-    lines = ", ".join([
-        f'{{"product_id": {enc(x.product_id)}{type_key}{enc(x.name)}, "date": {enc(x.date)}, '
-        f'"price": {num(x.price)}, "quantity": {num(x.quantity)}}}'
-        for x in products
-    ])
-    due = _money(order.total_price - paid) if order.status == "unpaid" else 0.0
+    type_key = frag.type_key
+    lines = []
+    for x in products:
+        price, q = x.price, x.quantity
+        lines.append(
+            f'{{"product_id": {enc(x.product_id)}{type_key}{enc(x.name)}, "date": {enc(x.date)}, '
+            f'"price": {fr(price) if type(price) is float and price - price == 0.0 else num(price)}, '
+            f'"quantity": {_int_repr(q) if type(q) is int else num(q)}}}'
+        )
+    total = order.total_price
+    status = order.status
+    due = round(total - paid + 0.0, 2) if status == "unpaid" else 0.0  # _money
     text = (
-        f'{{"order_id": {enc(order.order_id)}, "order_type": {enc(order.order_type)}, '
-        f'"user_id": {enc(order.user_id)}, {enc(kind.owner)}: {enc(order.store_id)}, '
-        f'{enc(kind.name_field)}: {enc(products[0].store_name if products else "")}, '
-        f'"total_price": {num(order.total_price)}, "amount_paid": {num(paid)}, "amount_due": {num(due)}, '
+        f'{{"order_id": {enc(order.order_id)}{frag.order_type}{enc(order.user_id)}{frag.owner}{enc(order.store_id)}'
+        f'{frag.name_field}{enc(products[0].store_name if products else "")}, '
+        f'"total_price": {fr(total) if type(total) is float and total - total == 0.0 else num(total)}, '
+        f'"amount_paid": {fr(paid) if type(paid) is float and paid - paid == 0.0 else num(paid)}, '
+        f'"amount_due": {fr(due) if type(due) is float and due - due == 0.0 else num(due)}, '
         f'"create_time": {enc(order.create_time)}, "update_time": {enc(order.update_time)}, '
-        f'"status": {enc(order.status)}, "products": [{lines}]'
+        f'"status": {enc(status)}, "products": [{", ".join(lines)}]'
     )
     if products:
-        if kind.name in ("flight", "train"):
+        if order_type == "flight" or order_type == "train":
             place = world.tables[kind.places].rows.get(order.store_id)
             if place is not None:
                 dep, arr = _trip_times(place.departure_time, place.arrival_time, products[0].date)
                 text += f', "departure_time": {enc(dep)}, "arrival_time": {enc(arr)}'
-        elif kind.name == "hotel":
-            nights = sorted(x.date for x in products)
-            text += f', "check_in_date": {enc(nights[0])}, "check_out_date": {enc(add_days(nights[-1], 1))}'
+        elif order_type == "hotel":
+            if len(products) == 1:
+                first = last = products[0].date
+            else:
+                nights = sorted([x.date for x in products])
+                first, last = nights[0], nights[-1]
+            text += f', "check_in_date": {enc(first)}, "check_out_date": {enc(add_days(last, 1))}'
     return RawJson(text + "}")
 
 
@@ -286,9 +324,9 @@ _LEDGER_FIELDS = frozenset(LedgerEntry.model_fields)
 
 def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> float:
     """Record a payment or refund of ``order``; its signed amount (``_signed_amounts``' term)."""
-    prefix = f"{world.extra.get('task_key', 'T')}LG"
-    entry_id, amount = world.ids.next(prefix, width=3), _money(amount)
-    if (kind == "payment" or kind == "refund") and type(reason) is str and type(amount) is float:
+    entry_id = world.ids.next(f"{world.extra.get('task_key', 'T')}LG", width=3)
+    amount = round(amount + 0.0, 2)  # _money: a float
+    if (kind == "payment" or kind == "refund") and type(reason) is str:
         # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
         row = unvalidated(LedgerEntry, {"entry_id": entry_id, "order_id": order.order_id, "kind": kind, "amount": amount,
                                         "reason": reason, "time": world.clock.text()}, set(_LEDGER_FIELDS))
@@ -296,7 +334,7 @@ def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amoun
         row = LedgerEntry(entry_id=entry_id, order_id=order.order_id, kind=kind, amount=amount, reason=reason,
                           time=world.clock.text())
     world.tables["travel_ledger"].insert(row)
-    return row.amount if row.kind == "payment" else -row.amount
+    return amount if kind == "payment" else -amount
 
 
 def _open_ledger(world: World, order: Order, signed: list[float] | None = None) -> list[float]:
@@ -681,32 +719,61 @@ def _new_order(
     return order_view(world, order)
 
 
-def _pay(world: LifeWorld, order_id: str) -> dict[str, Any]:
+def _pay(world: LifeWorld, order_id: str) -> RawJson:
+    """Pay what is due on the order; the result's JSON text (``dumps`` of {"order_id", "status",
+    "amount_paid", "message"}, written directly)."""
     orders = world.tables["orders"]
     order = orders.require(order_id)
-    due = _money(order.total_price - net_paid(world, order))
+    total = order.total_price
+    signed = _signed_amounts(world, order_id)
+    if signed:  # ``net_paid``
+        paid = round(sum(signed) + 0.0, 2)
+    else:
+        paid = total if order.status == "paid" else 0.0
+    due = round(total - paid + 0.0, 2)  # _money
     if due > 0:
         _entry(world, order, "payment", due, "payment")
     orders.update(order_id, status="paid", update_time=world.clock.text())
-    return {"order_id": order_id, "status": "paid", "amount_paid": max(due, 0.0), "message": "Payment successful"}
+    return RawJson(
+        f'{{"order_id": {encode_basestring(order_id)}, "status": "paid", "amount_paid": {_num_json(max(due, 0.0))}, '
+        '"message": "Payment successful"}'
+    )
 
 
-def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> dict[str, Any]:
+def _restock(table: Table, lines: list[OrderLine], sign: int) -> None:
+    """``_adjust_in(table, line.product_id, sign * line.quantity)`` for each line, in order (the
+    rows read afresh each time: the first change of a shared table replaces its row dict)."""
+    for x in lines:
+        pid = x.product_id
+        p = table.rows.get(pid)
+        if p is not None:
+            q = p.quantity
+            if q is not None:
+                table.update(pid, quantity=q + sign * x.quantity)
+
+
+def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> RawJson:
+    """Cancel the order, refund what was paid and give its stock back; the result's JSON text
+    (``dumps`` of {"order_id", "status", "refund", "message"}, written directly)."""
     orders = world.tables["orders"]
     order = orders.require(order_id)
-    refund = max(0.0, _paid_of(order, _open_ledger(world, order)))
+    signed = _signed_amounts(world, order_id)
+    if signed:  # ``_paid_of`` after ``_open_ledger``
+        paid = round(sum(signed) + 0.0, 2)
+    elif order.status == "paid":  # paid before this episode: the opening entry first
+        signed.append(_entry(world, order, "payment", order.total_price, "paid before this conversation"))
+        paid = round(sum(signed) + 0.0, 2)
+    else:
+        paid = 0.0
+    refund = max(0.0, paid)
     if refund > 0:
         _entry(world, order, "refund", refund, "cancellation")
-    products = world.tables[kind.products]
-    for x in order.products:
-        _adjust_in(products, x.product_id, x.quantity)
+    _restock(world.tables[kind.products], order.products, 1)
     orders.update(order_id, status="cancelled", update_time=world.clock.text())
-    return {
-        "order_id": order_id,
-        "status": "cancelled",
-        "refund": refund,
-        "message": f"Cancellation successful, refund amount: {refund:g}",
-    }
+    return RawJson(
+        f'{{"order_id": {encode_basestring(order_id)}, "status": "cancelled", "refund": {_num_json(refund)}, '
+        f'"message": {encode_basestring(f"Cancellation successful, refund amount: {refund:g}")}}}'
+    )
 
 
 def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson:
@@ -720,28 +787,31 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson
     products = world.tables[kind.products]
     p = products.require(pid)
     signed = _open_ledger(world, order)
-    _adjust_in(products, line.product_id, line.quantity)
-    _adjust_in(products, pid, -line.quantity)
-    new_total = round(p.price * line.quantity + 0.0, 2)  # _money
+    qty = line.quantity
+    _adjust_in(products, line.product_id, qty)
+    _adjust_in(products, pid, -qty)
+    price = p.price
+    new_total = round(price * qty + 0.0, 2)  # _money
     diff = round(new_total - order.total_price + 0.0, 2)  # _money
     refund = 0.0
-    if diff < 0 and order.status == "paid":
+    status = order.status
+    if diff < 0 and status == "paid":
         refund = -diff
         signed.append(_entry(world, order, "refund", refund, f"cheaper new date {new_date}"))
-    status = "unpaid" if diff > 0 else order.status
-    moved = orders.update(
-        order_id,
-        products=[_copy_with(line, {"product_id": pid, "price": p.price, "date": new_date})],
-        total_price=new_total,
-        status=status,
-        update_time=world.clock.text(),
-    )
     if diff > 0:
+        status = "unpaid"
         message = f"Modification successful, please pay the additional {diff:g}"
     elif diff < 0:
         message = f"Modification successful, {refund:g} refunded"
     else:
         message = "Modification successful, no price difference"
+    moved = orders.update(
+        order_id,
+        products=[_copy_with(line, {"product_id": pid, "price": price, "date": new_date})],
+        total_price=new_total,
+        status=status,
+        update_time=world.clock.text(),
+    )
     # ``dumps`` of {"order": order_view(...), "price_difference": ..., "amount_due": ..., "refund":
     # ..., "message": ...}, written directly (``order_json``)
     return RawJson(
@@ -1034,7 +1104,7 @@ _PAID = Postcondition("the order is paid in full", _post_paid)
 
 
 @tool(kind="write", pre=_pay_pre(HOTEL), post=[_PAID], check=_pay_check(HOTEL))
-def pay_hotel_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+def pay_hotel_order(world: LifeWorld, order_id: str) -> RawJson:
     """Pay an unpaid hotel order once the user has confirmed the payment.
 
     Args:
@@ -1044,7 +1114,7 @@ def pay_hotel_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
 
 
 @tool(kind="write", pre=_pay_pre(ATTRACTION), post=[_PAID], check=_pay_check(ATTRACTION))
-def pay_attraction_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+def pay_attraction_order(world: LifeWorld, order_id: str) -> RawJson:
     """Pay an unpaid attraction ticket order once the user has confirmed the payment.
 
     Args:
@@ -1054,7 +1124,7 @@ def pay_attraction_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
 
 
 @tool(kind="write", pre=_pay_pre(FLIGHT), post=[_PAID], check=_pay_check(FLIGHT))
-def pay_flight_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+def pay_flight_order(world: LifeWorld, order_id: str) -> RawJson:
     """Pay an unpaid flight order (or the price difference still due after a date change) once the user has confirmed.
 
     Args:
@@ -1064,7 +1134,7 @@ def pay_flight_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
 
 
 @tool(kind="write", pre=_pay_pre(TRAIN), post=[_PAID], check=_pay_check(TRAIN))
-def pay_train_order(world: LifeWorld, order_id: str) -> dict[str, Any]:
+def pay_train_order(world: LifeWorld, order_id: str) -> RawJson:
     """Pay an unpaid train order (or the price difference still due after a date change) once the user has confirmed.
 
     Args:
@@ -1191,23 +1261,57 @@ def _modify_pre(kind: Kind) -> list[Any]:
 
 
 def _modify_check(kind: Kind) -> Any:
-    """``_modify_pre(kind)`` in one function (``tool(check=...)``): the order looked up once."""
+    """``_modify_pre(kind)`` in one function (``tool(check=...)``): the order looked up once, each
+    record (the order, its place, the new date's product) read once, and a rule's message made
+    only when it fails (the same first problem, the same message, as the rules one by one)."""
     prior = requires_prior_call(_detail_tool(kind), "order_id", "order").check
+    detail, name, places, products = _detail_tool(kind), kind.name, kind.places, kind.products
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
         problem = _user_is_current(world, history, args)
         if problem:
             return problem
         oid = args.get("order_id")
-        o = world.tables["orders"].rows.get(oid)
+        tables = world.tables
+        o = tables["orders"].rows.get(oid)
         if o is None:
             return no_record("order", oid)
-        return (
-            _kind_problem(kind, o) or _owner_problem(o, args["user_id"]) or prior(world, history, args)
-            or field_problem(o, "order", _PAID_ONLY) or _single_line_problem(o)
-            or (None if vitabench_release(world) else _started_problem(kind, world, o))
-            or _date_problem(args.get("new_date"), "new_date") or _new_date_problem(kind, world, o, args["new_date"])
-        )
+        if o.order_type != name:
+            return _kind_problem(kind, o)
+        if o.user_id != args["user_id"]:
+            return _owner_problem(o, args["user_id"])
+        if not history.called(detail, oid):
+            return prior(world, history, args)
+        if o.status != "paid":
+            return field_problem(o, "order", _PAID_ONLY)
+        lines = o.products
+        if len(lines) != 1:
+            return _single_line_problem(o)
+        release = world.extra.get(RELEASE_KEY)  # vitabench_release
+        now = world.clock.now
+        line = lines[0]
+        place = tables[places].rows.get(o.store_id)
+        if not release:  # ``_started_problem`` of a single line
+            if place is not None:
+                if _departs(place.departure_time, line.date) < now:
+                    return _started_problem(kind, world, o)
+            elif parse_day(line.date).date() < now.date():
+                return _started_problem(kind, world, o)
+        new_date = args.get("new_date")
+        problem = _date_problem(new_date, "new_date")
+        if problem:
+            return problem
+        # ``_new_date_problem``
+        day = new_date.strip()
+        pid = None if day == line.date else products_by_slot(world, kind).get((o.store_id, line.name, day))
+        if pid is None:
+            return _new_date_problem(kind, world, o, new_date)
+        p = tables[products].rows[pid]
+        if p.quantity is not None and p.quantity < line.quantity:
+            return _new_date_problem(kind, world, o, new_date)
+        if place is not None and not release and _departs(place.departure_time, day) < now:
+            return _new_date_problem(kind, world, o, new_date)
+        return None
 
     return check
 
@@ -1272,7 +1376,7 @@ def _cancel_check(kind: Kind) -> Any:
 
 
 @tool(kind="write", pre=_cancel_pre(HOTEL), post=[_post_cancelled(HOTEL)], check=_cancel_check(HOTEL))
-def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> RawJson:
     """Cancel a hotel order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
@@ -1283,7 +1387,7 @@ def cancel_hotel_order(world: LifeWorld, order_id: str, user_id: str) -> dict[st
 
 
 @tool(kind="write", pre=_cancel_pre(ATTRACTION), post=[_post_cancelled(ATTRACTION)], check=_cancel_check(ATTRACTION))
-def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> RawJson:
     """Cancel an attraction ticket order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
@@ -1294,7 +1398,7 @@ def cancel_attraction_order(world: LifeWorld, order_id: str, user_id: str) -> di
 
 
 @tool(kind="write", pre=_cancel_pre(FLIGHT), post=[_post_cancelled(FLIGHT)], check=_cancel_check(FLIGHT))
-def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> RawJson:
     """Cancel a flight order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
@@ -1305,7 +1409,7 @@ def cancel_flight_order(world: LifeWorld, order_id: str, user_id: str) -> dict[s
 
 
 @tool(kind="write", pre=_cancel_pre(TRAIN), post=[_post_cancelled(TRAIN)], check=_cancel_check(TRAIN))
-def cancel_train_order(world: LifeWorld, order_id: str, user_id: str) -> dict[str, Any]:
+def cancel_train_order(world: LifeWorld, order_id: str, user_id: str) -> RawJson:
     """Cancel a train order; whatever was paid is refunded (tell the user the amount). An order already cancelled cannot be cancelled; in generated tasks neither can one whose trip has started (tasks from VitaBench files, as VitaBench, allow any other status and date).
 
     Args:
