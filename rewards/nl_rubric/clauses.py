@@ -204,6 +204,16 @@ _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?
 # "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
 _PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
                              r"excluded|booked|reserved|appointed)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+# a place described by what it offers ("a merchant that supports dine-in", "restaurants with parking"): a demand on it
+_PLACE_THAT = re.compile(r"^(?:a |an |the |any )?(?:restaurants?|stores?|shops?|merchants?|vendors?|places?|outlets?) "
+                         r"(?:(?:that|which) (?:supports?|offers?|provides?|has|have|allows?) (?P<f>\S.*)|"
+                         r"(?:with|offering|providing|supporting) (?P<g>\S.*))$")
+# a place said as where, by its kind alone ("the rock climbing gym", "her favourite bakery"): no demand on it
+_PLAIN_PLACE = re.compile(r"^(?:the|this|that|his|her|their|my|our|your|[a-z]+'s) (?![^,;]*\b(?:rated|rating|ratings|within|near|"
+                          r"nearest|closest|cheapest|best|highest|lowest|whose|that|which|who|with|without|offering|providing|"
+                          r"supporting|km|kilometers?|kilometres?|meters?|metres?|stars?|than|not|under|over|above|below|"
+                          r"same|different|other|another|as|one|ones|previous|last|usual|before|and|or)\b)"
+                          r"[^,;]{1,80}$")
 _PASSIVE_RATHER = re.compile(r"^be (?:chosen|selected|ordered|picked) ,?(?P<alt>(?:rather than|instead of) \S.*)$")
 _INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:(?:main |key |primary |principal )?(?:ingredient|component|topping|filling|"
                             r"side dish|staple)s?|(?:main|key|primary|principal|star) (?:thing|part|element|item|feature)s?) "
@@ -264,6 +274,9 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     if m.group("prep") == "for" and (_A_NUMBER.match(m.group("rest") + " ") or m.group("rest").startswith("one ")) and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
+    pm = _PLACE_THAT.match(m.group("rest")) if m.group("prep") in ("from", "at") else None
+    if pm is not None:  # "X should be ordered from a merchant that supports dine-in": what X's merchant offers
+        return f"{subject} merchant", neg, "offer " + (pm.group("f") or pm.group("g"))
     if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
         return subject, neg, pred  # "X should be ordered from <place>": the store reader's (its own negation kept)
     value = re.sub(r"^both ", "", subject)
@@ -273,6 +286,8 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     if m.group("v") in ("avoided", "excluded"):
         neg = not neg
     if m.group("prep") in ("from", "at"):  # "from the restaurant": where, which names no kind of value
+        if not _PLAIN_PLACE.match(m.group("rest")):
+            raise _Unclear  # "from a merchant rated 4.5 or above": a demand on the place, not where (the judge's)
         return "", neg, verb + value
     rest = m.group("rest") or ""
     if _A_NUMBER.match(value):  # "a total of 12 cups should be ordered (for the team)": what the order includes

@@ -53,7 +53,18 @@ from typing import Any
 
 from .address import _address_item
 from .best import _best_item
-from .clauses import _IF, _THEN, _ZH_MODAL, _cut_purpose, _drop_reason, _has_modal, _split_modal, passive_choice
+from .clauses import (
+    _IF,
+    _PLACE_THAT,
+    _PLAIN_PLACE,
+    _THEN,
+    _ZH_MODAL,
+    _cut_purpose,
+    _drop_reason,
+    _has_modal,
+    _split_modal,
+    passive_choice,
+)
 from .duration import _duration_item, _hours_item, _usable_item
 from .joint import _joint_item
 from .note import _note_item
@@ -331,7 +342,8 @@ _LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: tha
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
 _IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
 # a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
-_COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) (?P<p>(?:the|a|an) \S.*)$")
+_COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
+                         r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
 # a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
 _COMMAND = re.compile(r"^(?:please )?(?:(?P<avoid>avoid) |(?:select|choose|pick|opt for|order|buy|purchase|reorder|re-order|"
                       r"place (?:a |an )?(?:new )?order) )|^(?:请)?(?:(?P<zavoid>避免|避开)|选择|(?:重新)?(?:在|从).{2,}?(?:下单|购买|订购))")
@@ -357,7 +369,13 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                                               if avoid else c)
         wm = _COMMAND_AT.match(pred)
         if wm is not None and not (_places_named(wm["p"], ctx, chain=False) or _places_named(wm["p"], ctx, chain=True)):
-            about, pred = f"{about} {wm['p']}".strip(), f"{wm['v']} {wm['x']}"  # "choose X at the healing shop": where
+            pm = _PLACE_THAT.match(wm["p"])
+            if pm is not None:  # "select X from a merchant that offers dine-in": what X's merchant offers
+                subject, pred = f"{wm['x']} merchant", "offer " + (pm.group("f") or pm.group("g"))
+            elif _PLAIN_PLACE.match(wm["p"]):
+                about, pred = f"{about} {wm['p']}".strip(), f"{wm['v']} {wm['x']}"  # "choose X at the healing shop": where
+            else:
+                raise _Unclear  # "order X from a merchant rated 4.5 or above": a demand on the place, the judge's
     else:
         said = _split_modal(c)
         subject, neg, pred = passive_choice(*said, named=lambda t: bool(
