@@ -47,8 +47,8 @@ def _specs() -> list[Any]:
 
 def test_the_compiled_argument_check_answers_as_fast_args_for_every_tool_and_capability():
     checked = 0
-    plans = [(s.name, s.plan, s.fast_args) for s in _specs()]
-    plans += [(c.name, c.plan, c.fast_args) for c in CATALOGUE.values()]
+    plans = [(s.name, s.plan, s.argument_check()) for s in _specs()]
+    plans += [(c.name, c.plan, _compile_plan(c.plan)) for c in CATALOGUE.values()]
     for name, plan, fast in plans:
         assert (fast is None) == (plan is None), name
         if plan is None:
@@ -160,3 +160,24 @@ def test_encoding_a_row_reads_its_class_verdict_once():
         again = dumps({"row": row, "rows": [row, row]})
     assert calls.counts["_plain_fields"] == 0 and calls.counts["json_fields"] == 3
     assert json.loads(again)["row"] == json.loads(first)["row"] == row.model_dump(mode="json")
+
+
+def test_tools_compile_their_argument_check_at_the_first_call_not_when_declared(monkeypatch):
+    """A workspace declares its skills' tools again for each task and a Payments world has ~600 capabilities:
+    compiling every check up front cost ~190 us a tool at env construction. Only a called tool compiles, once."""
+    import gymnasium as gym
+
+    import servicegym.world_state.tools as tools_mod
+
+    compiled = []
+    real = tools_mod._compile_plan
+    monkeypatch.setattr(tools_mod, "_compile_plan", lambda plan: compiled.append(plan) or real(plan))
+    env = gym.make("servicegym/Workspace-v0")
+    for seed in range(3):  # each a new generated task, its skills' tools declared again
+        env.reset(seed=seed)
+    assert compiled == []
+    u = env.unwrapped
+    action = u.task.golden_actions[0]
+    env.step(action)
+    env.step(action)
+    assert len(compiled) <= 1

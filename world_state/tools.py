@@ -195,9 +195,17 @@ class ToolSpec:
     # up once instead of once per rule. ``pre`` stays the rules the agent reads and the graph uses
     check: Callable[[World, History, dict[str, Any]], str | None] | None = None
 
+    def argument_check(self) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
+        """The tool's compiled argument check (``_compile_plan`` of its plan), made at the first call."""
+        if self.fast_args is _LAZY_CHECK:
+            self.fast_args = _compiled_plan(self.plan)
+        return self.fast_args
+
     def __post_init__(self) -> None:
         self.plan = _plan(self.args_model)
-        self.fast_args = _compile_plan(self.plan)  # ``_fast_args(self.plan, arguments)``, written out
+        # ``_fast_args(self.plan, arguments)`` written out, compiled at the tool's first call (``argument_check``):
+        # tools declared again for each task (a workspace's skills) cost nothing at reset
+        self.fast_args: Any = _LAZY_CHECK
         props = self.parameters.get("properties", {})
         required = set(self.parameters.get("required", []))
         parts = [f"{k}{'' if k in required else '?'}: {_type_label(v)}" for k, v in props.items()]
@@ -368,6 +376,22 @@ def _fast_args(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...], argumen
         out[name] = v
         given += 1
     return out if given == len(arguments) else None
+
+
+_COMPILED_PLANS: dict[Any, Any] = {}
+_LAZY_CHECK: Any = object()  # a tool's argument check not compiled yet
+
+
+def _compiled_plan(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...] | None) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
+    """``_compile_plan(plan)``, compiled once per distinct plan in a process: tools declared again for
+    each task (a workspace's skills) reuse it instead of compiling at every reset."""
+    try:
+        fast = _COMPILED_PLANS.get(plan)
+    except TypeError:  # a default that cannot be hashed: compiled for this tool alone
+        return _compile_plan(plan)
+    if fast is None and plan is not None:
+        fast = _COMPILED_PLANS[plan] = _compile_plan(plan)
+    return fast
 
 
 def _compile_plan(plan: tuple[tuple[str, tuple[type, ...], Any, Any], ...] | None) -> Callable[[dict[str, Any]], dict[str, Any] | None] | None:
@@ -678,6 +702,8 @@ class Toolkit:
             msg = f"arguments of {spec.name} must be a JSON object. Usage: {spec.usage}"
             return self._record(history, step, call_id, spec.name, log_args, "rejected", msg, world)
         fast = spec.fast_args
+        if fast is _LAZY_CHECK:
+            fast = spec.argument_check()
         # plain arguments of the right types are taken as they are (the parsed dict is kept: no
         # re-validation); anything else is size-checked, then validated by pydantic
         args = fast(arguments) if fast is not None else None

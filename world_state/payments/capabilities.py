@@ -72,7 +72,7 @@ class Capability:
             **{k: (t, FieldInfo(default=d)) for k, (t, d) in self.fields.items()},
         )
         self.plan = _plan(self.model)  # plain arguments are taken as parsed (``validate_arguments``)
-        self.fast_args = _compile_plan(self.plan)  # that check written out for this capability
+        self.fast_args: Any = None  # that check written out for this capability, at its first call (``invoke``)
         self.parameters = _clean_schema(self.model.model_json_schema())
         self.text = f"{self.name} {self.summary}".casefold()
 
@@ -84,8 +84,11 @@ class Capability:
         return out
 
     def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
+        fast = self.fast_args
+        if fast is None and self.plan is not None:
+            fast = self.fast_args = _compile_plan(self.plan)
         try:
-            args = validate_with(self.model, self.fast_args, arguments)
+            args = validate_with(self.model, fast, arguments)
         except ValidationError as err:
             raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
                             f"parameters: {json.dumps(self.parameters)}") from None
