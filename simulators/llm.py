@@ -71,6 +71,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -89,7 +90,7 @@ from servicegym.simulators.llm_http import (
 from servicegym.world_state.text import scrub
 
 __all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "MAX_JSON_DEPTH", "LLMConfig", "ChatResult", "LLMError",
-           "LLMClient", "EpisodeBudget", "aclose_clients", "add_usage", "canonical_json", "loads_json",
+           "LLMClient", "EpisodeBudget", "Transcript", "aclose_clients", "add_usage", "canonical_json", "loads_json",
            "parse_completion", "request_key"]
 
 ENV_BASE_URL = "SERVICEGYM_BASE_URL"
@@ -462,15 +463,7 @@ class LLMClient:
         message holds a lone surrogate (an agent's action may); ``LLMError`` (kind ``"request"``,
         no attempt made) when it cannot be JSON at all (NaN, an object JSON has no form for)."""
         try:
-            tools = body.get("tools")
-            if isinstance(tools, list) and tools and len(body) > 1:
-                # the tool schemas, the bulk of a request and the same every call, serialised once
-                rest = {k: v for k, v in body.items() if k != "tools"}
-                text = json.dumps(rest, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                                  default=_json_default)
-                text = f'{text[:-1]},"tools":{_tools_json(tools)}}}'
-            else:
-                text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+            text = _body_json(body)
             try:
                 return text.encode("utf-8")
             except UnicodeEncodeError:
@@ -1151,6 +1144,61 @@ def _deadline_backend(httpcore2: Any) -> type:
             self._inner.sleep(seconds)
 
     return DeadlineBackend
+
+
+def _dumps(value: Any) -> str:
+    """A request's JSON (or a part of it): compact, UTF-8 text, no NaN."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
+
+
+def _body_json(body: dict[str, Any]) -> str:
+    """``_dumps(body)`` with the tool schemas moved last, byte for byte, made of parts kept from
+    earlier calls: the tool schemas (``_tools_json``) and, when ``messages`` is a ``Transcript``,
+    each message's JSON (a conversation's prefix is most of every request, and unchanged)."""
+    tools = body.get("tools")
+    split = isinstance(tools, list) and bool(tools) and len(body) > 1
+    messages = body.get("messages")
+    if isinstance(messages, Transcript) and all(type(k) is str for k in body):
+        items = [f"{_dumps(k)}:{messages.encoded(_dumps) if k == 'messages' else _dumps(v)}"
+                 for k, v in body.items() if not (split and k == "tools")]
+        if split:
+            items.append(f'"tools":{_tools_json(tools)}')
+        return "{" + ",".join(items) + "}"
+    if split:  # the tool schemas, the bulk of a request and the same every call, serialised once
+        text = _dumps({k: v for k, v in body.items() if k != "tools"})
+        return f'{text[:-1]},"tools":{_tools_json(tools)}}}'
+    return _dumps(body)
+
+
+class Transcript(list):
+    """A conversation for ``LLMClient.chat`` / ``achat`` whose messages are never edited once in
+    it (messages are appended, removed or the list rebuilt, never changed in place; a copy made
+    by ``list()`` is a plain list): the client serialises each message once, for the first request
+    that holds it, and later requests reuse its JSON (the request bytes are the same as for a plain
+    list). ``LLMAgentPolicy`` keeps its conversation in one."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, messages: Any = ()) -> None:
+        super().__init__(messages)
+        self._parts: dict[int, tuple[Any, str]] = {}  # id(message) -> (the message, held; its JSON)
+
+    def encoded(self, dumps: Callable[[Any], str]) -> str:
+        """The list as ``dumps`` writes it (``[m1,m2,...]``), each message's part made once."""
+        parts = self._parts
+        out = []
+        for m in self:
+            hit = parts.get(id(m))
+            if hit is None:
+                hit = parts[id(m)] = (m, dumps(m))
+            out.append(hit[1])
+        if len(parts) > 2 * len(self) + 8:  # messages left out (a context limit) or undone: forgotten
+            keep = {id(m) for m in self}
+            self._parts = {k: v for k, v in parts.items() if k in keep}
+        return "[" + ",".join(out) + "]"
+
+    def __reduce__(self) -> Any:  # pickled, copied: a plain list's contents, the parts made anew
+        return (type(self), (list(self),))
 
 
 _TOOLS_JSON: dict[tuple[int, ...], tuple[list[Any], str]] = {}

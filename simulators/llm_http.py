@@ -12,8 +12,11 @@ read to the close; gzip/deflate decoded) that never holds more than ``limit`` by
 - ``AsyncPool``: the connections of one endpoint on one event loop, as many as calls in flight
   (at most ``max_idle`` kept idle); each call waits on one future with one timer, re-armed only
   when a read timeout passes, instead of a task per ``wait_for``.
-- ``SyncPool``: the same over blocking sockets for the thread backend (thread-safe; a connection
-  the server closed while idle is dropped before reuse; a forked child starts with none).
+- ``SyncPool``: the same for blocking calls, the thread backend's (thread-safe; a connection the
+  server closed while idle is dropped before reuse; a forked child starts with none). A plain
+  socket is non-blocking and waits on its own ``poll``: one system call per wait, send and read,
+  where timeout mode takes two each and ``settimeout`` one more, every one of them a moment the
+  GIL may pass to another of 64 rollout threads.
 - Deadlines: each read waits at most ``timeout_s`` and never past ``deadline`` (``time.monotonic``):
   ``DeadlineExpired`` at the deadline, ``TimeoutError`` for a read timeout, ``ConnectionResetError``
   for a connection reset or closed mid-reply, ``BadResponse`` for a reply that is not HTTP/1.x or
@@ -26,9 +29,11 @@ read to the close; gzip/deflate decoded) that never holds more than ``limit`` by
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 import urllib.request
@@ -436,14 +441,29 @@ class AsyncPool:
 
 # ----- blocking sockets -------------------------------------------------------------------------
 class _SyncConnection:
-    __slots__ = ("sock",)
+    """One keep-alive connection for blocking calls. A plain TCP socket is non-blocking and waited
+    on with its own ``poll``, so a call makes one system call per wait, send and read (each lets
+    the GIL go, and with many rollout threads each release may hand it to another thread: a
+    socket in timeout mode polls before every send and read, and ``settimeout`` is one more); a
+    TLS socket (``SSLSocket`` handles its own wants), or any where ``select.poll`` is missing,
+    stays in timeout mode, its timeout set only when it changes."""
+
+    __slots__ = ("sock", "poller", "timeout")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.timeout: float | None = None  # the timeout last set on a socket in timeout mode
+        self.poller: Any = None  # a plain socket's poll object, registered for reading
+        if not isinstance(sock, ssl.SSLSocket) and hasattr(select, "poll"):  # no poll on Windows: timeout mode
+            sock.setblocking(False)
+            self.poller = select.poll()
+            self.poller.register(sock, select.POLLIN)
 
     def stale(self) -> bool:
         """Readable while idle: the server closed it (or sent what nobody asked for)."""
         try:
+            if self.poller is not None:
+                return bool(self.poller.poll(0))
             return bool(select.select([self.sock], [], [], 0)[0])
         except (OSError, ValueError):
             return True
@@ -453,6 +473,28 @@ class _SyncConnection:
             self.sock.close()
         except OSError:
             pass
+
+    def settimeout(self, timeout_s: float) -> None:
+        if timeout_s != self.timeout:
+            self.sock.settimeout(timeout_s)
+            self.timeout = timeout_s
+
+    def wait(self, writing: bool, timeout_s: float, deadline: float) -> None:
+        """Until a plain socket can be read (or written), at most ``timeout_s`` and never past the
+        deadline: ``DeadlineExpired`` or ``TimeoutError`` when it cannot."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExpired()
+        wait = min(timeout_s, left)
+        if writing:
+            ready = bool(select.select([], [self.sock], [], wait)[1])
+        else:
+            ready = bool(self.poller.poll(max(1, math.ceil(wait * 1000))))
+        if not ready:
+            if time.monotonic() >= deadline:
+                raise DeadlineExpired()
+            raise TimeoutError(f"no bytes of the reply within the {timeout_s:g} s read timeout" if not writing
+                               else f"the request could not be sent within the {timeout_s:g} s timeout")
 
 
 class SyncPool:
@@ -467,15 +509,16 @@ class SyncPool:
         self.opened = 0
 
     def _take(self) -> _SyncConnection | None:
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: the parent's sockets are not its to use
-                self._idle, self._pid = [], os.getpid()
-            while self._idle:
+        while True:
+            with self._lock:
+                if self._pid != os.getpid():  # a forked child: the parent's sockets are not its to use
+                    self._idle, self._pid = [], os.getpid()
+                if not self._idle:
+                    return None
                 conn = self._idle.pop()
-                if not conn.stale():
-                    return conn
-                conn.close()
-        return None
+            if not conn.stale():  # checked outside the lock: the other threads take and give meanwhile
+                return conn
+            conn.close()
 
     def _give(self, conn: _SyncConnection) -> None:
         with self._lock:
@@ -504,39 +547,77 @@ class SyncPool:
 
     def post(self, head: bytes, payload: bytes, limit: int, timeout_s: float, deadline: float) -> Reply:
         conn = self._take() or self._connect(timeout_s, deadline)
+        data = b"".join((head, str(len(payload)).encode(), b"\r\n\r\n", payload))
         ok = False
         try:
-            sock = conn.sock
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise DeadlineExpired()
-            sock.settimeout(min(timeout_s, left))
-            sock.sendall(b"".join((head, str(len(payload)).encode(), b"\r\n\r\n", payload)))
-            parser = ResponseParser(limit)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise DeadlineExpired()
-                sock.settimeout(min(timeout_s, left))
-                try:
-                    data = sock.recv(_READ)
-                except TimeoutError:
-                    if time.monotonic() >= deadline:
-                        raise DeadlineExpired() from None
-                    raise TimeoutError(f"no bytes of the reply within the {timeout_s:g} s read timeout") from None
-                if not data:
-                    parser.eof()
-                    reply = parser.reply()
-                    return reply  # read to the close: not reusable (ok stays False)
-                if parser.feed(data):
-                    reply = parser.reply()
-                    ok = parser.keep_alive and not parser.buf
-                    return reply
+            if conn.poller is not None:
+                reply, ok = self._exchange(conn, data, limit, timeout_s, deadline)
+            else:
+                reply, ok = self._exchange_timeout(conn, data, limit, timeout_s, deadline)
+            return reply
         finally:
             if ok:
                 self._give(conn)
             else:
                 conn.close()
+
+    @staticmethod
+    def _exchange(conn: _SyncConnection, data: bytes, limit: int, timeout_s: float,
+                  deadline: float) -> tuple[Reply, bool]:
+        """One request and its reply on a plain (non-blocking) socket: ``(reply, reusable)``."""
+        sock = conn.sock
+        if deadline - time.monotonic() <= 0:
+            raise DeadlineExpired()
+        view = memoryview(data)
+        while True:  # one send takes the whole request unless the socket's buffer is full
+            try:
+                sent = sock.send(view)
+            except BlockingIOError:
+                sent = 0
+            if sent == len(view):
+                break
+            view = view[sent:]
+            conn.wait(True, timeout_s, deadline)
+        parser = ResponseParser(limit)
+        while True:
+            conn.wait(False, timeout_s, deadline)
+            try:
+                chunk = sock.recv(_READ)
+            except BlockingIOError:  # woken with nothing to read after all
+                continue
+            if not chunk:
+                parser.eof()
+                return parser.reply(), False  # read to the close: not reusable
+            if parser.feed(chunk):
+                return parser.reply(), parser.keep_alive and not parser.buf
+
+    @staticmethod
+    def _exchange_timeout(conn: _SyncConnection, data: bytes, limit: int, timeout_s: float,
+                          deadline: float) -> tuple[Reply, bool]:
+        """``_exchange`` on a socket in timeout mode (TLS)."""
+        sock = conn.sock
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExpired()
+        conn.settimeout(min(timeout_s, left))
+        sock.sendall(data)
+        parser = ResponseParser(limit)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DeadlineExpired()
+            conn.settimeout(min(timeout_s, left))
+            try:
+                chunk = sock.recv(_READ)
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise DeadlineExpired() from None
+                raise TimeoutError(f"no bytes of the reply within the {timeout_s:g} s read timeout") from None
+            if not chunk:
+                parser.eof()
+                return parser.reply(), False  # read to the close: not reusable
+            if parser.feed(chunk):
+                return parser.reply(), parser.keep_alive and not parser.buf
 
     def close(self) -> None:
         with self._lock:

@@ -41,7 +41,16 @@ import json
 import re
 from typing import Any
 
-from servicegym.simulators.llm import ChatResult, EpisodeBudget, LLMClient, LLMConfig, LLMError, add_usage, loads_json
+from servicegym.simulators.llm import (
+    ChatResult,
+    EpisodeBudget,
+    LLMClient,
+    LLMConfig,
+    LLMError,
+    Transcript,
+    add_usage,
+    loads_json,
+)
 
 __all__ = ["LLMAgentPolicy", "TEXT_TOOLS_PROMPT", "golden_replay_handler", "observation_messages", "replayable_tasks"]
 
@@ -91,7 +100,9 @@ class LLMAgentPolicy:
         self.native = self.client.config.native_tools if native_tools is None else bool(native_tools)
         self.tool_choice = tool_choice
         self.chat_extra = chat_extra
-        self.messages: list[dict[str, Any]] = []
+        # the conversation: a Transcript (its messages never edited once in it), so each message is
+        # serialised once for the requests, not once per call
+        self.messages: list[dict[str, Any]] = Transcript()
         self.tools: list[dict[str, Any]] = []
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
         self.last_error: LLMError | None = None
@@ -107,7 +118,7 @@ class LLMAgentPolicy:
         self.tools = list(info.get("tools") or [])
         self._tools_chars = len(json.dumps(self.tools, ensure_ascii=False)) if self.max_prompt_tokens and self.tools else 0
         self._system = str(info.get("system_prompt") or "")
-        self.messages = [{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": obs}]
+        self.messages = Transcript([{"role": "system", "content": self._system_prompt()}, {"role": "user", "content": obs}])
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cache_hits": 0}
         self.last_error = None
         self.budget.reset()
@@ -162,7 +173,8 @@ class LLMAgentPolicy:
 
     def _undo(self, turn: tuple[list[dict[str, Any]], list[str], int], err: LLMError) -> None:
         """Leave the conversation as it was before the failed turn: ``act(obs)`` may be called again."""
-        self.messages, self._pending, self.dropped_messages = turn
+        messages, self._pending, self.dropped_messages = turn
+        self.messages = Transcript(messages)
         self.last_error = err
 
     def _request_chars(self) -> int:
@@ -240,7 +252,7 @@ class LLMAgentPolicy:
                     msgs.append({"role": "user", "content": block})
             else:
                 msgs.append(dict(m))
-        self.messages = msgs
+        self.messages = Transcript(msgs)
 
     def _action(self, result: ChatResult) -> str:
         self._acted = True
