@@ -89,7 +89,9 @@ _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不�
 # "火锅套餐要2-3人份的", "咖啡要无奶的": a plain "要" before what is wanted, said as a 的-phrase
 _ZH_WANT = re.compile(r"(?<![主只需重想不还必])要(?P<pos>)(?P<neg>(?!))?(?=[^，,。；;]{1,12}的(?:$|[，,]))")
 # "饮品选热的", "甜度都选三分甜", "商家选X": with no modal, a choice said as a plain statement
-_ZH_CHOOSE = re.compile(r"(?<=[\u4e00-\u9fff])(?:都|均)?(?P<pos>)(?P<neg>不|没有|没|未|别)?(?=选择|选(?![项购]))")  # "没有选X": not X
+# (not after "可以 / 能 / 最好 / 尽量 / 优先 / 或": a permission or a preference, no demand: "可以选择X", "最好选择X")
+_ZH_CHOOSE = re.compile(r"(?<=[\u4e00-\u9fff])(?<!可以)(?<!可)(?<!能)(?<!能够)(?<!最好)(?<!尽量)(?<!优先)(?<!或)(?<!也)"
+                        r"(?:都|均)?(?P<pos>)(?P<neg>不|没有|没|未|别)?(?=选择|选(?![项购]))")  # "没有选X": not X
 # "下单商品共6份", "订单共有2份商品": with no modal, a total starts the predicate
 _ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共|总共|共)(?:有|计)?(?:\d+|[一二两三四五六七八九十]{1,3})"
                        r"(?:份|个|件|杯|碗|盒|串|只|瓶|袋))")

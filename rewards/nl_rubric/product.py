@@ -569,6 +569,8 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     if not (ctx.places or ctx.products):
         return None
     zh = _is_zh(subject + pred)
+    if re.search(r"以外|之外|除了|除(?=[\u4e00-\u9fff])|\b(?:other than|except|besides|apart from)\b", pred):
+        raise _Unclear  # "不应选择蒜蓉以外的口味": everything but X (an exclusive set is read before; else the judge's)
     if zh and not neg:  # "包含一个手抓饼，不加蛋，甜面酱口味": one product, then what that line has
         line = _zh_line_with_options(pred, ctx)
         if line is not None:

@@ -403,6 +403,8 @@ def _agent_voice_zh(c: str) -> list[str]:
     t = (m["lead"] or "") + c[m.end():] if m is not None else c
     t = _ZH_TOTAL_VERB.sub("", t)
     agent = t != c
+    if _ZH_PERMISSION.search(t):
+        return []  # "X可以从Y下单", "最好点Y": a permission or a preference, no demand (the judge's)
     if _ZH_MODAL_ANY.search(t):
         return [t] if agent else []  # "助手应为用户下单X": the demand without its agent
     clauses = re.split(r"(?<=[，,；;])", t)
@@ -445,4 +447,5 @@ def _zh_declared(clause: str, agent: bool) -> tuple[str, str]:
 _ZH_DONE_AT = re.compile(r"(?<=[\u4e00-\u9fff])(?<![应需要须得将])(?:在|从)(?=[^，,；;]{2,60}?(?:下单|购买|订购|点餐|点单|订餐|买|点)[，,；;。]?$)")
 
 
+_ZH_PERMISSION = re.compile(r"可以|最好|尽量|不妨|也可|或可")
 _ZH_MODAL_ANY = re.compile(r"应|必须|需要|需|务必|不能|不得|不要|只能")
