@@ -341,6 +341,9 @@ _LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: tha
 
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
 _IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+# a preference said as such: no demand the record must meet
+_SOFT = re.compile(r"\b(?:ideally|preferably|optionally|if possible|where possible|when possible|if available|"
+                   r"perhaps|maybe)\b|尽可能|如有可能|如果可能")
 # a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
 _COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
                          r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
@@ -385,6 +388,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     about = f"{about} {subject}".strip()
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
+    if _SOFT.search(f"{subject} {pred}"):
+        raise _Unclear  # "ideally X should be ordered", "尽可能选X": a preference, no demand (the judge's)
     only = _only_item(subject, neg, pred, ctx)  # "nothing other than X", "只包含X": an exclusive set, one record
     if only is not None:
         return [_with_about(only, about)]

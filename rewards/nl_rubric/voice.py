@@ -375,6 +375,8 @@ def _base_form(verb: str) -> str:
 def _plain_en(c: str) -> list[str]:
     if re.search(r"\b(?:should|must|has to|have to|shall|cannot|can't)\b|\bneeds? to\b", c):
         return []
+    if re.search(r"\b(?:might|may|could|would|perhaps|maybe|likes?|prefers?|enjoys?)\b", c):
+        return []  # "the user might want X", "the user prefers X": a guess or a taste, no demand
     m = re.match(r"^(?P<s>(?:the |a |an |my |his |her |their |[a-z]+'s )\S.*?) (?:needs|need|wants|want|requires|require) "
                  r"(?P<r>\S.*?)(?: in it| on it| with it| in them| on them)?$", c)
     if m is not None:  # "the salad needs cherry tomato in it": the salad includes it

@@ -41,3 +41,25 @@ def test_a_permission_a_preference_or_everything_but_x_is_not_read_as_a_demand(t
 def test_the_plain_demand_still_reads(text: str, word: str) -> None:
     said = _said(text)
     assert said is not None and word in said, (text, said)
+
+
+EN = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "Harbor Noodle House", (), "Food", 4.5),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Beef Noodles", (), (), 28.0),),
+)
+
+
+@pytest.mark.parametrize("text", [
+    "Ideally the beef noodles should be ordered",
+    "The beef noodles should be ordered if possible",
+    "The user might want the beef noodles",
+    "The user prefers the beef noodles",
+])
+def test_an_english_preference_or_guess_is_not_a_demand(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert spec is None, (text, nl_rubric.describe_spec(spec))
+
+
+def test_the_english_demand_itself_still_reads() -> None:
+    assert nl_rubric.compile_item("The beef noodles should be ordered", EN) is not None
