@@ -183,7 +183,7 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
     if window is not None:
         # "X should be from Y and arrive before 13:00": a time window checks the time only, so an item that also asks
         # for something else is the judge's (the window alone would pass what the rest forbids)
-        return None if _beside_time(t, ctx) else window
+        return None if _beside_time(t, ctx) or _CANCEL_TOO.search(t) else window
     try:
         address = _address_item(t, "", ctx)  # an address holds commas and dots: it is read whole
         if address is not None:
@@ -341,6 +341,9 @@ _LEAD_REASON = re.compile(r"^(?:since|because|given(?: that)?|considering(?: tha
 
 # ----- the requirement: subject, modal, predicate -------------------------------------------------
 _IMPERATIVE = re.compile(r"^(?:select|choose|pick|opt for) ")
+# a time item that also asks for a cancellation ("cancelled and rebooked at 13:00"): two records, the judge's
+_CANCEL_TOO = re.compile(r"\b(?:be )?cancel(?:l?ed)? and (?:then )?(?:re-?)?(?:book|order|reserv|schedul|place|made|ma[dk]e)|"
+                         r"取消(?:后|并|再|然后)(?:重新)?(?:预订|预约|下单|订)")
 # a preference said as such: no demand the record must meet
 _SOFT = re.compile(r"\b(?:ideally|preferably|optionally|if possible|where possible|when possible|if available|"
                    r"perhaps|maybe)\b|尽可能|如有可能|如果可能")

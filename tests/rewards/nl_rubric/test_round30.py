@@ -63,3 +63,9 @@ def test_an_english_preference_or_guess_is_not_a_demand(text: str) -> None:
 
 def test_the_english_demand_itself_still_reads() -> None:
     assert nl_rubric.compile_item("The beef noodles should be ordered", EN) is not None
+
+
+def test_a_time_joined_to_a_cancellation_is_not_read_as_the_time_alone() -> None:
+    """"cancelled and rebooked at 13:00" asks for two records; its time alone passed an agent that never cancelled."""
+    assert nl_rubric.compile_item("The noodle house reservation should be cancelled and rebooked at 13:00", EN) is None
+    assert nl_rubric.compile_item("The new noodle house reservation should be at 13:00", EN) is not None
