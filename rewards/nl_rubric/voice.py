@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .clauses import _PLACE_THAT
 from .text import _BASE_VERB, _is_zh
 
 _AGENT_EN = r"(?:(?:the|an?|our) )?(?:ai |service |customer service |booking )?(?:agent|assistant|model|system|bot)|you|we"
@@ -256,9 +257,7 @@ _ANY_VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|do|does|di
 # a demand in a register the readers do not take, said with a modal: its usual wording
 _MODAL_WORD = r"(?:should|must|has to|have to|needs? to|can|may|is to|are to)"
 _NOT_USED_FOR = re.compile(rf"^(?P<y>\S.*?) {_MODAL_WORD} not be used (?:for|to (?:buy|order|get)) (?P<x>\S.*)$")
-_FROM_PLACE_WITH = re.compile(rf"^(?P<x>\S.*?) (?P<m>{_MODAL_WORD}) (?:come from|be (?:ordered|bought|purchased) (?:from|at)) "
-                              r"(?:an? |the )(?:merchant|store|shop|restaurant|vendor|place) (?:with|that (?:offers|has|provides|"
-                              r"supports)|offering|providing|supporting) (?P<f>\S.*)$")
+_FROM_PLACE = re.compile(rf"^(?P<x>\S.*?) {_MODAL_WORD} (?:come from|be (?:ordered|bought|purchased) (?:from|at)) (?P<p>\S.*)$")
 _AT_LEAST_ONE = re.compile(rf"^at least one (?:of (?:the )?)?(?P<x>[a-z][a-z' -]*?) (?P<m>{_MODAL_WORD}) (?P<r>(?:be|have|include|contain) \S.*)$")
 _NOTHING_IN = re.compile(rf"^nothing (?P<x>\S.*?) {_MODAL_WORD} (?:be )?(?:in|included in|part of) (?P<y>(?:the |a |an |my |his |her |"
                          r"their |[a-z]+'s )\S.*)$")
@@ -268,9 +267,10 @@ def _modal_en(c: str) -> list[str]:
     m = _NOT_USED_FOR.match(c)
     if m is not None:  # "Y should not be used for the X order": the X order not from Y
         return [f"{m['x']} must not come from {m['y']}", f"{m['x']} must not be ordered from {m['y']}"]
-    m = _FROM_PLACE_WITH.match(c)
-    if m is not None:  # "X has to come from a merchant with dine-in": X's merchant offers it
-        return [f"{m['x']} merchant should offer {m['f']}", f"{m['x']} should be ordered from a merchant that offers {m['f']}"]
+    m = _FROM_PLACE.match(c)
+    pm = _PLACE_THAT.match(m["p"]) if m is not None else None
+    if pm is not None:  # "X has to come from a merchant with dine-in": X's merchant offers it (clauses._PLACE_THAT)
+        return [f"{m['x']} merchant should offer {pm['f'] or pm['g']}"]
     m = _AT_LEAST_ONE.match(c)
     if m is not None:  # "at least one juice must be at room temperature": one of them is
         return [f"one of the {m['x']} {m['m']} {m['r']}"]
