@@ -8,10 +8,12 @@ The lexicon (``CONCEPTS``; Chinese and English, one entry per concept, never per
     holds "咖啡" but is no coffee, "牛油果" holds "牛" but is no beef). Concepts: offal, seafood,
     shrimp, high purine (offal, seafood, broths, beer), high cholesterol (offal, roe, crab fat),
     dairy, caffeine, coffee, fried, meat, fatty meat, alcohol, strong-smelling fermented food,
-    spicy, high sugar, greasy, green onion, cilantro, vegetables.
+    spicy, high sugar, greasy, green onion, cilantro, vegetables, noodles ("面条类主食", "noodle-type staple"),
+    crispy ("酥脆类型").
     Absence values (``ABSENCE``) name a concept's absence as a positive value: "non-spicy / 不辣 /
     not spicy" (no spice), "caffeine-free / low caffeine / 无咖啡因 / 低咖啡因" (no caffeine),
-    "sugar-free / less sugar / 无糖 / 少糖" (no high sugar), "light / 清淡 / non-greasy" (not greasy).
+    "sugar-free / less sugar / 无糖 / 少糖" (no high sugar), "light / 清淡 / non-greasy" (not greasy),
+    "素食 / vegetarian / meat-free" (no meat).
     "不加香菜 / 免香菜 / no cilantro" (no cilantro), "不要葱 / 去葱 / without onions" (no green onion): a
     garnish left out, which a line says by a chosen option ("免香菜") or in its name or tags.
     Option synonyms (``OPTION_SYNONYMS``): a value whose option another word also says ("hot" is
@@ -135,6 +137,14 @@ CONCEPTS: dict[str, Concept] = {
                             "包菜|卷心菜|苦瓜|羽衣甘蓝|芹菜|蘑菇|菌|vegetable|veggie|greens|lettuce|cabbage|spinach|"
                             "broccoli|cucumber|tomato|carrot|potato|eggplant|mushroom|kale|celery|bitter melon"),
                          _w("菜品|菜单|招牌菜|特色菜|下饭菜|素菜包")),
+    # a staple said by its kind ("面条类主食", "noodle-type staple food"), and a texture ("酥脆类型", "crispy")
+    "noodles": Concept(_w("面条|面食|粉面|noodle|noodles"),
+                       _w("面|米线|米粉|河粉|粉丝|粉条|凉皮|noodle|ramen|udon|soba|pasta|spaghetti|vermicelli|lo mein|"
+                          "chow mein|rice noodle"),
+                       _w("面包|面膜|面粉|面筋|面饼|面点|面包糠|见面|面馆|面对|面积|表面|bread|noodle house|noodle shop")),
+    "crispy": Concept(_w("酥脆|香脆|脆|酥|crispy|crunchy|crisp"),
+                      _w("酥脆|香脆|脆皮|脆|酥|crispy|crunchy|crisp"),
+                      _w("酥油|酥软|脆骨|crisp apple")),
 }
 
 # an absence said as a positive value: the concept absent, and the words that name that absence
@@ -145,6 +155,7 @@ ABSENCE: dict[str, tuple[str, ...]] = {
     "high sugar": _w("无糖|少糖|低糖|微糖|三分糖|不另外加糖|不额外加糖|不加糖|零糖|sugar-free|sugar free|less sugar|"
                      "low sugar|no sugar|no added sugar|light sugar|reduced sugar|without sugar"),
     "greasy": _w("清淡|不油腻|少油|低油|light|non-greasy|not greasy|less oil|low oil|light flavor|lightly flavored"),
+    "meat": _w("素食|纯素|全素|素|vegetarian|vegan|meatless|meat-free|meat free|plant-based|plant based"),
     "cilantro": _w("不加香菜|不要香菜|免香菜|去香菜|无香菜|不放香菜|no cilantro|without cilantro|cilantro-free|cilantro free|"
                    "no coriander|without coriander|hold the cilantro"),
     "dairy": _w("无奶|不含奶|不加奶|不含乳制品|不含奶制品|dairy-free|dairy free|non-dairy|no milk|without milk|milk-free|"
@@ -165,9 +176,10 @@ SILENT_ABSENCE = frozenset({"spicy", "caffeine"})
 OPTION_SYNONYMS: dict[str, tuple[str, ...]] = {"hot": ("warm",), "hot drink": ("warm",)}
 
 _CLASS_ZH = re.compile(r"(?:的)?(?:类|类型|食材|成分|配菜|配料|调料|调味料|小吃|食品|食物|商品|产品|菜品|饮品|口味|味道|特征|属性|"
-                       r"选项|部位|元素|东西|等|馅|馅料)$")
+                       r"选项|部位|元素|东西|等|馅|馅料|主食)$")
 _CLASS_EN = re.compile(r"\s+(?:ingredients?|items?|side dishes|side dish|dishes|dish|foods?|products?|types?|garnish(?:es)?|"
-                       r"seasonings?|toppings?|snacks?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content)$")
+                       r"seasonings?|toppings?|snacks?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content|staple foods?|"
+                       r"staples?)$")
 _CLASS_ONLY = re.compile(r"^(?:调料|调味料|配料|配菜|食材|成分|seasonings?|condiments?|ingredients?|garnish(?:es)?|"
                          r"side dishes|toppings?)$")
 _SPLIT = re.compile(r"\s*(?:\bor\b|\band\b|,|，|、|或者|或是|或|和|以及|及|/)\s*")

@@ -126,7 +126,7 @@ from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .quantity import _COUNT_UNITS, CountSpec
 from .serving import _SERVING_WITH, _serving
 from .spelling import _first_found, _gold_part, _gold_places_spell, _zh_gold_span
-from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _num, _stem, _Unclear, _zh_number, phrase_in
+from .text import _NUM_RE, _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _knorm, _num, _stem, _Unclear, _zh_number, phrase_in
 from .world import (
     _GENERIC_GOODS,
     _UNIT_TAIL_EN,
@@ -230,7 +230,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
+                               r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
@@ -687,6 +687,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     m = (_FEATURE_VERBS_ZH if zh else _FEATURE_VERBS_EN).match(p)
     if m is None and zh and re.fullmatch(r"[^，,。]{1,16}的", p):
         p = "为" + p  # "不要韭菜馅的", "要小份的": a 的-phrase is what is (not) wanted
+        m = _FEATURE_VERBS_ZH.match(p)
+    if m is None and zh and len(p) <= 8 and any(_knorm(o) == _knorm(p) for pr in ctx.products for o in pr.options):
+        p = "选择" + p  # "果汁必须去冰", "鸡汤饭应不加葱花": the value is a catalogue option, said with no verb
         m = _FEATURE_VERBS_ZH.match(p)
     if m is None and not zh and _COPULA_VALUE.match(p):
         p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it
