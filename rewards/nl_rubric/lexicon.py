@@ -9,11 +9,13 @@ The lexicon (``CONCEPTS``; Chinese and English, one entry per concept, never per
     shrimp, high purine (offal, seafood, broths, beer), high cholesterol (offal, roe, crab fat),
     dairy, caffeine, coffee, fried, meat, fatty meat, alcohol, strong-smelling fermented food,
     spicy, high sugar, greasy, green onion, cilantro, vegetables, noodles ("面条类主食", "noodle-type staple"),
-    crispy ("酥脆类型").
+    staple food ("米饭等主食"), desserts, soups, pork, beef, chicken, lamb, fish, mushrooms, tofu, chocolate, nuts,
+    eggs, fruit, tea, steamed, grilled, crispy ("酥脆类型").
     Absence values (``ABSENCE``) name a concept's absence as a positive value: "non-spicy / 不辣 /
     not spicy" (no spice), "caffeine-free / low caffeine / 无咖啡因 / 低咖啡因" (no caffeine),
     "sugar-free / less sugar / 无糖 / 少糖" (no high sugar), "light / 清淡 / non-greasy" (not greasy),
-    "素食 / vegetarian / meat-free" (no meat).
+    "素食 / vegetarian / meat-free" (no meat), "清真 / halal" (no pork), "不加蛋 / no egg", "nut-free / 无花生",
+    "低脂 / low-fat" (no fatty meat), "无酒精 / non-alcoholic".
     "不加香菜 / 免香菜 / no cilantro" (no cilantro), "不要葱 / 去葱 / without onions" (no green onion): a
     garnish left out, which a line says by a chosen option ("免香菜") or in its name or tags.
     Option synonyms (``OPTION_SYNONYMS``): a value whose option another word also says ("hot" is
@@ -142,6 +144,66 @@ CONCEPTS: dict[str, Concept] = {
                        _w("面|米线|米粉|河粉|粉丝|粉条|凉皮|noodle|ramen|udon|soba|pasta|spaghetti|vermicelli|lo mein|"
                           "chow mein|rice noodle"),
                        _w("面包|面膜|面粉|面筋|面饼|面点|面包糠|见面|面馆|面对|面积|表面|bread|noodle house|noodle shop")),
+    "staple": Concept(_w("主食|staple|staple food|staples|carbs|carbohydrates"),
+                      _w("米饭|白饭|饭|炒饭|拌饭|盖饭|面|米线|米粉|河粉|粉丝|粉条|饼|馒头|包子|花卷|饺子|馄饨|抄手|粥|窝窝头|"
+                         "面包|rice|noodle|bun|bread|dumpling|wonton|porridge|congee|pancake|pasta|spaghetti|ramen|udon|"
+                         "vermicelli|steamed bun|toast|bagel|tortilla|wrap"),
+                      _w("饭店|饭馆|面膜|面粉|面筋|饭后|奶粉|藕粉|淀粉|花粉|粉色|粉红|月饼|饼干|rice wine|rice vinegar|"
+                         "rice cake|bread crumbs|breadcrumbs|bun cha")),
+    "dessert": Concept(_w("甜品|甜点|甜食|糕点|dessert|desserts|sweets|pastry|pastries|sweet treats"),
+                       _w("甜品|甜点|蛋糕|布丁|双皮奶|姜撞奶|西米露|杨枝甘露|糖水|冰淇淋|冰激凌|雪糕|慕斯|提拉米苏|蛋挞|泡芙|"
+                          "麻薯|麻糍|大福|芋圆|仙草|龟苓膏|绿豆沙|红豆沙|烧仙草|糕|酥|dessert|cake|pudding|mousse|tiramisu|"
+                          "ice cream|gelato|tart|puff|mochi|sago|macaron|brownie|cookie|waffle|crepe|cheesecake|sundae"),
+                       _w("蛋糕店|甜品店|dessert shop|cake shop|fish cake|rice cake|crab cake|pancake|酥肉|酥炸|鱼糕|年糕")),
+    "soup": Concept(_w("汤|汤品|汤类|汤水|羹|soup|soups|broth"),
+                    _w("汤|羹|煲汤|炖汤|soup|broth|bisque|chowder|consommé"),
+                    _w("汤圆|汤包|灌汤|汤面|汤粉|汤底|汤汁|soup dumpling|soup dumplings|soup base|tangyuan")),
+    "pork": Concept(_w("猪肉|猪|猪肉类|pork"),
+                    _w("猪肉|猪|五花|排骨|猪蹄|猪脚|蹄花|火腿|培根|叉烧|腊肉|腊肠|红烧肉|东坡肉|回锅肉|锅包肉|狮子头|肉松|"
+                       "pork|bacon|ham|char siu|spare rib|spareribs|pork belly|sausage|pulled pork"),
+                    _w("素火腿|猪油|鸭|鸡|牛|veggie ham|vegetarian ham|plant-based")),
+    "beef": Concept(_w("牛肉|牛肉类|beef"),
+                    _w("牛肉|牛腩|牛排|肥牛|牛杂|牛筋|牛丸|牛腱|牛舌|牛百叶|牛肚|牛尾|牛骨|beef|steak|brisket|oxtail|sirloin|"
+                       "ribeye|wagyu"),
+                    _w("牛奶|牛油果|蜗牛|牛乳|牛蛙|avocado")),
+    "nuts": Concept(_w("坚果|坚果类|花生|nuts|nut|tree nuts|peanut|peanuts"),
+                    _w("坚果|花生|核桃|杏仁|腰果|榛子|开心果|碧根果|夏威夷果|松子|peanut|walnut|almond|cashew|hazelnut|"
+                       "pistachio|pecan|macadamia|pine nut|nuts|nut"),
+                    _w("杏仁豆腐|almond milk|杏仁奶|coconut|doughnut|donut|nutrition|nutritious|nutmeg")),
+    "egg": Concept(_w("蛋|鸡蛋|蛋类|egg|eggs"),
+                   _w("鸡蛋|鸭蛋|鹌鹑蛋|蛋黄|蛋白|荷包蛋|煎蛋|炒蛋|蒸蛋|蛋花|加蛋|卤蛋|茶叶蛋|皮蛋|咸蛋|蛋包|蛋饼|蛋炒饭|egg|eggs|"
+                      "omelet|omelette|yolk"),
+                   _w("蛋糕|蛋挞|蛋白质|eggplant|egg tart|蛋卷")),
+    "fruit": Concept(_w("水果|果|水果类|fruit|fruits"),
+                     _w("水果|鲜果|果切|果盘|果汁|橙|苹果|芒果|草莓|葡萄|西瓜|哈密瓜|柠檬|荔枝|菠萝|凤梨|香蕉|蓝莓|桃|梨|猕猴桃|"
+                        "百香果|火龙果|牛油果|榴莲|樱桃|车厘子|柚|椰|杨梅|fruit|mango|orange|apple|strawberry|grape|"
+                        "watermelon|melon|lemon|lychee|pineapple|banana|blueberry|peach|pear|kiwi|passion fruit|"
+                        "dragon fruit|avocado|durian|cherry|grapefruit|pomelo|coconut"),
+                     _w("坚果|腰果|开心果|白果|夏威夷果|碧根果|果冻|核桃|橙色|桃胶|椰蓉")),
+    "tea": Concept(_w("茶|茶饮|茶类|茶饮品|tea|teas|tea drink|tea drinks"),
+                   _w("茶|奶茶|果茶|红茶|绿茶|乌龙|抹茶|普洱|铁观音|茉莉|tea|matcha|oolong|pu'er|jasmine"),
+                   _w("茶叶蛋|茶餐厅|茶楼|茶点|奶茶店|tea egg|tea house|teahouse|tea restaurant|tea-smoked|无茶底|no tea base")),
+    "steamed": Concept(_w("蒸|清蒸|蒸制|蒸菜|steamed|steaming"), _w("蒸|清蒸|steamed|steam"), _w("蒸汽|steam room")),
+    "grilled": Concept(_w("烧烤|烤|炭烤|烤制|grilled|barbecue|barbecued|bbq|roast|roasted"),
+                       _w("烤|烧烤|炭烤|串|grilled|bbq|barbecue|roast|roasted|skewer|skewers|kebab"),
+                       _w("烤箱|串串香|串联|oven")),
+    "chicken": Concept(_w("鸡肉|鸡|鸡肉类|chicken|poultry"),
+                       _w("鸡肉|鸡腿|鸡翅|鸡排|鸡块|鸡胸|鸡柳|鸡丁|鸡丝|鸡爪|凤爪|鸡米花|白切鸡|口水鸡|宫保鸡|辣子鸡|椒麻鸡|鸡汤|"
+                          "chicken|wing|wings|drumstick|nugget|nuggets|popcorn chicken"),
+                       _w("鸡蛋|鸡精|鸡尾酒|田鸡|素鸡|鸡头米|鸡枞|chicken egg|eggs")),
+    "lamb": Concept(_w("羊肉|羊|羊肉类|lamb|mutton"),
+                    _w("羊肉|羊排|羊腿|羊蝎子|羊杂|羊汤|羊肉串|手抓羊|涮羊|lamb|mutton"), _w("羊栖菜|羊奶|羊角|goat milk")),
+    "fish": Concept(_w("鱼|鱼肉|鱼类|fish"),
+                    _w("鱼|鱼片|鱼块|鱼排|鱼头|鱼丸|三文鱼|鲈鱼|鲫鱼|草鱼|鳕鱼|鲤鱼|黑鱼|乌鱼|鳜鱼|鲶鱼|fish|salmon|cod|bass|"
+                       "tilapia|carp|trout|tuna|mackerel|catfish"),
+                    _w("鱿鱼|墨鱼|章鱼|鲍鱼|鱼香|鳄鱼|鱼腥草|鱼豆腐|鱼子酱|squid|cuttlefish|octopus|abalone|shellfish|"
+                       "fish sauce|fish-flavored|fish flavored|fish-fragrant")),
+    "mushroom": Concept(_w("菌菇|菌类|蘑菇|菇类|mushroom|mushrooms|fungi|fungus"),
+                        _w("菇|菌|蘑|木耳|银耳|松茸|松露|mushroom|shiitake|enoki|truffle|morel|porcini|fungus|wood ear"),
+                        _w("菌落|细菌|益生菌|乳酸菌|probiotic|probiotics")),
+    "tofu": Concept(_w("豆腐|豆制品|tofu|bean curd|soy products"),
+                    _w("豆腐|豆干|腐竹|豆皮|千张|油豆腐|豆花|tofu|bean curd|yuba|tofu skin"), _w("杏仁豆腐|almond tofu")),
+    "chocolate": Concept(_w("巧克力|可可|chocolate|cocoa"), _w("巧克力|可可|生巧|chocolate|cocoa|mocha|摩卡")),
     "crispy": Concept(_w("酥脆|香脆|脆|酥|crispy|crunchy|crisp"),
                       _w("酥脆|香脆|脆皮|脆|酥|crispy|crunchy|crisp"),
                       _w("酥油|酥软|脆骨|crisp apple")),
@@ -155,6 +217,12 @@ ABSENCE: dict[str, tuple[str, ...]] = {
     "high sugar": _w("无糖|少糖|低糖|微糖|三分糖|不另外加糖|不额外加糖|不加糖|零糖|sugar-free|sugar free|less sugar|"
                      "low sugar|no sugar|no added sugar|light sugar|reduced sugar|without sugar"),
     "greasy": _w("清淡|不油腻|少油|低油|light|non-greasy|not greasy|less oil|low oil|light flavor|lightly flavored"),
+    "fatty meat": _w("低脂|脱脂|少脂|low-fat|low fat|fat-free|fat free|lean"),
+    "alcohol": _w("无酒精|不含酒精|零酒精|non-alcoholic|alcohol-free|alcohol free|no alcohol|without alcohol|zero alcohol"),
+    "pork": _w("清真|halal|不含猪肉|无猪肉|no pork|pork-free|pork free"),
+    "egg": _w("不加蛋|不要蛋|无蛋|免蛋|去蛋|no egg|no eggs|egg-free|egg free|without egg|without eggs"),
+    "nuts": _w("无坚果|不含坚果|无花生|不含花生|不加花生|nut-free|nut free|peanut-free|peanut free|no nuts|no peanuts|"
+               "without nuts|without peanuts"),
     "meat": _w("素食|纯素|全素|素|vegetarian|vegan|meatless|meat-free|meat free|plant-based|plant based"),
     "cilantro": _w("不加香菜|不要香菜|免香菜|去香菜|无香菜|不放香菜|no cilantro|without cilantro|cilantro-free|cilantro free|"
                    "no coriander|without coriander|hold the cilantro"),
@@ -175,10 +243,10 @@ SILENT_ABSENCE = frozenset({"spicy", "caffeine"})
 # a value whose option another word also says: a warm drink is a hot one
 OPTION_SYNONYMS: dict[str, tuple[str, ...]] = {"hot": ("warm",), "hot drink": ("warm",)}
 
-_CLASS_ZH = re.compile(r"(?:的)?(?:类|类型|食材|成分|配菜|配料|调料|调味料|小吃|食品|食物|商品|产品|菜品|饮品|口味|味道|特征|属性|"
+_CLASS_ZH = re.compile(r"(?:的)?(?:类|类型|食材|成分|配菜|配料|调料|调味料|食品|食物|商品|产品|菜品|饮品|饮料|口味|味道|特征|属性|"
                        r"选项|部位|元素|东西|等|馅|馅料|主食)$")
 _CLASS_EN = re.compile(r"\s+(?:ingredients?|items?|side dishes|side dish|dishes|dish|foods?|products?|types?|garnish(?:es)?|"
-                       r"seasonings?|toppings?|snacks?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content|staple foods?|"
+                       r"seasonings?|toppings?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content|staple foods?|drinks?|beverages?|"
                        r"staples?)$")
 _CLASS_ONLY = re.compile(r"^(?:调料|调味料|配料|配菜|食材|成分|seasonings?|condiments?|ingredients?|garnish(?:es)?|"
                          r"side dishes|toppings?)$")
@@ -250,6 +318,7 @@ def example_phrases(examples: str) -> list[str]:
         p = re.sub(r"^(?:other |some )", "", p)
         p = re.sub(r"\s+(?:and )?other\s+.*$", "", p)
         p = _bare(p, zh)
+        p = re.sub(r"(?<=\S)(?:\s+snacks?|小吃)$", "", p)  # "fermented snacks": what makes them one, as a class word
         if len(p) >= 2 and not _CLASS_ONLY.match(p):
             out.append(p)
     return out

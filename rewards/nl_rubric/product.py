@@ -920,6 +920,8 @@ def _concept_feature(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext
             return None  # "should contain X" where nothing in the catalogue is X: the judge's
         if not neg and _found(value, ctx, "option"):
             return None  # "should be spicy" where products offer "spicy": the option must be chosen (the literal reading)
+        if not neg and len(names) > 1 and not re.search(r"\bor\b|或|/", value):
+            return None  # "beef and egg flavour", "牛肉鸡蛋口味": both in one line, not either (the literal reading)
         return FeatureSpec(scope="product", phrases=phrases, negated=neg, concepts=names)
     absent = concept_value(value, absence=True) if not neg and not examples else None
     if absent is None or _OPTION_WORDS.search(f"{subject} {p}") and _found(value, ctx, "option"):

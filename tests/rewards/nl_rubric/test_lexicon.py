@@ -126,7 +126,7 @@ def test_the_caffeine_free_or_decaf_tea() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "下单的砂锅商品必须包含米饭等主食",  # a staple food: no concept of the lexicon
+    "下单的砂锅商品必须包含滋补类食材",  # a nourishing food: no concept of the lexicon (staple food is one since round 31)
     "The noodles should have a nourishing effect",  # an effect the catalogue cannot tell
     "The noodle order must not contain offal or soup dumplings",  # a piece that is no concept
 ])

@@ -111,7 +111,7 @@ def test_product_items_compile(world: str, text: str, kind: str, check: Any) -> 
 LEFT_TO_THE_JUDGE: list[tuple[str, str]] = [
     ("base", "The restaurant should have a good environment"),  # not a tag or name in the world
     ("base", "The noodles should be mild, such as Mild from Noodle House"),  # an example naming a store
-    ("base", "饮品订单中应包含米饭等主食"),  # "等": the kind asked, the dish only an example
+    ("base", "饮品订单中应包含米饭等滋补食材"),  # "等": the kind asked (no concept), the dish only an example
     ("base", "The order should include 2 Beef Noodles, one mild and one extra spicy"),
     ("base", "The noodles should not be mild and extra spicy"),  # not both, or neither?
     ("more", "The hotpot order should be a set meal for seven people"),  # the catalogue serves no seven

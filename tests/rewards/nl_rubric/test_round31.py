@@ -4,7 +4,10 @@ value is one of the catalogue's options, said bare after the modal), "果汁要�
 the judge's; each is now the option's check. A bare value the catalogue does not offer as an option stays the
 judge's, and so does a long clause after "要". Two classes join the concept lexicon: a staple said by its kind
 ("应包含面条类主食", "noodle-type staple food": some line is noodles, bread is not) and a texture ("酥脆类型", "crispy");
-"素食 / vegetarian" names the absence of meat."""
+"素食 / vegetarian" names the absence of meat. More classes (staple food, desserts, soups, pork, beef, nuts, eggs,
+fruit, tea, steamed, grilled) and "drinks / beverages / 饮料" as class words ("alcoholic drinks": alcohol); two classes
+joined by "and" in one flavour stay the literal reading (both on one line, not either), and "snacks" is no longer
+a class word to drop ("Tea Snacks" are no tea)."""
 
 from __future__ import annotations
 
@@ -87,3 +90,65 @@ def test_a_texture_is_the_concept(text: str) -> None:
     assert nl_rubric.spec_holds(spec, order(_lines("P4")), FOOD.places[0])
     assert nl_rubric.spec_holds(spec, order(_lines("P6")), FOOD.places[0])
     assert not nl_rubric.spec_holds(spec, order(_lines("P3")), FOOD.places[0])
+
+
+MORE = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "Old Town Hot Pot", (), "Food", 4.5),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Hot Pot Set for Four (with 4 Beers)", (), (), 388.0),
+              nl_rubric.ProductInfo("P2", "S1", "Hot Pot Set for Four (with Soy Milk)", (), (), 358.0),
+              nl_rubric.ProductInfo("P3", "S1", "Sirloin Steak Set", (), (), 128.0),
+              nl_rubric.ProductInfo("P4", "S1", "Tomato Noodles", (), (), 28.0),
+              nl_rubric.ProductInfo("P5", "S1", "Beef and Egg Rice Noodle Roll", (), (), 18.0),
+              nl_rubric.ProductInfo("P6", "S1", "Egg Rice Noodle Roll", (), (), 12.0),
+              nl_rubric.ProductInfo("P7", "S1", "Tea Snack Platter", ("Tea Snacks",), (), 58.0),
+              nl_rubric.ProductInfo("P8", "S1", "Jasmine Tea", (), (), 18.0)),
+)
+
+
+def _more(*pids: str) -> nl_rubric.RecordFacts:
+    names = {p.product_id: p.name for p in MORE.products}
+    return order([nl_rubric.LineFacts(p, names[p], (), "", 1, 10.0, ()) for p in pids])
+
+
+def test_a_drink_class_word_leaves_the_concept() -> None:
+    """"alcoholic drinks" names alcohol (the class word "drinks" dropped): a set with beers fails."""
+    spec = nl_rubric.compile_item("The hot pot package must not include alcoholic drinks", MORE)
+    assert spec is not None
+    assert nl_rubric.spec_holds(spec, _more("P2"), MORE.places[0])
+    assert not nl_rubric.spec_holds(spec, _more("P1"), MORE.places[0])
+
+
+def test_beef_is_a_class_that_a_steak_belongs_to() -> None:
+    spec = nl_rubric.compile_item("The order should include beef", MORE)
+    assert spec is not None
+    assert nl_rubric.spec_holds(spec, _more("P3"), MORE.places[0])
+    assert not nl_rubric.spec_holds(spec, _more("P4"), MORE.places[0])
+
+
+def test_two_classes_joined_by_and_in_one_flavour_stay_literal() -> None:
+    """"Beef and Egg flavor" is one line with both, not a line with either: the egg roll alone fails."""
+    spec = nl_rubric.compile_item("The rice noodle roll should be Beef and Egg flavor", MORE)
+    assert spec is not None
+    assert nl_rubric.spec_holds(spec, _more("P5"), MORE.places[0])
+    assert not nl_rubric.spec_holds(spec, _more("P6"), MORE.places[0])
+
+
+def test_tea_snacks_are_not_tea() -> None:
+    """"Tea Snacks" names snacks served with tea: a cup of tea is not them."""
+    spec = nl_rubric.compile_item("The tea house order should include Tea Snacks", MORE)
+    assert spec is None or not nl_rubric.spec_holds(spec, _more("P8"), MORE.places[0])
+
+
+def test_a_staple_given_by_an_example_is_the_class() -> None:
+    """"包含米饭等主食" (a staple such as rice): rice or noodles pass, a drink alone does not (the judge's before)."""
+    ctx = nl_rubric.ItemContext(now=NOW, places=FOOD.places, products=(
+        *FOOD.products, nl_rubric.ProductInfo("P7", "S1", "冰镇酸梅汤", (), (), 6.0)))
+    spec = nl_rubric.compile_item("下单的砂锅商品必须包含米饭等主食", ctx)
+    assert spec is not None
+    names = {p.product_id: p.name for p in ctx.products}
+
+    def has(*pids: str) -> bool:
+        return nl_rubric.spec_holds(spec, order([nl_rubric.LineFacts(p, names[p], (), "", 1, 5.0, ()) for p in pids]),
+                                    ctx.places[0])
+    assert has("P1", "P3") and has("P1", "P2") and not has("P1", "P7")
