@@ -100,7 +100,8 @@ def bare_call(toolkit: Toolkit, world: World, history: History, text: str) -> st
 
 def primitive_of(env: Any, action: str, copy_world: bool = False) -> Callable[[], Any]:
     """A zero-argument function that runs the primitive of ``action`` on ``env``'s current state
-    (on a copy of its world, made before the timer starts, when ``copy_world``: for writes)."""
+    (on a copy of its world, made before the timer starts, when ``copy_world``: for writes). The
+    world it runs on is its ``world`` attribute (a steady-state write puts it back between calls)."""
     u = getattr(env, "unwrapped", env)
     text = call_json(action)
     toolkit, history = u.toolkit, u.history
@@ -108,7 +109,12 @@ def primitive_of(env: Any, action: str, copy_world: bool = False) -> Callable[[]
         world = u.world.copy()
     else:
         world = u.world
-    return lambda: bare_call(toolkit, world, history, text)
+
+    def primitive() -> str:
+        return bare_call(toolkit, world, history, text)
+
+    primitive.world = world  # type: ignore[attr-defined]
+    return primitive
 
 
 _REFERENCE: float | None = None
