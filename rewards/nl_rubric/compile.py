@@ -66,6 +66,7 @@ from .clauses import (
     passive_choice,
 )
 from .duration import _duration_item, _hours_item, _usable_item
+from .facts import _place_fact_item
 from .joint import _joint_item
 from .note import _note_item
 from .place import _distance_item, _rating_item, _store_item
@@ -399,6 +400,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     joint = _joint_item(subject, neg, pred, ctx)  # "X and Y from the same store", "the total cost of A and B orders"
     if joint is not None:
         return [_with_about(joint, about)]
+    fact = _place_fact_item(subject, neg, pred, ctx)  # "in business for 3 years or more", "average cost per person"
+    if fact is not None:
+        return [_with_about(fact, about)]
     pred = _ONE_EACH.sub("", pred)  # "a total of 2 portions, one each for the wife and daughter": who they are for
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
     if _AND_TOTAL.search(pred):  # "100-150 yuan per person, with a total price between 200 and 300 yuan": the total

@@ -21,6 +21,7 @@ each kind's own check, in the order below).
     status        StatusSpec     status      the record's status
     duration      DurationSpec   duration    the record's lines (their length)
     hours         HoursSpec      duration    the record's place (its closing time)
+    place_fact    PlaceFactSpec  facts       the record's place (years in business, spending per head, from its tags)
     joint         JointSpec      joint       the episode's new orders together (one place sells each named
                                              good; the orders at the named places cost, in all, within a bound)
     best          BestSpec       best        the record's place (rating, distance) or its lines (price,
@@ -39,6 +40,7 @@ from pydantic import Field, TypeAdapter
 from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
 from .best import PLACE_ATTRIBUTES, BestSpec, best_holds, describe_best
 from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
+from .facts import PlaceFactSpec, describe_place_fact, place_fact_holds
 from .joint import JointSpec, describe_joint
 from .note import NoteSpec, note_holds
 from .place import DistanceSpec, RatingSpec, StoreSpec, distance_holds, rating_holds, store_holds
@@ -53,7 +55,7 @@ from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec | JointSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec | JointSpec | PlaceFactSpec,
     Field(discriminator="kind"),
 ]
 
@@ -68,7 +70,7 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "duration", "hours", "best", "trip", "joint", "all_of")
+                               "price", "note", "status", "duration", "hours", "best", "trip", "joint", "place_fact", "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -98,7 +100,7 @@ def spec_target(spec: Any) -> str | None:
             continue
         elif isinstance(p, JointSpec):
             targets.add("episode")
-        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
+        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec, PlaceFactSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
                 or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES) \
                 or (isinstance(p, TripSpec) and p.what in PLACE_TRIP):
             targets.add("place")
@@ -175,6 +177,8 @@ def describe_spec(spec: Any) -> str:
         return describe_joint(spec)
     if isinstance(spec, TripSpec):
         return describe_trip(spec)
+    if isinstance(spec, PlaceFactSpec):
+        return describe_place_fact(spec)
     if isinstance(spec, StatusSpec):
         return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
     return str(spec)
@@ -221,4 +225,6 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return distance_holds(spec, place)
     if isinstance(spec, HoursSpec):
         return hours_holds(spec, place)
+    if isinstance(spec, PlaceFactSpec):
+        return place_fact_holds(spec, place)
     return False

@@ -53,6 +53,7 @@ from .address import AddressSpec
 from .best import BestSpec
 from .clauses import _THEN, _clauses, _head_class, _split_modal
 from .duration import DurationSpec, HoursSpec
+from .facts import PlaceFactSpec
 from .joint import JointSpec
 from .note import NoteSpec
 from .place import DistanceSpec, RatingSpec, StoreSpec
@@ -185,6 +186,8 @@ def spec_topic(spec: Any) -> str:
         return _TRIP_TOPICS[spec.what]
     if isinstance(spec, JointSpec):
         return "store" if spec.what == "same_place" else "price"
+    if isinstance(spec, PlaceFactSpec):
+        return "price" if spec.fact == "avg_price" else "store"
     if isinstance(spec, FeatureSpec):
         return "option" if spec.option_only else "product" if spec.scope == "product" else "store"
     return next((topic for cls, topic in _SPEC_TOPICS if isinstance(spec, cls)), "other")

@@ -148,6 +148,8 @@ EVERY_KIND: list[Any] = [
     nl_rubric.TripSpec(what="arrive", op="<=", value="12:00", order_type="flight"),
     nl_rubric.JointSpec(what="same_place", members=[["manicure set"], ["eyelash extension", "lash extension"]]),
     nl_rubric.JointSpec(what="total", members=[["bathhouse"], ["japanese restaurant"]], high=600.0),
+    nl_rubric.PlaceFactSpec(fact="years", op=">=", value=3.0, year=2025),
+    nl_rubric.PlaceFactSpec(fact="age", op="in", value=5.0),
     nl_rubric.AllOf(parts=[nl_rubric.ProcessSpec(action="user history", tools=["get_user_historical_behaviors"]),
                            nl_rubric.StoreSpec(place_ids=["S1"], name="noodle house")], about="the order"),
 ]
