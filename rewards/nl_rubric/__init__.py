@@ -17,9 +17,15 @@ Where each kind lives (its spec model, its grammar and its check, together)
     address.py   ``AddressSpec``: the delivery address
     place.py     ``StoreSpec``, ``RatingSpec``, ``DistanceSpec``: which store or shop (by name, or a
                  chain by its brand), its rating, its distance from a place the task knows
-    product.py   ``FeatureSpec``: what an ordered product is or has (name, tags, options such as
-                 spiciness, temperature, cup size; serving sizes), and, by the same grammar, what a
-                 place offers (its tags: "offers dine-in")
+    product.py   the grammar of a feature item: what an ordered product is or has (name, tags, options
+                 such as spiciness, temperature, cup size; serving sizes), and, by the same grammar,
+                 what a place offers (its tags: "offers dine-in"); its parts, each a module:
+      feature.py     ``FeatureSpec``, the kind's model, and how it holds of lines or a place
+      values.py      how a value is cleaned and found in the catalogue (``_resolve_phrase``, "A and B")
+      concept.py     classes of food ("no offal", "non-spicy", "米饭等主食"; the lexicon's concepts)
+      lines.py       one product and what that line has ("一个手抓饼，不加蛋，甜面酱口味")
+      place_kind.py  a place by what it sells or its kind ("offers a swimming class", "a Fujian restaurant")
+      only.py        exclusive sets ("only X", "nothing other than X", "只包含X")
     duration.py  ``DurationSpec``, ``HoursSpec``: how long an ordered product lasts (its name or
                  tags: "60 minutes", "Unlimited Time"), how late a place stays open (its tags)
     facts.py     ``PlaceFactSpec``: what a place's tags state of it: years in business ("In business
@@ -85,12 +91,12 @@ from .best import BestSpec, best_can_fail, best_value
 from .compile import compile_item, compiled_count, nl_coverage
 from .duration import DurationSpec, HoursSpec
 from .facts import PlaceFactSpec
+from .feature import FeatureSpec
 from .joint import JointSpec, joint_holds
 from .note import NOTE_COVERAGE, NoteSpec, contradicts, note_carries, spice_levels
 from .place import RATING_MAX, DistanceSpec, RatingSpec, StoreSpec
 from .price import PRICE_AROUND_RATIO, PriceSpec
 from .process import ProcessSpec
-from .product import FeatureSpec
 from .quantity import CountSpec
 from .spec import SPEC_KINDS, AllOf, ItemSpec, Part, describe_spec, parse_spec, spec_holds, spec_parts, spec_target
 from .status import StatusSpec

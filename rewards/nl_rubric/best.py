@@ -58,8 +58,8 @@ from typing import Any, Literal
 from .address import _haversine
 from .clauses import _head_class
 from .duration import line_minutes
+from .feature import FeatureSpec
 from .place import _locate, _store_item
-from .product import FeatureSpec
 from .text import _is_zh, _Unclear, phrase_in
 from .world import ItemContext, LineFacts, PlaceInfo, ProductInfo, RecordFacts, _found, _line_has, _names_out, _Spec
 

@@ -24,7 +24,7 @@ How an item is read
        (``note``) or an address is read on the whole clause; else it splits at its modal into the
        subject (which record: ``about``, for the loader) and the predicate
        (``clauses._split_modal``); an exclusive set ("nothing other than X", "只包含X":
-       ``product._only_item``) is read first; a condition, or several records at once ("same", "each",
+       ``only._only_item``) is read first; a condition, or several records at once ("same", "each",
        "all orders", "per person", "分别", "人均"; not "a total of 2 items, both from <store>"), leaves it
        to the judge;
     4. the kind, by the first reader that fits: a superlative ("the closest", "the cheapest":
@@ -69,10 +69,12 @@ from .duration import _duration_item, _hours_item, _usable_item
 from .facts import _place_fact_item
 from .joint import _joint_item
 from .note import _note_item
+from .only import _only_item
 from .place import _distance_item, _rating_item, _store_item
+from .place_kind import _place_kind_item
 from .price import _AND_TOTAL, _price_item
 from .process import _process_demand
-from .product import _feature_item, _only_item, _place_kind_item
+from .product import _feature_item
 from .quantity import _count_item, _people_item
 from .spec import AllOf, parse_spec, spec_parts, spec_target
 from .status import _status_item

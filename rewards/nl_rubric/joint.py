@@ -11,7 +11,7 @@ The grammar
     same place: the subject lists two or more goods joined by "and" ("both X and Y (in the ... order)"),
     the predicate says one place ("(should) be / come (ordered / purchased) from the same store /
     vendor / merchant / <noun>", "(应)来自同一家店 / 商家"); each good must be one the catalogue sells
-    (``product._resolve_phrase``), and where "and" also sits inside a good's name ("facial spot
+    (``values._resolve_phrase``), and where "and" also sits inside a good's name ("facial spot
     removal and anti-wrinkle package and facial lifting and firming package") only a split whose
     every part the catalogue sells reads (one such split, or the judge's).
     total: the subject is "the total cost / price / spending / expenditure (of / for / at) (both)
@@ -40,8 +40,8 @@ import re
 from typing import Literal
 
 from .price import PriceSpec, _price_of, _price_ok
-from .product import _resolve_phrase
 from .text import _is_zh, _Unclear
+from .values import _resolve_phrase
 from .world import ItemContext, PlaceInfo, RecordFacts, _found, _line_has, _place_fields, _Spec, fields_have
 
 

@@ -41,12 +41,12 @@ from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
 from .best import PLACE_ATTRIBUTES, BestSpec, best_holds, describe_best
 from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
 from .facts import PlaceFactSpec, describe_place_fact, place_fact_holds
+from .feature import FeatureSpec, place_feature_holds, product_feature_holds
 from .joint import JointSpec, describe_joint
 from .note import NoteSpec, note_holds
 from .place import DistanceSpec, RatingSpec, StoreSpec, distance_holds, rating_holds, store_holds
 from .price import PriceSpec, price_holds
 from .process import ProcessSpec, process_holds
-from .product import FeatureSpec, place_feature_holds, product_feature_holds
 from .quantity import CountSpec, count_holds
 from .status import StatusSpec, status_holds
 from .time import TimeWindow

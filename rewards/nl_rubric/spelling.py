@@ -1,6 +1,6 @@
 """How the catalogue spells a value: the reading a gold product spells first (``_first_found``), the part of an
 English value a gold product spells (``_gold_part``), a Chinese value the gold spells with characters between its
-own (``_zh_gold_span``). Each reading is weaker than the item as said, never stricter; ``product._resolve_phrase``
+own (``_zh_gold_span``). Each reading is weaker than the item as said, never stricter; ``values._resolve_phrase``
 asks them in that order."""
 
 from __future__ import annotations

@@ -54,12 +54,12 @@ from .best import BestSpec
 from .clauses import _THEN, _clauses, _head_class, _split_modal
 from .duration import DurationSpec, HoursSpec
 from .facts import PlaceFactSpec
+from .feature import FeatureSpec
 from .joint import JointSpec
 from .note import NoteSpec
 from .place import DistanceSpec, RatingSpec, StoreSpec
 from .price import PriceSpec
 from .process import _PROC_EN, _PROC_ZH, ProcessSpec
-from .product import FeatureSpec
 from .quantity import CountSpec
 from .spec import AllOf
 from .status import StatusSpec

@@ -29,7 +29,7 @@ task's world has travel places and the item names a kind of travel order: "hotel
     a ``price.PriceSpec`` of each line's unit price (a hotel line is one night).
     a place's tag by its kind noun: "choose / select / book / take a X flight / train / hotel", "选择X航班 /
     火车 / 酒店", "the flight should be X", "航班应为X": X must be a tag of a place of that kind, and a
-    place of that kind must lack it (else no check could fail): a ``product.FeatureSpec`` of the place.
+    place of that kind must lack it (else no check could fail): a ``feature.FeatureSpec`` of the place.
     Every part of the item must be read: what is left once the dates, clocks, kind words and fillers
     ("the", "should", "and", "date", "的", "应", ...) and the places' cities are taken out must be
     nothing, else the item is the other readers' (or the judge's). A negation is left to the judge.
@@ -55,8 +55,8 @@ import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from .feature import FeatureSpec
 from .price import PriceSpec
-from .product import FeatureSpec
 from .text import _compare, _is_zh, _Unclear, _zh_number, phrase_in
 from .world import ItemContext, PlaceInfo, RecordFacts, _Spec
 

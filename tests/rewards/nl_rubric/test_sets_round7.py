@@ -226,7 +226,7 @@ def test_a_spice_level_said_by_the_scales_bare_word() -> None:
     assert wl_holds(spec, line("K1", "Chuozi Plum Meat", 1, "Medium", scale), place="Q2")
     assert not wl_holds(spec, line("K1", "Chuozi Plum Meat", 1, "Mild", scale), place="Q2")
     # a level said with more words than a level is not this rule's
-    from servicegym.rewards.nl_rubric.product import _spice_options
+    from servicegym.rewards.nl_rubric.values import _spice_options
     assert _spice_options("mild spicy sauce", WL) == [] and _spice_options("spicy", WL) == []
 
 
