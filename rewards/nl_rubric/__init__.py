@@ -13,7 +13,8 @@ items to the gold records.
 
 Where each kind lives (its spec model, its grammar and its check, together)
     time.py      ``TimeWindow``: when a delivery arrives or a visit takes place ("around 18:00",
-                 "明天下午3点前", "within an hour", "as soon as possible"); the time tolerances
+                 "明天下午3点前", "within an hour", "as soon as possible"); the time tolerances;
+                 its tokens (clocks, dates, periods, durations, bound words) in ``time_tokens.py``
     address.py   ``AddressSpec``: the delivery address
     place.py     ``StoreSpec``, ``RatingSpec``, ``DistanceSpec``: which store or shop (by name, or a
                  chain by its brand), its rating, its distance from a place the task knows
