@@ -36,6 +36,16 @@ the rounds' ratios, each of two runs back to back; the issue's bound: at least 0
 median step latency, and each server's CPU time per step (and the client's: the same client reads
 our larger replies).
 
+The ratio compares the two servers on the machine's cores, but the cores may be shared with other
+work (a test run on a development machine takes a whole core now and then). So during each run the
+bench measures what other processes take (the machine's busy CPU time from ``/proc/stat`` less its
+own processes', in cores); before each pair it waits (``--quiet-wait`` seconds in all, default 120)
+until they take under ``--quiet-below`` cores (default 0.25); and it reports the ratio, the steps
+per second, latencies and CPU over the quiet pairs (other processes under ``--quiet-below`` during
+both runs), the all-pairs ratio and the others' median share beside them. A pair with a core taken
+measures client and server sharing the other core: steps per second are then 1 / (server + client
+CPU per step), a different comparison (pinning the bench to one core with ``taskset -c 1`` shows it).
+
     python scripts/bench_server.py --compare [--levels 16,64,256] [--rounds 5] [--steps 3000]   # about 1 min
     python scripts/bench_server.py --compare --client aiohttp   # the same load from aiohttp's C frame reader
 """
@@ -68,6 +78,46 @@ def cpu_s(pid: int) -> float:
     """CPU time (user and system) a process has used so far (Linux /proc), seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the machine's cores have spent busy so far, all of them together (Linux
+    ``/proc/stat``: user, nice, system, irq, softirq and steal; not idle or iowait)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+class OtherWork:
+    """How much of the machine other processes use: ``mark()``, then ``cores()`` is the CPU the
+    machine spent since the mark, less this process's and the ``pids``' (the bench's servers),
+    per second of wall time: 1.0 is a whole core taken by someone else."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.mark()
+
+    def _ours(self) -> float:
+        return time.process_time() + sum(cpu_s(p) for p in self.pids)
+
+    def mark(self) -> None:
+        self.t, self.busy, self.own = time.perf_counter(), machine_busy_s(), self._ours()
+
+    def cores(self) -> float:
+        wall = time.perf_counter() - self.t
+        return max(0.0, (machine_busy_s() - self.busy) - (self._ours() - self.own)) / max(wall, 1e-9)
+
+
+def wait_quiet(other: OtherWork, threshold: float, budget_s: float, window_s: float = 0.5) -> tuple[float, float]:
+    """Wait (at most ``budget_s``) until other processes use less than ``threshold`` cores over a
+    ``window_s`` window; returns (their last measured use in cores, seconds waited)."""
+    t0 = time.perf_counter()
+    while True:
+        other.mark()
+        time.sleep(window_s)
+        used = other.cores()
+        waited = time.perf_counter() - t0
+        if used < threshold or waited + window_s > budget_s:
+            return used, waited
 
 
 def pct(values: list[float], q: float) -> float:
@@ -438,39 +488,61 @@ def compare_main(args: argparse.Namespace) -> int:
     runs: dict[tuple[str, int], list[dict]] = {(n, lv): [] for n in names for lv in levels}
     load_before = os.getloadavg()
     episodes: dict[int, int] = {}
+    other = OtherWork([ours[0].pid, echo[0].pid])
+    wait_left = args.quiet_wait
     try:
         for name, (_, url) in names.items():  # warm both: the first reset loads the suite
             asyncio.run(drive(url, plan(4, name == "echo")[0], args.client))
         for r in range(args.rounds):
             for i, level in enumerate(levels):
+                # a pair (both servers, back to back) starts when other processes leave the cores
+                # to the bench, or once this run's waiting budget is spent
+                before, waited = wait_quiet(other, args.quiet_below, wait_left) if wait_left > 0 else (None, 0.0)
+                wait_left -= waited
                 order = list(names) if (r + i) % 2 == 0 else list(names)[::-1]
                 for name in order:
                     p, episodes[level] = plan(level, name == "echo")
                     cpu0, own0 = cpu_s(names[name][0].pid), time.process_time()
+                    other.mark()
                     run = asyncio.run(drive(names[name][1], p, args.client))
+                    run["other_cores"] = other.cores()
                     run["server_cpu_s"] = cpu_s(names[name][0].pid) - cpu0
                     run["client_cpu_s"] = time.process_time() - own0
+                    run["other_cores_before"] = before
                     runs[name, level].append(run)
     finally:
         codes = stop_servers([ours, echo])
     load_after = os.getloadavg()
     print(f"bench_server --compare: {args.env} on servicegym serve vs openenv's echo env ({OPENENV_LABEL()}), one "
           f"process each, one client process ({args.client}); {os.cpu_count()} cores shared by the three; {args.rounds} rounds "
-          f"per level, alternating; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
-    print(f"{'sessions':>8}  {'servicegym steps/s':>18}  {'echo steps/s':>12}  {'ratio':>5}  "
+          f"per level, alternating; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+          f"{args.quiet_wait - wait_left:.0f} s of {args.quiet_wait:g} s spent waiting for other processes to leave the cores")
+    print(f"{'sessions':>8}  {'servicegym steps/s':>18}  {'echo steps/s':>12}  {'ratio':>5}  {'quiet pairs':>11}  "
+          f"{'ratio, all pairs':>16}  {'others cores':>12}  "
           f"{'p99 ms (ours)':>13}  {'p99 ms (echo)':>13}  {'median ms (ours/echo)':>21}  "
           f"{'server CPU us/step (ours/echo)':>30}  {'client CPU us/step':>18}")
     figures: dict = {"env_id": args.env, "rounds": args.rounds, "cores": os.cpu_count(),
-                     "load_average": [load_before[0], load_after[0]], "levels": {}}
+                     "load_average": [load_before[0], load_after[0]], "quiet_below_cores": args.quiet_below,
+                     "waited_s": args.quiet_wait - wait_left, "levels": {}}
     ok = all(c == 0 for c in codes)
+
+    def rate(run: dict) -> float:
+        return len(run["latencies"]) / run["wall_s"]
+
     for level in levels:
-        row = {}
-        for name in names:
-            rs = runs[name, level]
+        # each round's two runs back to back: the median of their ratios (load changes hit both
+        # alike); a pair is quiet when other processes used under --quiet-below cores during both
+        # runs: the bench then had the machine's cores, which is what the ratio is meant to compare
+        pairs = list(zip(runs["servicegym", level], runs["echo", level]))
+        quiet = [(a, b) for a, b in pairs if max(a["other_cores"], b["other_cores"]) < args.quiet_below]
+        used = quiet or pairs
+        row: dict = {}
+        for k, name in enumerate(names):
+            rs = [pair[k] for pair in used]
             lat = [x for run in rs for x in run["latencies"]]
-            row[name] = {"steps_per_s": statistics.median(len(run["latencies"]) / run["wall_s"] for run in rs),
+            row[name] = {"steps_per_s": statistics.median(rate(run) for run in rs),
                          "p99_ms": pct(lat, 0.99) * 1e3, "median_ms": statistics.median(lat) * 1e3,
-                         "steps": len(lat), "errors": [e for run in rs for e in run["errors"]][:3],
+                         "steps": len(lat), "errors": [e for run in runs[name, level] for e in run["errors"]][:3],
                          "server_cpu_us_per_step": 1e6 * sum(run["server_cpu_s"] for run in rs) / max(1, len(lat)),
                          "client_cpu_us_per_step": 1e6 * sum(run["client_cpu_s"] for run in rs) / max(1, len(lat)),
                          "reply_bytes_per_step": sum(run["reply_bytes"] for run in rs) / max(1, len(lat))}
@@ -478,20 +550,24 @@ def compare_main(args: argparse.Namespace) -> int:
         want = level * episodes[level] * args.rounds
         row["servicegym"]["completed"] = got = sum(run["completed"] for run in runs["servicegym", level])
         ok = ok and got == want
-        # each round's two runs back to back: the median of their ratios (load changes hit both alike)
-        row["ratio"] = statistics.median(
-            (len(a["latencies"]) / a["wall_s"]) / (len(b["latencies"]) / b["wall_s"])
-            for a, b in zip(runs["servicegym", level], runs["echo", level]))
-        row["ratios"] = [(len(a["latencies"]) / a["wall_s"]) / (len(b["latencies"]) / b["wall_s"])
-                         for a, b in zip(runs["servicegym", level], runs["echo", level])]
+        row["ratio"] = statistics.median(rate(a) / rate(b) for a, b in used)
+        row["quiet_pairs"] = len(quiet)
+        row["ratio_all_pairs"] = statistics.median(rate(a) / rate(b) for a, b in pairs)
+        row["ratios"] = [rate(a) / rate(b) for a, b in pairs]
+        row["other_cores"] = [[a["other_cores"], b["other_cores"]] for a, b in pairs]
         figures["levels"][level] = row
         s, e = row["servicegym"], row["echo"]
+        others = statistics.median(max(a["other_cores"], b["other_cores"]) for a, b in pairs)
         print(f"{level:>8}  {s['steps_per_s']:>18.0f}  {e['steps_per_s']:>12.0f}  {row['ratio']:>5.2f}  "
+              f"{len(quiet):>6} of {len(pairs):<2}  {row['ratio_all_pairs']:>16.2f}  {others:>12.2f}  "
               f"{s['p99_ms']:>13.2f}  {e['p99_ms']:>13.2f}  {s['median_ms']:>10.2f}/{e['median_ms']:<10.2f}  "
               f"{s['server_cpu_us_per_step']:>19.0f}/{e['server_cpu_us_per_step']:<10.0f}  "
               f"{s['client_cpu_us_per_step']:>11.0f}/{e['client_cpu_us_per_step']:.0f}"
               + (f"  completed {got} of {want}" if got != want else "")
               + (f"  errors {s['errors'] or e['errors']}" if s["errors"] or e["errors"] else ""))
+    print(f"  ratio, steps/s, latency and CPU: over the quiet pairs (other processes under {args.quiet_below:g} cores "
+          "during both runs; over all pairs where none was); others cores: the median over pairs of what other "
+          "processes used during a pair's busier run, in cores")
     print(f"servers stopped with exit codes {codes}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
@@ -523,6 +599,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels", default="16,64,256", help="with --compare: concurrent sessions, comma-separated")
     ap.add_argument("--rounds", type=int, default=5, help="with --compare: runs of each server per level")
     ap.add_argument("--steps", type=int, default=3000, help="with --compare: about this many steps per run")
+    ap.add_argument("--quiet-below", type=float, default=0.25, metavar="CORES",
+                    help="with --compare: a pair of runs counts as quiet when other processes used under this many "
+                         "cores during both")
+    ap.add_argument("--quiet-wait", type=float, default=120.0, metavar="S",
+                    help="with --compare: seconds in all the bench may wait, before pairs, for other processes to "
+                         "leave the cores (0: never wait)")
     ap.add_argument("--client", choices=("websockets", "aiohttp"), default="websockets",
                     help="with --compare: the client's WebSocket library (the same for both servers)")
     ap.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)  # --compare's echo server
@@ -537,6 +619,8 @@ def main(argv: list[str] | None = None) -> int:
             levels = []
         if not levels or min(levels) < 1 or args.rounds < 1 or args.steps < 1:
             ap.error("--levels takes positive integers (16,64,256); --rounds and --steps must be at least 1")
+        if not args.quiet_below > 0 or args.quiet_wait < 0:
+            ap.error("--quiet-below must be positive and --quiet-wait at least 0")
         try:
             import openenv.core.env_server.http_server  # noqa: F401
         except ImportError:
