@@ -32,7 +32,7 @@ from servicegym.world_state.travel import (
     build_travel_world,
     net_paid,
 )
-from servicegym.world_state.travel import tools as travel_tools
+from servicegym.world_state.travel import rules as travel_rules
 
 UID = "U000077"
 NOW = "2025-07-01 10:00:00"
@@ -652,7 +652,7 @@ def test_order_searches_filter_by_status_and_date(s: Session):
 
 # ----- post-conditions and rollback -----------------------------------------------------------
 def test_post_conditions_catch_a_booking_that_forgets_the_stock(world, kit, monkeypatch):
-    monkeypatch.setattr(travel_tools, "_adjust", lambda *a, **k: None)
+    monkeypatch.setattr(travel_rules, "_adjust", lambda *a, **k: None)  # where the bookings take the stock
     sess = Session(world, kit)
     before = world.state_dict()
     res, _ = sess("create_flight_order", flight_id="F1", seat_id="S-E10", user_id=UID, date="2025-07-10", quantity=1)

@@ -24,7 +24,8 @@ from servicegym.world_state.travel.entities import (
     arrival_at,
     departure_at,
 )
-from servicegym.world_state.travel.tools import TOOLS, TRAVEL_TOOLS, net_paid, order_view
+from servicegym.world_state.travel.tools import TOOLS, TRAVEL_TOOLS
+from servicegym.world_state.travel.views import net_paid, order_view
 
 __all__ = [
     "build_travel_world",
