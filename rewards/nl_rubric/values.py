@@ -27,12 +27,14 @@ from .world import (
 _FEATURE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
     r"be (?:located|situated) (?=(?:in|within|inside|near|at) )|"
+    r"be (?:set|made|prepared|cooked|done|adjusted|changed) (?:to |at |as |with |in )(?:the |a |an )?|"
+    r"have (?:its|their|the) (?:[a-z]+ ){1,2}(?:set|adjusted|changed) (?:to|at|as) |come in (?:the |a |an )?|comes in (?:the |a |an )?|"
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
-    r"be made (?:of|with|from) |"
+    r"be made (?:of|with|from) |be made (?=[a-z])|"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
                                r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
@@ -51,11 +53,13 @@ _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = x.strip(" '\"“”,，.。")
+    x = re.sub(r"^\[([^\[\]]{1,40})\]$", r"\1", x)  # "[Extra Spicy]": the value in brackets, as in quotes
     x = re.sub(r"^(?:for |of |with )?(?:a |an |the |any |one (?!(?:person|people)\b)|a single )?(?:'|\")?", "", x).strip(" '\"“”")
     if x.count("'") == 1:  # "the 'no milk' attribute": the closing quote of one the article hid
         x = re.sub(r"(?<=[a-z0-9])'(?=\s|$)", "", x).strip()
     if zh:
         x = re.sub(r"^(?:的)", "", x)
+        x = re.sub(r"^[【「『]([^【】「」『』]{1,20})[】」』]$", r"\1", x)  # "【去冰】": the value in brackets, as in quotes
         x = re.sub(r"^(?:一|1)(?:杯|份|个|款|种|件|盒|碗)(?=..)", "", x)  # "一杯常温的饮品": one of them is enough
         x = re.sub(r"^(?:任何|任意)", "", x)
         # "适合2-3人分量的套餐": the people it serves ("2-3人套餐")
