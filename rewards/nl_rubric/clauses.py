@@ -85,7 +85,7 @@ _ZH_COPULA = re.compile(r"(?<=人数|评分|价格|总价|数量|总数|商家|�
                         r"(?P<pos>为|是)(?P<neg>(?!))?")
 # "整单不超过200元", "预算150元": with no modal, a comparison of an amount of money starts the predicate
 _ZH_AMOUNT = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:不超过|不高于|不低于|不少于|低于|高于|少于|超过|控制在|"
-                        r"最多|至多|至少|在|为|是)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
+                        r"最多|至多|至少|在|为|是|以)?[¥￥]?\d+(?:\.\d+)?\s*(?:元|块|(?:到|至|-|~)\s*\d+(?:\.\d+)?\s*(?:元|块)))")
 # "火锅套餐要2-3人份的", "咖啡要无奶的": a plain "要" before what is wanted, said as a 的-phrase
 _ZH_WANT = re.compile(r"(?<![主只需重想不还必])要(?P<pos>)(?P<neg>(?!))?(?=[^，,。；;]{1,12}的(?:$|[，,]))")
 # "饮品选热的", "甜度都选三分甜", "商家选X": with no modal, a choice said as a plain statement

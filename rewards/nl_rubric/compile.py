@@ -407,6 +407,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         return [_with_about(fact, about)]
     pred = _ONE_EACH.sub("", pred)  # "a total of 2 portions, one each for the wife and daughter": who they are for
     several = _SAME_ITEMS.sub(" ", f"{subject} {pred}")  # "2 servings of the same drink": one product, counted
+    several = _PRICE_PER_UNIT.sub("unit price", several)  # "the price per package": a unit price, not a share
     if _AND_TOTAL.search(pred):  # "100-150 yuan per person, with a total price between 200 and 300 yuan": the total
         several = re.sub(r"\b(?:average|per person|per head)\b", " ", several)
     if re.search(r"\b(?:same|together|combined|respectively|each|per person|per|apiece|average|"
@@ -422,6 +423,10 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     raise _Unclear
 
 
+# a price per piece of goods ("the price per foot massage package"): the unit price
+_PRICE_PER_UNIT = re.compile(r"\b(?:price|cost) per (?:[a-z-]+ ){0,4}?(?:package|item|set|unit|ticket|voucher|product|portion|"
+                             r"serving|meal|dish|cup|bottle|piece|box|course|class|session)s?\b"
+                             r"|每(?:份|个|件|杯|盒|张|套)(?=[^，,]{1,30}?(?:的)?(?:价格|售价|价钱))")
 # after a count, whom each of it is for: an explanation ("..., one each for A and B", "，分别给A和B各一份")
 _ONE_EACH = re.compile(r",\s*(?:with )?one (?:each|apiece) for\b[^,;]*$|[，,]\s*(?:分别)?(?:给|为)[^，,]{1,20}?各(?:一|1)(?:份|杯|个|碗|盒)$")
 # a count of one product ("include 2 servings of the same beverage", "包含2份相同的饮品"): not several records

@@ -49,6 +49,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+import cn2an
+
 from .clauses import _cut_purpose, _head_class
 from .text import _OP_FLIP, _is_zh, _knorm, _Unclear
 from .world import ItemContext, RecordFacts, _found, _Spec
@@ -91,24 +93,26 @@ _PRICE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("around", re.compile(rf"^{_P}{_Y}\s*(?:or so|around|approximately|roughly)$")),
     ("range", re.compile(rf"^(?:between|from|in the range of|within the range of|within|in)?\s*{_P}{_Y}?\s*(?:-|–|~|to|and)\s*"
                          rf"{_P}{_Y}{_PINC}$")),
-    ("<=", re.compile(rf"^(?:not exceed|no more than|not more than|at most|within|up to|less than or equal to|"
+    ("<=", re.compile(rf"^(?:not exceed|no more than|not more than|at most|within|up to|less than or equal to|no pricier than|"
+                      rf"not pricier than|no more expensive than|not more expensive than|no higher than|not higher than|"
                       rf"(?:a )?maximum of|not be more than|not over|not be over|capped at|kept within|kept under|limited to)"
                       rf"\s*{_P}{_Y}?{_PINC}$")),
     ("<=", re.compile(rf"^{_P}{_Y}\s*(?:or less|or below|or under|and below|at most|max(?:imum)?|or lower|or cheaper){_PINC}$")),
-    ("<", re.compile(rf"^(?:under|below|less than|lower than|cheaper than)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    ("<", re.compile(rf"^(?:under|below|less than|lower than|cheaper than|less expensive than)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
     (">=", re.compile(rf"^(?:at least|no less than|not less than|(?:a )?minimum of|no lower than)\s*{_P}{_Y}?{_PINC}$")),
     (">=", re.compile(rf"^{_P}{_Y}\s*(?:or more|or above|and above|or higher|at least){_PINC}$")),
-    (">", re.compile(rf"^(?:more than|over|above|higher than|greater than|exceed|exceeding|exceeds)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
+    (">", re.compile(rf"^(?:more than|over|above|higher than|greater than|exceed|exceeding|exceeds|beyond|pricier than|"
+                     rf"more expensive than)\s*{_P}{_Y}?(?P<inc>{_PINC})$")),
     ("==", re.compile(rf"^{_P}{_Y}$")),
 )
 _PRICE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("around", re.compile(rf"^(?:在|为)?(?:约|大约|大概)?{_P}{_Y}?(?:左右|上下)$|^(?:约|大约|大概){_P}{_Y}$")),
     ("range", re.compile(rf"^(?:在|为)?{_P}{_Y}?(?:-|–|~|到|至){_P}{_Y}(?:之间|以内|范围内)?{_PINC}$")),
-    ("<=", re.compile(rf"^(?:控制)?(?:在|为)?{_P}{_Y}(?:及)?(?:以内|之内|以下|内){_PINC}$|^(?:不超过|不高于|最多|至多|不大于|小于等于|"
-                      rf"控制在){_P}{_Y}(?:以内|之内)?{_PINC}$")),
+    ("<=", re.compile(rf"^(?:控制)?(?:在|为)?{_P}{_Y}(?:的)?(?:预算)?(?:及)?(?:以内|之内|以下|内){_PINC}$|^(?:不超过|不高于|最多|至多|不大于|小于等于|"
+                      rf"控制在){_P}{_Y}(?:以内|之内)?{_PINC}$|^以{_P}{_Y}为(?:上限|最高限额|最高额度)$")),
     ("<", re.compile(rf"^(?:低于|少于|小于|便宜于){_P}{_Y}$")),
     (">=", re.compile(rf"^(?:在|为)?{_P}{_Y}(?:及)?以上$|^(?:不低于|不少于|至少|最少|大于等于){_P}{_Y}$")),
-    (">", re.compile(rf"^(?:高于|大于|超过|多于){_P}{_Y}$")),
+    (">", re.compile(rf"^(?:高于|大于|超过|超出|多于){_P}{_Y}(?:的预算)?$")),
     ("==", re.compile(rf"^(?:为|是)?{_P}{_Y}$")),
 )
 _UNIT_WORDS = re.compile(r"\b(?:items?|products?|sets?|set meals?|set menus?|packages?|meals?|dish(?:es)?|vouchers?|combos?|"
@@ -117,6 +121,27 @@ _TOTAL_WORDS = re.compile(r"\btotal\b|\b(?:whole|entire) order\b|整单|全单|�
 _PRICE_WORDS = re.compile(r"\b(?:prices?|costs?|priced|spend(?:ing)?|amount|expenses?|budget)\b|价格|价钱|费用|金额|花费|售价|元")
 
 
+# "最多花 / 至多消费 / 至少花": a bound on what is spent, said before the amount
+_ZH_AT_MOST_SPEND = re.compile(r"(?P<b>最多|至多|最高|至少|最少)(?:花|花费|消费|支付|付|用)(?:掉)?$")
+# "每份X的价格": the price of each piece, a unit price
+_ZH_EACH_PRICE = re.compile(r"^每(?:份|个|件|杯|盒|张|套|位)(?P<x>[^，,]{1,30}?)(?:的)?(?:价格|售价|价钱)$")
+# a Chinese numeral before 元 / 块 ("一百五十元")
+_ZH_NUMERAL_AMOUNT = re.compile(r"[零一二两三四五六七八九十百千万]+(?=\s*(?:元|块))")
+
+
+def _zh_amounts(text: str) -> str:
+    """Chinese numerals of amounts in Arabic ("不超过一百五十元": "不超过150元"; cn2an, ``smart`` mode)."""
+    def arabic(m: re.Match[str]) -> str:
+        try:
+            return str(int(cn2an.cn2an(m.group(0), "smart")))
+        except (ValueError, TypeError, KeyError, IndexError):
+            return m.group(0)
+    return _ZH_NUMERAL_AMOUNT.sub(arabic, text)
+
+
+# a price said without its currency right after a verb of pricing ("be priced under 200", "cost at most 150")
+_BARE_PRICED = re.compile(r"^(?:be )?(?:priced|cost|costs|costing)\s+(?:under|below|at most|no more than|not more than|less than|"
+                          r"over|above|more than|at least|no less than|around|about|at)?\s*[¥￥]?\d+(?:\.\d+)?$")
 _PER_HEAD = re.compile(r"\b(?:per (?:person|head|capita|guest)|each|apiece|average|on average)\b|人均|每人|每位|平均")
 _BUDGET = re.compile(r"\bbudget\b|预算")
 _BUDGET_LEAD = re.compile(r"^(?:(?:be |have |has |is |set |kept |stay |remain )*(?:within |under |inside )?(?:a |an |the |its |their )?"
@@ -166,10 +191,22 @@ def _price_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSp
 
 
 def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec | None:
+    if _BARE_PRICED.match(pred.strip()):  # "be priced under 200": a price said without its currency
+        pred = pred.strip() + " yuan"
+    if _is_zh(subject + pred):
+        subject, pred = _zh_amounts(subject), _zh_amounts(pred)
+        m = _ZH_AT_MOST_SPEND.search(subject)
+        if m is not None and not pred.startswith(("不", "少", "低", "高", "超", "在", "以")):
+            # "订单最多花100元": the bound said before the amount, in the subject
+            subject, pred = subject[:m.start()], ("不超过" if m.group("b") in ("最多", "至多", "最高") else "至少") + pred
+        pm = _ZH_EACH_PRICE.match(subject)
+        if pm is not None:  # "每份芋泥点心的价格": the unit price
+            subject = pm.group("x") + "的单价"
     text = f"{subject} {pred}"
     if not re.search(r"\d\s*(?:yuan|rmb|cny|元|块)|[¥￥]\s*\d", text):
         return None
-    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between)\b", pred)
+    if not (_PRICE_WORDS.search(text) or re.search(r"\b(?:exceed|within|under|below|around|between|over|above|beyond|cheaper|"
+                                                   r"pricier|expensive)\b", pred) or re.search(r"\btotal\b", subject)
             or re.search(r"\d\s*(?:yuan|rmb|cny) or (?:less|lower|cheaper|more|higher)$", pred)):  # "be 400 yuan or less"
         raise _Unclear
     if _PER_HEAD.search(text):
@@ -187,11 +224,15 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
     budget = bool(_BUDGET.search(subject) or _BUDGET.search(p))
     if budget:  # "a budget of 150 yuan", "预算150元": a cap on what is spent
         p = _BUDGET_LEAD.sub("", p).strip()
+        # "within the 200 yuan budget", "not exceed a budget of 200 yuan": the budget's amount
+        p = re.sub(r"^(?:be |stay |remain )?(?:within|under|inside) (?:the |a |an |its |their )?([¥￥]?\s*\d+(?:\.\d+)?)\s*"
+                   r"(?:yuan|rmb|cny)? budget$", r"within \1 yuan", p)
+        p = re.sub(r"^(exceed|go over|be over|be more than) (?:a |the |its |their )?budget of ", r"\1 ", p)
     if zh:
         p = re.sub(r"^(?:的)?(?:价格|总价格|总价|价钱|金额|费用|售价)(?:应)?", "", p)
     else:
         p = re.sub(r"^(?:be |have |has |a |an |the |total |price |cost |costs |priced |of |at (?!most|least)|kept |controlled |set |"
-                   r"amount to |come to |sum to )+", "", p)
+                   r"amount to |come to |sum to |stay |remain |fall |go (?=over|beyond|above|under|below))+", "", p)
         p = re.sub(r"(?<=\d)(\s*(?:yuan|rmb|cny))?\s+(?:in total|altogether|overall|combined)$", r"\1", p)  # the scope said above
     if re.search(r"\ball\b|\borders\b|\bplus\b|,|\band\b|所有|全部|加上|和|及", _products_out(subject, ctx)):
         raise _Unclear  # a sum over several orders
