@@ -10,7 +10,7 @@ The lexicon (``CONCEPTS``; Chinese and English, one entry per concept, never per
     dairy, caffeine, coffee, fried, meat, fatty meat, alcohol, strong-smelling fermented food,
     spicy, high sugar, greasy, green onion, cilantro, vegetables, noodles ("面条类主食", "noodle-type staple"),
     staple food ("米饭等主食"), desserts, soups, pork, beef, chicken, lamb, fish, mushrooms, tofu, chocolate, nuts,
-    eggs, fruit, tea, steamed, grilled, crispy ("酥脆类型").
+    eggs, fruit, tea, steamed, grilled, sweet and sour ("糖醋鲤鱼"), soft ("绵软口感"), crispy ("酥脆类型").
     Absence values (``ABSENCE``) name a concept's absence as a positive value: "non-spicy / 不辣 /
     not spicy" (no spice), "caffeine-free / low caffeine / 无咖啡因 / 低咖啡因" (no caffeine),
     "sugar-free / less sugar / 无糖 / 少糖" (no high sugar), "light / 清淡 / non-greasy" (not greasy),
@@ -204,6 +204,11 @@ CONCEPTS: dict[str, Concept] = {
     "tofu": Concept(_w("豆腐|豆制品|tofu|bean curd|soy products"),
                     _w("豆腐|豆干|腐竹|豆皮|千张|油豆腐|豆花|tofu|bean curd|yuba|tofu skin"), _w("杏仁豆腐|almond tofu")),
     "chocolate": Concept(_w("巧克力|可可|chocolate|cocoa"), _w("巧克力|可可|生巧|chocolate|cocoa|mocha|摩卡")),
+    "sweet and sour": Concept(_w("酸甜|糖醋|酸甜口味|酸甜口感|sweet and sour|sweet-and-sour|sweet & sour"),
+                              _w("酸甜|糖醋|咕噜|锅包肉|荔枝肉|sweet and sour|sweet-and-sour|sweet & sour|sweet and sour sauce")),
+    "soft": Concept(_w("软糯|绵软|松软|软嫩|软|糯|soft|tender|soft and tender|fluffy"),
+                    _w("软糯|绵软|松软|软嫩|软|糯|绵|嫩|soft|tender|fluffy|mochi|麻薯|糍粑"),
+                    _w("软饮|软件|软装|soft drink|soft drinks|soft-serve|软冰淇淋")),
     "crispy": Concept(_w("酥脆|香脆|脆|酥|crispy|crunchy|crisp"),
                       _w("酥脆|香脆|脆皮|脆|酥|crispy|crunchy|crisp"),
                       _w("酥油|酥软|脆骨|crisp apple")),
@@ -244,9 +249,10 @@ SILENT_ABSENCE = frozenset({"spicy", "caffeine"})
 OPTION_SYNONYMS: dict[str, tuple[str, ...]] = {"hot": ("warm",), "hot drink": ("warm",)}
 
 _CLASS_ZH = re.compile(r"(?:的)?(?:类|类型|食材|成分|配菜|配料|调料|调味料|食品|食物|商品|产品|菜品|饮品|饮料|口味|味道|特征|属性|"
-                       r"选项|部位|元素|东西|等|馅|馅料|主食)$")
+                       r"选项|部位|元素|东西|等|馅|馅料|主食|口感)$")
 _CLASS_EN = re.compile(r"\s+(?:ingredients?|items?|side dishes|side dish|dishes|dish|foods?|products?|types?|garnish(?:es)?|"
                        r"seasonings?|toppings?|elements?|flavou?rs?|options?|attributes?|cuts?|parts?|content|staple foods?|drinks?|beverages?|"
+                       r"textures?|"
                        r"staples?)$")
 _CLASS_ONLY = re.compile(r"^(?:调料|调味料|配料|配菜|食材|成分|seasonings?|condiments?|ingredients?|garnish(?:es)?|"
                          r"side dishes|toppings?)$")
@@ -310,7 +316,7 @@ def example_phrases(examples: str) -> list[str]:
     phrases: each of two characters or more, generic tails and "etc." dropped."""
     t = re.sub(r"^[,，\s(（]*(?:such as|like|e\.g\.|for example|for instance|especially|including|如|例如|比如|诸如|像是|像)\s*",
                "", examples.strip())
-    t = re.sub(r"(?:,?\s*etc\.?|等等?(?:[^，,。]{0,6})?|and (?:the )?(?:like|so on)|and others?)\s*[)）]?\s*$", "", t).strip(" )）.")
+    t = re.sub(r"(?:,?\s*etc\.?|等等?(?:[^，,。]{0,12})?|and (?:the )?(?:like|so on)|and others?)\s*[)）]?\s*$", "", t).strip(" )）.")
     zh = _is_zh(t)
     out = []
     for p in _SPLIT.split(t):

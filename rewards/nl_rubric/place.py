@@ -272,6 +272,12 @@ _DIST_EN = (
     re.compile(rf"^(?:be )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"
                rf"\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$"),
 )
+_DIST_EN = (*_DIST_EN,
+            # "less than 5 km away from P" (the bound itself excluded), "located 5 km or less from P"
+            re.compile(rf"^(?:be )?(?:located |situated )?(?P<strict>less than|under|below|fewer than)\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}"
+                       rf"{_INC}\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$"),
+            re.compile(rf"^(?:be )?(?:located |situated )?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}\s+or (?:less|closer|nearer)\s+"
+                       rf"(?:away )?(?:from|of|to)\s+(?P<ref>.+)$"))
 _DIST_EN_NEG = re.compile(rf"^(?:be )?(?:more than|farther than|further than|over|beyond|exceed)\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
                           rf"\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$")
 _DIST_SUBJ = re.compile(r"^(?:the )?distance (?:between|from) (?P<a>.+?) (?:and|to) (?P<ref>.+)$|^(?P<a2>.+?)'s distance (?:from|to) "
@@ -379,7 +385,7 @@ def _distance_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Dist
             ref = m.group("ref") if m else ""
         if m is None:
             raise _Unclear
-        inclusive = _inclusive(m)
+        inclusive = _inclusive(m) and not m.groupdict().get("strict")
     lo = m.groupdict().get("lo")
     if lo and float(lo) >= float(m.group("n")):
         raise _Unclear
