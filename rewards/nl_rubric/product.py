@@ -132,7 +132,7 @@ from .place import _PLACE_SUFFIX, StoreSpec, _store_item
 from .place_kind import _SELLS, _place_selling
 from .quantity import CountSpec
 from .serving import _SERVING_WITH, _serving
-from .text import _PHRASE_STOP, _is_zh, _knorm, _num, _stem, _Unclear
+from .text import _PHRASE_STOP, _is_zh, _knorm, _num, _stem, _Unclear, phrase_in
 from .values import (
     _AND,
     _AVOIDED_ALONE,
@@ -238,14 +238,37 @@ def _a_whole_tag(value: str, ctx: ItemContext) -> bool:
 
 def _one_feature(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
     """``_one_feature_as_said``; where that cannot read the demand, the alternatives it stands for when
-    brackets at its end spell them (``_PAREN_ALTS``)."""
+    brackets at its end spell them (``_PAREN_ALTS``), or the demand without a gloss in brackets after an
+    option ("去冰（不加冰）", "less ice (a little ice)"): only where the value before them is an option of the
+    catalogue and the brackets name none (an option there, "少冰（大杯）", is a second demand: the judge's)."""
     try:
         return _one_feature_as_said(subject, neg, pred, ctx)
     except _Unclear:
         m = _PAREN_ALTS.search(pred)
         if m is None or neg:
-            raise
+            gm = _GLOSS.search(pred)
+            if gm is None or not _glossed_option(pred[:gm.start()], gm.group("g"), ctx):
+                raise
+            return _one_feature_as_said(subject, neg, pred[:gm.start()], ctx)
     return _one_feature_as_said(subject, neg, ("为" if _is_zh(subject + pred) else "be ") + m.group("x"), ctx)
+
+
+# a gloss in brackets at the end of a demand: "去冰（不加冰）", "less ice (a little ice)"
+_GLOSS = re.compile(r"\s*[（(](?P<g>[^（）()]{1,20})[）)]\s*[。.]?$")
+
+
+def _glossed_option(before: str, gloss: str, ctx: ItemContext) -> bool:
+    """Whether ``before`` ends with an option of the catalogue and ``gloss`` says it again: it shares a character
+    or a word with it and names no option (nor a product)."""
+    options = {o.casefold() for pr in ctx.products for o in pr.options}
+    tail = before.strip().casefold()
+    if not any(tail.endswith(o) and (len(o) >= 2) for o in options):
+        return False
+    g = gloss.strip().casefold()
+    value = next(o for o in sorted(options, key=len, reverse=True) if tail.endswith(o))
+    # a gloss says the value again in other words: it shares a character (Chinese) or a word with it
+    shared = set(value) & set(g) - set(" ") if _is_zh(value + g) else set(value.split()) & set(g.split())
+    return bool(shared) and not any(phrase_in(g, o) or phrase_in(o, g) for o in options) and not _found(g, ctx, "product")
 
 
 def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:

@@ -1,7 +1,8 @@
 """Round 33 of the reader: two more classes of food, a taste and a texture. "应为酸甜口味，如糖醋鲤鱼等" (sweet and sour,
 with its example) and "应具有绵软口感" / "a soft and tender texture" (soft; "口感 / texture" are class words) were the
 judge's. A soft drink is no soft food. Distances said as "less than 5 km away from P" (the bound excluded) and
-"located 5 km or less from P" were the judge's too."""
+"located 5 km or less from P" were the judge's too, and so was an option glossed in brackets ("去冰（不加冰）"; another
+option or another thing in the brackets stays the judge's)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,25 @@ def test_a_distance_said_as_less_than_or_or_less(text: str, inclusive: bool) -> 
     spec = nl_rubric.compile_item(text, TOWN)
     assert isinstance(spec, nl_rubric.DistanceSpec) and spec.max_m == 5000 and spec.inclusive is inclusive, spec
     assert nl_rubric.spec_holds(spec, order([]), NEAR) and not nl_rubric.spec_holds(spec, order([]), FAR)
+
+
+TEA = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "鲜果时光", (), "饮品", 4.6),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "好大一桶水果茶", (), ("正常冰", "少冰", "去冰"), 18.0),),
+)
+
+
+@pytest.mark.parametrize("text, read", [
+    ("水果茶应选去冰（不加冰）", True),  # the option said again in brackets: the option
+    ("水果茶应选少冰（正常冰）", False),  # another option in brackets: two demands, the judge's
+    ("水果茶应选去冰（大桶）", False),  # something else in brackets: a second demand, the judge's
+])
+def test_a_gloss_after_an_option(text: str, read: bool) -> None:
+    spec = nl_rubric.compile_item(text, TEA)
+    assert (spec is not None) is read, (text, spec)
+    if read:
+        line = nl_rubric.LineFacts("P1", "好大一桶水果茶", (), "去冰", 1, 18.0, TEA.products[0].options)
+        other = nl_rubric.LineFacts("P1", "好大一桶水果茶", (), "少冰", 1, 18.0, TEA.products[0].options)
+        assert nl_rubric.spec_holds(spec, order([line]), TEA.places[0])
+        assert not nl_rubric.spec_holds(spec, order([other]), TEA.places[0])
