@@ -39,6 +39,7 @@ import re
 from typing import Any, Literal
 
 from .clauses import _head_class
+from .price import _price_of  # the price reader's bounds ("150 yuan or less", "不超过150元")
 from .text import _compare, _is_zh, _num, _Unclear
 from .world import ItemContext, PlaceInfo, _Spec
 
@@ -152,7 +153,7 @@ def _stated(ctx: ItemContext, fact: str) -> bool:
 
 
 # ----- the reader -------------------------------------------------------------------------------------
-_N = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|[一二两三四五六七八九十]{1,3})"
+_N = r"(?P<n>\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|[一二两三四五六七八九十]{1,3})"
 _MORE_EN = r"(?P<more>more than|over|above|longer than)"
 _LEAST_EN = r"(?P<least>at least|no less than|not less than|a minimum of|minimum)"
 _YEARS_EN = (
@@ -191,7 +192,7 @@ def _place_fact_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Pl
     if m is not None and _stated(ctx, "age"):  # "suitable for a 5-year-old child": the ages the place serves
         if neg:
             raise _Unclear
-        return PlaceFactSpec(fact="age", op="in", value=_num(m.groupdict().get("n") or m.group("m")))
+        return PlaceFactSpec(fact="age", op="in", value=_num(m.group("n") or m.groupdict().get("n2")))
     m = _CAPACITY_EN.match(p) if not zh else _CAPACITY_ZH.match(p)
     if m is not None and _head_class(subject) == "place" and not _GOODS.search(subject) and _stated(ctx, "capacity"):
         if neg:
@@ -200,9 +201,9 @@ def _place_fact_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Pl
     return None
 
 
-_AGE_EN = re.compile(r"^(?:be )?(?:suitable|appropriate|fit|designed|meant|good) for (?:an? |my |the user's )?(?P<n>\d{1,2})[- ]years?[- ]old"
-                     r"(?: (?:child|kid|boy|girl|son|daughter|children|kids))?$|^(?:be )?(?:suitable|appropriate) for "
-                     r"(?:a )?(?:child|children|kids?) (?:aged|of age) (?P<m>\d{1,2})$")
+_AGE_EN = re.compile(r"^(?:be )?(?:suitable|appropriate|fit|designed|meant|good) for (?:an? |my |the user's )?(?:(?P<n>\d{1,2})[- ]years?"
+                     r"[- ]old(?: (?:child|kid|boy|girl|son|daughter|children|kids))?|(?:a )?(?:child|children|kids?) (?:aged|of age) "
+                     r"(?P<n2>\d{1,2}))$")
 _AGE_ZH = re.compile(r"^(?:为|是)?(?:适合|适用于|适宜)(?P<n>\d{1,2})岁(?:的)?(?:儿童|孩子|小孩|宝宝|男孩|女孩)?(?:游玩|使用|参加|参与)?$")
 _CAPACITY_EN = re.compile(r"^(?:be able to )?(?:accommodate|hold|fit|seat|host)s? (?:at least |up to )?(?P<n>\d{1,4}) "
                           r"(?:people|persons|guests)$")
@@ -220,10 +221,7 @@ def _years(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext) -> Place
         return None  # "in business for 3 years": exactly, or at least? the judge's
     if neg or not _stated(ctx, "years"):
         raise _Unclear
-    value = _num(next(x for x in m.groups() if x is not None and re.fullmatch(r"\d+(?:\.\d+)?|[a-z]+|[一二两三四五六七八九十]{1,3}", x)
-                      and x not in ("more than", "over", "above", "longer than")))
-    op = ">" if g.get("more") else ">="
-    return PlaceFactSpec(fact="years", op=op, value=value, year=ctx.now.year)
+    return PlaceFactSpec(fact="years", op=">" if g.get("more") else ">=", value=_num(m.group("n")), year=ctx.now.year)
 
 
 def _avg_price(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext) -> PlaceFactSpec | None:
@@ -235,8 +233,6 @@ def _avg_price(subject: str, neg: bool, p: str, zh: bool, ctx: ItemContext) -> P
         return None  # "the ordered package's average per person": a price per head of goods, no place fact
     if not _stated(ctx, "avg_price"):
         raise _Unclear
-    from .price import _price_of  # the price reader's bounds ("150 yuan or less", "不超过150元")
-
     bound = _price_of("the total price", neg, p, ctx) if not zh else _price_of("总价", neg, p, ctx)
     if bound is None:
         raise _Unclear

@@ -262,10 +262,10 @@ def _glossed_option(before: str, gloss: str, ctx: ItemContext) -> bool:
     or a word with it and names no option (nor a product)."""
     options = {o.casefold() for pr in ctx.products for o in pr.options}
     tail = before.strip().casefold()
-    if not any(tail.endswith(o) and (len(o) >= 2) for o in options):
+    value = max((o for o in options if len(o) >= 2 and tail.endswith(o)), key=len, default=None)
+    if value is None:
         return False
     g = gloss.strip().casefold()
-    value = next(o for o in sorted(options, key=len, reverse=True) if tail.endswith(o))
     # a gloss says the value again in other words: it shares a character (Chinese) or a word with it
     shared = set(value) & set(g) - set(" ") if _is_zh(value + g) else set(value.split()) & set(g.split())
     return bool(shared) and not any(phrase_in(g, o) or phrase_in(o, g) for o in options) and not _found(g, ctx, "product")
