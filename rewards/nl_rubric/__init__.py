@@ -32,6 +32,8 @@ Where each kind lives (its spec model, its grammar and its check, together)
     facts.py     ``PlaceFactSpec``: what a place's tags state of it: years in business ("In business
                  for 8 years", "Opened in 2019"), spending per head ("Average 130 Yuan Per Person"),
                  the ages it serves ("3-12 Years Old"), its capacity ("Maximum Capacity 16 People")
+    days.py      ``DaysSpec``: the days a product can be used or a place is open ("available on weekends",
+                 "usable on June 10, 2024 (Dragon Boat Festival)", "周末可用"): no exclusion of them stated
     best.py      ``BestSpec``: a superlative ("the closest", "top-rated", "the cheapest", "the
                  best-selling", "the longest"): at least as good as the gold record, whose value
                  the loader fills in (``bound``)
@@ -90,6 +92,7 @@ The policy numbers (each defined in its kind's module, which explains it)
 from .address import ADDRESS_MIN_CHARS, ADDRESS_TOLERANCE_M, AddressSpec, address_within, norm_address
 from .best import BestSpec, best_can_fail, best_value
 from .compile import compile_item, compiled_count, nl_coverage
+from .days import DaysSpec
 from .duration import DurationSpec, HoursSpec
 from .facts import PlaceFactSpec
 from .feature import FeatureSpec
@@ -126,7 +129,7 @@ __all__ = [
     "ADDRESS_MIN_CHARS", "ADDRESS_TOLERANCE_M", "AROUND_TOLERANCE_MIN", "ASAP_SLACK_MIN", "BOUND_TOLERANCE_MIN",
     "EXACT_TOLERANCE_MIN", "MAX_ITEM_CHARS", "NOTE_COVERAGE", "PAST_DATE_DAYS", "PRICE_AROUND_RATIO", "RATING_MAX",
     "SPEC_KINDS", "TARGET_MARGIN_MIN", "TOLERANCE_MIN", "TOPICS", "UNDATED_GRACE_MIN",
-    "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "JointSpec", "LineFacts", "PlaceFactSpec",
+    "AddressSpec", "AllOf", "BestSpec", "CountSpec", "DaysSpec", "DistanceSpec", "DurationSpec", "HoursSpec", "FeatureSpec", "ItemContext", "ItemSpec", "JointSpec", "LineFacts", "PlaceFactSpec",
     "NoteSpec", "Part", "PlaceInfo", "PriceSpec", "ProcessSpec", "ProductInfo", "RatingSpec", "RecordFacts",
     "Relation", "StatusSpec", "StoreSpec", "Subject", "TimeWindow", "TripSpec",
     "address_within", "best_can_fail", "best_value", "compile_item", "compile_time_item", "compiled_count", "contradicts", "describe_spec",

@@ -65,6 +65,7 @@ from .clauses import (
     _split_modal,
     passive_choice,
 )
+from .days import _days_item
 from .duration import _duration_item, _hours_item, _usable_item
 from .facts import _place_fact_item
 from .joint import _joint_item
@@ -415,7 +416,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                  r"besides|apart from|excluding)\b|相同|同样|同一|同时(?!包含|包括|含有|具有|有|含|点|选|要)|各|分别|每|人均|平均|除了|除",
                  several):
         raise _Unclear  # about several records at once, or per head
-    for parser in (_best_item, _rating_item, _distance_item, _duration_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
+    for parser in (_best_item, _rating_item, _distance_item, _duration_item, _days_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
                    _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:

@@ -271,6 +271,16 @@ def _glossed_option(before: str, gloss: str, ctx: ItemContext) -> bool:
     return bool(shared) and not any(phrase_in(g, o) or phrase_in(o, g) for o in options) and not _found(g, ctx, "product")
 
 
+# a value with a second demand in brackets: a size or a level of a scale menus choose from ("Extra Spicy (large)")
+_BRACKET_DEMAND = re.compile(r"^(?P<x>.{3,}?)\s*\((?P<g>[^()]{0,30}\b(?:small|medium|large|regular|big|extra|half|double|"
+                             r"portions?|sizes?|cups?|bowls?|spicy|mild|hot|warm|iced?|cold|sugar|sweet|less|more)\b"
+                             r"[^()]{0,30})\)$")
+# who a thing is for, said after it: "high chairs for infants", "a cake for my daughter"
+_FOR_WHOM_EN = re.compile(r"(?<=[a-z])\s+for (?:the |my |your |his |her |their |our |a |an )?(?:infants?|bab(?:y|ies)|toddlers?|"
+                          r"kids?|child(?:ren)?|elderly|seniors?|parents?|guests?|customers?|wife|husband|daughters?|sons?|"
+                          r"girlfriend|boyfriend|partner|friends?|colleagues?|family|user|him|her|them)$")
+
+
 def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
     zh = _is_zh(subject + pred)
     p = _cut_purpose(pred)
@@ -344,9 +354,13 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         re.search(r"[，,]?(?:不能|不应|不要|不可|而不是|而非|不是)(?:选择|是|为)?(.+)$", value)
     if rm:
         value, extra_neg = value[:rm.start()], rm.group(1)
+        if value.count("(") > value.count(")") and extra_neg.endswith(")"):  # "Extra Spicy (not Medium Spicy)"
+            value, extra_neg = re.sub(r"\s*\($", "", value), extra_neg[:-1]
     if neg and re.match(r"^both ", value):
         raise _Unclear  # "cannot contain both A and B": not the two together, which one line need not show
     value = _clean_value(value, zh, head)
+    if not zh:  # "provide high chairs for infants": what is provided, not who it is for (weaker, never stricter)
+        value = _FOR_WHOM_EN.sub("", value)
     if zh and _ZH_JUDGEMENT.search(value):
         raise _Unclear  # "新鲜", "销量最好", "正宗": a judgement, even where a tag shares the words
     store_part: StoreSpec | None = None
@@ -455,6 +469,13 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         except _Unclear:
             what = [feature(rest, False)]
         split = [feature(wm.group("s"), False), *what]
+    bm = _BRACKET_DEMAND.match(value) if not zh and not neg and not split else None
+    if bm and not _found(value, ctx, "product"):
+        try:  # "Extra Spicy (large)": the value and the size or level its brackets ask for, where both are found
+            split = [feature(_clean_value(bm.group("x"), zh, head), False),
+                     feature(_clean_value(bm.group("g"), zh, head), False)]
+        except _Unclear:
+            split = []  # a gloss ("you mian (oat noodles)"): the value before it (``values._variants``)
     try:
         if split:
             parts += split

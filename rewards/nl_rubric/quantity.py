@@ -58,6 +58,7 @@ import re
 from typing import Any, Literal
 
 from .clauses import _cut_purpose, _head_class
+from .lexicon import concept_value
 from .place import _store_item
 from .text import _NUM_RE, _compare, _is_zh, _num, _stem, _Unclear
 from .world import _GENERIC_GOODS, _UNIT_TAIL_EN, ItemContext, RecordFacts, _content_left, _found, _line_has, _Spec
@@ -427,11 +428,12 @@ _ZH_DISTINCT = re.compile(rf"^(?:包含|含有|包括|有|点|选择|选|购买|
 def _distinct_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountSpec | None:
     """How many different products an order holds: "include three different dishes", "包含三个不同的
     菜品": at least N different products (``distinct``: product ids, whatever each line's quantity;
-    "exactly / only / 恰好 / 只" makes it exactly N). The goods must be the order's in general ("dishes",
-    "items", "菜品"): a class ("two different teas", which a name may spell in passing: "Tea Egg"), or
-    anything more ("with the set's dishes counted apart", "different flavours, 5 cups of each", "two
-    different single-person meals") leaves the item to the judge. None when the predicate is no such
-    shape."""
+    "exactly / only / 恰好 / 只" makes it exactly N). The goods are the order's in general ("dishes",
+    "items", "菜品"), or, in English, a kind the catalogue spells ("two different cocktails": products whose
+    name or tags say "cocktail", ``phrase``; not a class of food, "two different teas", which a name may
+    spell in passing: "Tea Egg"); anything more ("with the set's dishes counted apart",
+    "different flavours, 5 cups of each", "two different single-person meals") leaves the item to the
+    judge. None when the predicate is no such shape."""
     zh = _is_zh(subject + p)
     m = (_ZH_DISTINCT if zh else _EN_DISTINCT).match(p)
     if m is None:
@@ -445,10 +447,22 @@ def _distinct_count(subject: str, neg: bool, p: str, ctx: ItemContext) -> CountS
         generic = x in _GENERIC_GOODS or x in ("菜", "餐", "美食", "食物", "东西")
     else:
         generic = len(words) == 1 and (_stem(words[0]) in _GENERIC_GOODS or _stem(words[0]) in ("good", "meal", "snack"))
+    phrase = ""
     if not generic:
-        raise _Unclear  # "two different teas": a class a name may spell in passing ("Tea Egg"), the judge's
+        # "two different cocktails": different products the catalogue calls so (a word of the name or a tag); a
+        # longer phrase ("different flavours, 5 cups of each"), or one nothing spells, stays the judge's
+        if zh or len(words) > 3 or re.search(r"[,;:]|\b(?:of|with|each|and|or)\b", x) or concept_value(x) is not None:
+            raise _Unclear  # a class of food ("two different teas"), which a name spells in passing ("Tea Egg")
+        phrase = _product_phrase(x, ctx)
+        if not phrase or _serves_people(phrase):
+            raise _Unclear  # "two different single-person meals": servings, not products of a kind
     exact = m.group("q") is not None and m.group("q").strip() in ("exactly", "only", "恰好", "只")
-    return CountSpec(what="items", op="==" if exact else ">=", value=int(_num(m.group("n"))), distinct=True)
+    return CountSpec(what="items", op="==" if exact else ">=", value=int(_num(m.group("n"))), distinct=True,
+                     phrase=phrase)
+
+
+def _serves_people(phrase: str) -> bool:
+    return bool(_SERVES_EN.search(phrase)) or bool(re.search(r"\b(?:single|one|individual)[- ](?:person|people)\b", phrase))
 
 
 # ----- a count and its list: "include two items: A and B", "3 items in total, including 2 A and 1 B" --------

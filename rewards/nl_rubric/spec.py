@@ -22,6 +22,7 @@ each kind's own check, in the order below).
     duration      DurationSpec   duration    the record's lines (their length)
     hours         HoursSpec      duration    the record's place (its closing time)
     place_fact    PlaceFactSpec  facts       the record's place (years in business, spending per head, from its tags)
+    days          DaysSpec       days        the record's lines (the days their products can be used), or its place
     joint         JointSpec      joint       the episode's new orders together (one place sells each named
                                              good; the orders at the named places cost, in all, within a bound)
     best          BestSpec       best        the record's place (rating, distance) or its lines (price,
@@ -39,6 +40,7 @@ from pydantic import Field, TypeAdapter
 
 from .address import ADDRESS_TOLERANCE_M, AddressSpec, address_holds
 from .best import PLACE_ATTRIBUTES, BestSpec, best_holds, describe_best
+from .days import DaysSpec, days_holds, describe_days
 from .duration import DurationSpec, HoursSpec, _describe, duration_holds, hours_holds
 from .facts import PlaceFactSpec, describe_place_fact, place_fact_holds
 from .feature import FeatureSpec, place_feature_holds, product_feature_holds
@@ -55,7 +57,8 @@ from .world import PlaceInfo, RecordFacts, _Spec
 
 Part = Annotated[
     TimeWindow | AddressSpec | ProcessSpec | StoreSpec | FeatureSpec | RatingSpec | DistanceSpec | CountSpec
-    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec | JointSpec | PlaceFactSpec,
+    | PriceSpec | NoteSpec | StatusSpec | DurationSpec | HoursSpec | BestSpec | TripSpec | JointSpec | PlaceFactSpec
+    | DaysSpec,
     Field(discriminator="kind"),
 ]
 
@@ -70,7 +73,8 @@ class AllOf(_Spec):
 
 ItemSpec = Annotated[Part | AllOf, Field(discriminator="kind")]
 SPEC_KINDS: tuple[str, ...] = ("time_window", "address", "process", "store", "feature", "rating", "distance", "count",
-                               "price", "note", "status", "duration", "hours", "best", "trip", "joint", "place_fact", "all_of")
+                               "price", "note", "status", "duration", "hours", "best", "trip", "joint", "place_fact", "days",
+                               "all_of")
 _SPEC_ADAPTER: TypeAdapter[Any] = TypeAdapter(ItemSpec)
 
 
@@ -100,7 +104,8 @@ def spec_target(spec: Any) -> str | None:
             continue
         elif isinstance(p, JointSpec):
             targets.add("episode")
-        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec, PlaceFactSpec)) or (isinstance(p, FeatureSpec) and p.scope == "place") \
+        elif isinstance(p, (StoreSpec, RatingSpec, DistanceSpec, HoursSpec, PlaceFactSpec)) \
+                or (isinstance(p, (FeatureSpec, DaysSpec)) and p.scope == "place") \
                 or (isinstance(p, BestSpec) and p.attribute in PLACE_ATTRIBUTES) \
                 or (isinstance(p, TripSpec) and p.what in PLACE_TRIP):
             targets.add("place")
@@ -179,6 +184,8 @@ def describe_spec(spec: Any) -> str:
         return describe_trip(spec)
     if isinstance(spec, PlaceFactSpec):
         return describe_place_fact(spec)
+    if isinstance(spec, DaysSpec):
+        return describe_days(spec)
     if isinstance(spec, StatusSpec):
         return f"status {spec.status}" + (f" (record {spec.record_id})" if spec.record_id else "")
     return str(spec)
@@ -213,6 +220,8 @@ def spec_holds(spec: Any, record: RecordFacts | None, place: PlaceInfo | None,
         return best_holds(spec, record, place)
     if isinstance(spec, TripSpec):
         return trip_holds(spec, record, place)
+    if isinstance(spec, DaysSpec):
+        return days_holds(spec, record, place)
     if place is None:
         return False
     if isinstance(spec, StoreSpec):

@@ -52,6 +52,7 @@ from typing import Any
 from .address import AddressSpec
 from .best import BestSpec
 from .clauses import _THEN, _clauses, _head_class, _split_modal
+from .days import DaysSpec
 from .duration import DurationSpec, HoursSpec
 from .facts import PlaceFactSpec
 from .feature import FeatureSpec
@@ -188,6 +189,8 @@ def spec_topic(spec: Any) -> str:
         return "store" if spec.what == "same_place" else "price"
     if isinstance(spec, PlaceFactSpec):
         return "price" if spec.fact == "avg_price" else "store"
+    if isinstance(spec, DaysSpec):
+        return "date" if spec.scope == "product" else "store"
     if isinstance(spec, FeatureSpec):
         return "option" if spec.option_only else "product" if spec.scope == "product" else "store"
     return next((topic for cls, topic in _SPEC_TOPICS if isinstance(spec, cls)), "other")

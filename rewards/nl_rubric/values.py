@@ -32,7 +32,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
     r"be made (?:of|with|from) |be made (?=[a-z])|"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
-    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |"
+    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
                                r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
@@ -387,7 +387,7 @@ def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, h
         joiner = "和" if zh else " and "
         tokens = [x for t in _AND.split(value) for x in (t, joiner)][:-1]
     pieces, seps = tokens[0::2], tokens[1::2]
-    if any(not x.strip() for x in pieces) or len(pieces) < 2 or len(pieces) > 4:
+    if any(not x.strip() for x in pieces) or len(pieces) < 2 or len(pieces) > 6:
         raise _Unclear
     scope = "option" if option else head_class
     ok: list[list[str]] = []
@@ -412,6 +412,10 @@ def _grouping(value: str, zh: bool, head: str, ctx: ItemContext, option: bool, h
     fewest = min(len(g) for g in ok)
     best = [g for g in ok if len(g) == fewest]
     if len(best) != 1:
+        if "," in "".join(seps) and ok[-1] == pieces:
+            # "candlelight, champagne, appetizer, main course and dessert": where several groupings are found
+            # but so is each piece alone, a list said with commas is its pieces (each checked, weakest of all)
+            return pieces
         raise _Unclear
     return best[0]
 

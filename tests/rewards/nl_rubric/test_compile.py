@@ -150,6 +150,8 @@ EVERY_KIND: list[Any] = [
     nl_rubric.JointSpec(what="total", members=[["bathhouse"], ["japanese restaurant"]], high=600.0),
     nl_rubric.PlaceFactSpec(fact="years", op=">=", value=3.0, year=2025),
     nl_rubric.PlaceFactSpec(fact="age", op="in", value=5.0),
+    nl_rubric.DaysSpec(days=["weekend"]),
+    nl_rubric.DaysSpec(scope="place", days=["saturday", "weekend"]),
     nl_rubric.AllOf(parts=[nl_rubric.ProcessSpec(action="user history", tools=["get_user_historical_behaviors"]),
                            nl_rubric.StoreSpec(place_ids=["S1"], name="noodle house")], about="the order"),
 ]

@@ -1,0 +1,161 @@
+"""Days a product can be used or a place is open: "the go-kart product should be available on weekends", "the
+flower shop should be open on Saturdays", "the order should be usable on June 10, 2024 (Dragon Boat Festival)",
+"the restaurant order must be valid for use on July 20, 2025 (Sunday)", "套餐应周末可用", "应在节假日可以使用".
+
+The grammar (``_days_item``)
+    a predicate "be available / usable / valid (for use) / open / bookable on <days>" (Chinese "<days>可用 / 可以使用 /
+    营业", "可在<days>使用", "适用于<days>"), where <days> is weekends, weekdays, holidays, a day of the week, or a date
+    (its day of the week from the calendar; a festival or holiday named in brackets after it makes it a holiday).
+    A negated demand, or days joined with "and / or", is the judge's.
+
+How it is checked (``DaysSpec``, ``days_holds``): the catalogue states the days a thing cannot be used by an
+exclusion ("Not Available on Weekends", "Closed on Saturdays", "周末不可用") or by a restriction to the other days
+("Weekday Only", "Weekday Limited", "Weekday Special", "仅限工作日", "工作日专享"); every ordered line's product
+(``scope="product"``), or the place (``"place"``), must state none of them. A thing that states no restriction
+can be used any day: the conversation gives the agent nothing else to go by. Read only where some product (some place, for a place's days)
+of the task speaks of those days at all; otherwise the check would tell nothing apart, and the item is the judge's.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from functools import lru_cache
+from typing import Literal
+
+from .clauses import _head_class
+from .text import _is_zh, _Unclear
+from .time_tokens import _MONTH, _MONTH_NAMES
+from .world import ItemContext, PlaceInfo, RecordFacts, _found, _place_fields, _Spec
+
+
+class DaysSpec(_Spec):
+    """The days a product must be usable on (``scope="product"``: every ordered line's name and tags) or a
+    place open on (``"place"``: its name, tags and category): none of them states an exclusion of ``days``
+    ("weekend", "weekday", "holiday", "monday" ... "sunday") or a restriction to the other days."""
+
+    kind: Literal["days"] = "days"
+    scope: Literal["product", "place"] = "product"
+    days: list[str]
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+
+# the words each class of day is said with (English words are matched by stem: "weekends" is "weekend")
+_TERMS_EN = {"weekend": ("weekend",), "weekday": ("weekday", "monday to friday"), "holiday": ("holiday", "public holiday",
+                                                                                            "festival"),
+             **{d: (d,) for d in _WEEKDAYS}}
+_TERMS_ZH = {"weekend": ("周末", "双休日"), "weekday": ("工作日", "平日", "周一至周五"),
+             "holiday": ("节假日", "法定节假日", "节日", "假日"),
+             **{d: (f"周{c}", f"星期{c}", f"礼拜{c}") for c, i in _ZH_WEEKDAY.items() for d in [_WEEKDAYS[i]]}}
+
+_EN_PRED = re.compile(r"^(?:be |remain |still be )?(?:(?:available|usable|valid|redeemable|bookable|open|opened|operating)"
+                      r"(?: for (?:use|booking|redemption))?|(?:be )?used|able to be used)"
+                      r" (?:on|during|for|at) (?:the )?(?P<d>.+?)\.?$")
+_ZH_DAYS = r"([^，,。；;]{2,16}?)"
+_ZH_PRED = re.compile(rf"^(?:(?:应|要|需|需要|必须)?(?:在|于)?{_ZH_DAYS}(?:也|均|都)?(?:可以|可|能|能够|支持)?(?:使用|用|营业|开放|核销|消费)"
+                      rf"|(?:可以|可|能|能够|支持)(?:在|于)?{_ZH_DAYS}(?:使用|用|营业|开放|核销|消费)"
+                      rf"|(?:适用于|可用于){_ZH_DAYS})的?$")
+_EN_DATE = re.compile(rf"^(?P<m>{_MONTH})\.? (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<y>\d{{4}})(?:\s*\((?P<x>[^()]*)\))?$"
+                      rf"|^(?P<y2>\d{{4}})-(?P<m2>\d{{1,2}})-(?P<d2>\d{{1,2}})(?:\s*\((?P<x2>[^()]*)\))?$")
+_ZH_DATE = re.compile(r"^(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号](?:[（(](?P<x>[^（）()]*)[)）])?$")
+_HOLIDAY_WORDS = re.compile(r"festival|holiday|new year|national day|labou?r day|节|假")
+
+
+def _day_classes(d: str, zh: bool) -> set[str]:
+    """The classes of day that ``d`` says: {"weekend", "saturday"} for Saturdays and for a date that is one."""
+    d = d.strip(" .。")
+    if re.search(r"\b(?:and|or)\b|和|或|及|、", d):
+        raise _Unclear  # "weekdays and weekends": every day, or either? the judge's
+    date = _ZH_DATE.match(d) if zh else _EN_DATE.match(d)
+    if date is not None:
+        g = date.groupdict()
+        y, m, day = g.get("y") or g.get("y2"), g.get("m") or g.get("m2"), g.get("d") or g.get("d2")
+        month = int(m) if m and m.isdigit() else _MONTH_NAMES[m or ""]
+        try:
+            weekday = _dt.date(int(y or 0), month, int(day or 0)).weekday()
+        except ValueError:
+            raise _Unclear from None
+        out = {_WEEKDAYS[weekday], "weekend" if weekday >= 5 else "weekday"}
+        if _HOLIDAY_WORDS.search(g.get("x") or g.get("x2") or ""):
+            out.add("holiday")
+        return out
+    terms = _TERMS_ZH if zh else _TERMS_EN
+    found = [k for k, words in terms.items() if any(
+        (w == d) if zh else re.fullmatch(rf"(?:(?:public|statutory) )?{w}s?", d) for w in words)]
+    if len(found) != 1:
+        raise _Unclear
+    k = found[0]
+    if k in _WEEKDAYS:
+        return {k, "weekend" if _WEEKDAYS.index(k) >= 5 else "weekday"}
+    return {k}
+
+
+@lru_cache(maxsize=64)
+def _excluding(days: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every phrase, in either language, by which a product or place says it cannot be used on
+    ``days`` (matched against its casefolded fields; an English word in its plural too)."""
+    phrases = _exclusions(set(days), False) + _exclusions(set(days), True)
+    alts = [re.escape(x) if _is_zh(x) else r"\b" + r"\s+".join(re.escape(w) + "s?" for w in x.split()) + r"\b"
+            for x in phrases]
+    return re.compile("|".join(sorted(alts, key=len, reverse=True)))
+
+
+def days_holds(spec: DaysSpec, record: RecordFacts, place: PlaceInfo | None) -> bool:
+    rx = _excluding(tuple(sorted(spec.days)))
+    if spec.scope == "place":
+        return place is not None and not any(rx.search(f.casefold()) for f in _place_fields(place))
+    return bool(record.lines) and not any(rx.search(f.casefold()) for x in record.lines for f in (x.name, *x.tags))
+
+
+def describe_days(spec: DaysSpec) -> str:
+    what = "the place" if spec.scope == "place" else "every product"
+    return f"{what} states no exclusion of {' / '.join(sorted(spec.days))} (nor a restriction to other days)"
+
+
+def _exclusions(days: set[str], zh: bool) -> list[str]:
+    """The phrases by which a product or place says it cannot be used on ``days``."""
+    terms = _TERMS_ZH if zh else _TERMS_EN
+    # the other days a restriction may name: a weekend or a holiday is no weekday, a weekday no weekend (a holiday on
+    # a weekday is both: a restriction to weekdays may or may not exclude it, the exclusions alone are read)
+    other = {"weekday"} if "weekend" in days or "holiday" in days and "weekday" not in days else \
+        {"weekend"} if "weekday" in days and "holiday" not in days else set()
+    out: list[str] = []
+    for k in sorted(days):
+        for t in terms[k]:
+            if zh:
+                out += [f"{t}{x}" for x in ("不可用", "不可使用", "不能使用", "不适用", "不通用", "不营业", "休息", "闭店",
+                                            "除外", "不可预约")] + [f"不含{t}"]
+            else:
+                out += [f"not available on {t}", f"unavailable on {t}", f"not valid on {t}", f"not usable on {t}",
+                        f"closed on {t}", f"not open on {t}", f"{t} not available", f"{t} unavailable", f"{t} excluded",
+                        f"excluding {t}", f"except {t}", f"{t} closed"]
+    for k in sorted(other):
+        for t in terms[k]:
+            if zh:
+                out += [f"仅{t}", f"仅限{t}", f"只限{t}", f"限{t}", f"{t}专享", f"{t}限定", f"{t}特惠", f"{t}特价"]
+            else:
+                out += [f"{t} only", f"only on {t}", f"{t} limited", f"limited to {t}", f"{t} exclusive", f"{t} special",
+                        f"only available on {t}", f"available on {t} only"]
+    return list(dict.fromkeys(out))
+
+
+def _days_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> DaysSpec | None:
+    zh = _is_zh(subject + pred)
+    m = (_ZH_PRED if zh else _EN_PRED).match(pred.strip())
+    if m is None:
+        return None
+    d = next(g for g in m.groups() if g)
+    try:
+        days = _day_classes(d, zh)
+    except _Unclear:
+        return None  # not days ("available on the menu", "open at 10:00"): another reader's
+    if neg:
+        raise _Unclear  # "should not be available on weekends"
+    opening = re.search(r"\b(?:open|opened|operating)\b|营业|开放", pred) is not None
+    scope = "place" if _head_class(subject) == "place" or opening else "product"
+    terms = _TERMS_ZH if zh else _TERMS_EN
+    spoken = [t for k in set(terms) for t in terms[k]]
+    if not any(_found(t, ctx, scope) for t in spoken):
+        raise _Unclear  # nothing in the catalogue speaks of days: the check would tell nothing apart
+    return DaysSpec(scope=scope, days=sorted(days))
