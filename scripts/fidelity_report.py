@@ -150,7 +150,16 @@ def _variant_line(name: str, o: Outcome) -> str:
     return f"- {name} task {v.task_id}, {v.kind} (label {v.label}; {v.detail}); scorer: {scorer_said(o)}.{item}"
 
 
-def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None, scoring: str = "rubric") -> str:
+def _withheld(lines: list[str], blind: bool) -> list[str]:
+    """The item lines of a section, or, for the held part (``blind``), only how many there are: the held part
+    is measured without being read, so its item texts stay out of the report unless asked for."""
+    if not blind or not lines or lines == ["None."]:
+        return lines
+    return [f"{len(lines)} (item texts withheld for the held part; pass --show-held to print them)."]
+
+
+def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None, scoring: str = "rubric",
+                 blind: bool = False) -> str:
     out = ["# VitaBench fidelity report", ""]
     not_applied = [name for name, fr in results if not fr.scoring_applied]
     out += [f"Scoring: `{scoring}`" + (f" (not taken by the env of {', '.join(not_applied)}: its default ran)"
@@ -184,9 +193,7 @@ def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None
     in_scope = (lambda o: True) if scoring == "rubric" else (lambda o: o.variant.kind not in SILENT_KINDS)
     dis = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes
            if o.feasible and in_scope(o) and not o.agrees]
-    if not dis:
-        out.append("None.")
-    out += [_variant_line(name, o) for name, o in dis]
+    out += _withheld([_variant_line(name, o) for name, o in dis] or ["None."], blind)
     if scoring != "rubric":
         silent = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes
                   if o.feasible and o.variant.kind in SILENT_KINDS]
@@ -194,25 +201,25 @@ def build_report(results: list[tuple[str, FileResult]], max_per_task: int | None
                 f"Accepted {sum(o.success for _, o in silent)} of {len(silent)}; strict scoring also asks for "
                 "the gold end state, so a rejection here is no disagreement. Rejected:", ""]
         rejected = [(name, o) for name, o in silent if not o.success]
-        out += [_variant_line(name, o) for name, o in rejected] or ["None."]
+        out += _withheld([_variant_line(name, o) for name, o in rejected] or ["None."], blind)
     infeasible = [(name, o) for name, fr in results for t in fr.tasks for o in t.outcomes if not o.feasible]
     if infeasible:
         out += ["", "## Infeasible variants (more tool errors than the golden route; left out)", ""]
-        out += [_variant_line(name, o) for name, o in infeasible]
+        out += _withheld([_variant_line(name, o) for name, o in infeasible], blind)
     # golden routes against the rubric's times
     misses = [(name, t.task_id, m) for name, fr in results for t in fr.tasks for m in t.time_misses]
     out += ["", "## Time items the golden route does not meet (read by the labeller)", "",
             "The oracle passes these tasks, so the scorer does not check the item as worded (or, where "
             "marked, no order could arrive in time and the loader widened the window).", ""]
-    if not misses:
-        out.append("None.")
+    lines = []
     for name, tid, m in misses:
         tb = m.bound
         got = ", ".join(x.strftime("%Y-%m-%d %H:%M") for x in m.golden)
         why = f" (no order could arrive before {m.earliest:%H:%M})" if m.earliest else ""
-        out.append(f"- {name} task {tid}, item {tb.index} ({tb.relation} "
-                   f"{tb.start:%Y-%m-%d %H:%M}{'' if tb.start == tb.end else f' - {tb.end:%H:%M}'}); golden: {got}"
-                   f"{why}: \"{tb.item}\"")
+        lines.append(f"- {name} task {tid}, item {tb.index} ({tb.relation} "
+                     f"{tb.start:%Y-%m-%d %H:%M}{'' if tb.start == tb.end else f' - {tb.end:%H:%M}'}); golden: {got}"
+                     f"{why}: \"{tb.item}\"")
+    out += _withheld(lines or ["None."], blind)
     # skipped tasks
     out += ["", "## Skipped tasks", ""]
     skipped = [(name, s) for name, fr in results for s in fr.skipped]
@@ -233,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--part", choices=PARTS, default="all",
                     help="only the tasks of one part of the reader's split (labelled.reader_part): build or held")
+    ap.add_argument("--show-held", action="store_true",
+                    help="with --part held, print the held items' texts too (by default only figures: the held part "
+                         "is measured, not read)")
     ap.add_argument("--scoring", choices=SCORINGS, default="rubric",
                     help="the envs' scoring: rubric (the rubric, and no unrequested write) or strict (the gold end "
                          "state too); passed to gymnasium.make where the env takes it")
@@ -247,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     cap = args.max_per_task or None
     results = [(label_of(p, args.data), check_file(str(p), env_id, args.seed, cap, args.max_tasks, args.part, args.scoring))
                for p, env_id in files]
-    report = build_report(results, cap, args.scoring)
+    report = build_report(results, cap, args.scoring, blind=args.part == "held" and not args.show_held)
     print(report, end="")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

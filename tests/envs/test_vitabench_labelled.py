@@ -638,6 +638,21 @@ def test_fidelity_report_under_strict_scoring(tmp_path: Path) -> None:
     assert re.search(r"\| `delivery/tasks_en\.json` \| [^\n]* \| - \|\n", proc.stdout)
 
 
+def test_fidelity_report_keeps_held_items_unread() -> None:
+    """The held part is measured, not read: its report gives figures and counts, no item's text."""
+    if not (DATA_DIR / FILES["delivery-en"][0]).exists():
+        pytest.skip(f"VitaBench data not found at {DATA_DIR} (set SERVICEGYM_VITABENCH_DIR)")
+    args = [sys.executable, str(ROOT / "scripts" / "fidelity_report.py"), "--data", str(DATA_DIR), "--max-tasks", "12",
+            "--max-per-task", "2", "--part", "held"]
+    blind = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert blind.returncode == 0, blind.stderr
+    assert "## Disagreements" in blind.stdout and "| `delivery/tasks_en.json` |" in blind.stdout
+    assert not re.search(r"^- `", blind.stdout, re.M), blind.stdout  # no item line of any section
+    shown = subprocess.run(args + ["--show-held"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    withheld = blind.stdout.count("item texts withheld")
+    assert withheld == 0 or re.search(r"^- `", shown.stdout, re.M)
+
+
 def test_fidelity_report_without_data(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "fidelity_report.py"), "--data", str(tmp_path / "none")],
