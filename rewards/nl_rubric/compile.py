@@ -194,45 +194,80 @@ def _compile_item(text: str, ctx: ItemContext) -> Any | None:
             return address
         t = _REPORT_THEN.sub(r", as \g<r>; ", t)  # "..., and as there is one available, X should be Y": a report, then
         cuts = [m for m in _THEN.finditer(t) if m.end() < len(t)]
-        premise, conclusion = (t[:cuts[-1].start()], t[cuts[-1].end():]) if cuts else ("", t)
-        parts: list[Any] = []
-        clauses = [x.strip(" .") for x in re.split(r"[,，;；。]|\.\s", premise) if x.strip(" .")]
-        resolved = any(_RESOLVED.search(x) for x in clauses)
-        for clause in clauses:
-            if _RESOLVED.search(clause) and not _has_modal(clause):
-                continue  # the reported result: reasoning
-            demand = _process_demand(clause, ctx) if resolved else None
-            if demand is not None:
-                parts.append(demand)
-                continue
-            if resolved and (_IF.search(clause) or re.search(r"\bif\b|如果|若", clause) or _PREFER.search(clause)
-                             or _LOOKUP.search(clause)):
-                continue  # a condition, a preference, or the look-up itself, which the reported result settles
-            if _IF.search(clause):
-                raise _Unclear  # a condition the item leaves to the reader
-            demand = _process_demand(clause, ctx)
-            if demand is not None:
-                parts.append(demand)
-            elif _has_modal(clause):
-                raise _Unclear  # a second requirement in the reasoning
-        if is_question(conclusion):  # "was the order cancelled?": the demand it checks, or the judge's
-            return _joined(parts + _said_otherwise(conclusion, ctx))
         try:
-            status = _status_item(conclusion, ctx)
-        except _Unclear:  # "the agent cancelled the X order": the demand said by what the agent does, or the judge's
-            return _joined(parts + _said_otherwise(conclusion, ctx))
-        demand = _process_demand(conclusion, ctx) if status is None else None
-        if status is not None:
-            parts.append(status)
-        elif demand is not None:
-            if re.search(r"\b(?:and|then)\b (?:select|choose|order|book|reserve|make|place)|并|然后", conclusion):
-                raise _Unclear
-            parts.append(demand)
-        else:
-            parts += _requirement_or_reasoned(conclusion, ctx)
+            return _reasoned(t, cuts[-1] if cuts else None, ctx)
+        except _Unclear:
+            # "The result is yes, therefore X should be Y. The distance from X to Z should be ...": where the last
+            # cut is a sentence of the conclusion, the conclusion starts at the first cut after the reported result
+            res = _RESOLVED.search(t)
+            after = [m for m in cuts[:-1] if res is not None and m.start() >= res.end()]
+            if not after:
+                raise
+            return _reasoned(t, after[0], ctx)
     except _Unclear:
         return None
+
+
+def _reasoned(t: str, cut: Any, ctx: ItemContext) -> Any | None:
+    """The parts of an item that reasons to its requirement, cut at ``cut`` (a ``_THEN`` match, or None: no
+    reasoning): the look-ups its premise demands, and the conclusion's requirement(s). Raises ``_Unclear``."""
+    premise, conclusion = (t[:cut.start()], t[cut.end():]) if cut is not None else ("", t)
+    parts: list[Any] = []
+    clauses = [x.strip(" .") for x in re.split(r"[,，;；。]|\.\s", premise) if x.strip(" .")]
+    resolved = any(_RESOLVED.search(x) for x in clauses)
+    for clause in clauses:
+        if _RESOLVED.search(clause) and not _has_modal(clause):
+            continue  # the reported result: reasoning
+        demand = _process_demand(clause, ctx) if resolved else None
+        if demand is not None:
+            parts.append(demand)
+            continue
+        if resolved and (_IF.search(clause) or re.search(r"\bif\b|如果|若", clause) or _PREFER.search(clause)
+                         or _LOOKUP.search(clause)):
+            continue  # a condition, a preference, or the look-up itself, which the reported result settles
+        if _IF.search(clause):
+            raise _Unclear  # a condition the item leaves to the reader
+        demand = _process_demand(clause, ctx)
+        if demand is not None:
+            parts.append(demand)
+        elif _has_modal(clause):
+            raise _Unclear  # a second requirement in the reasoning
+    if is_question(conclusion):  # "was the order cancelled?": the demand it checks, or the judge's
+        return _joined(parts + _said_otherwise(conclusion, ctx))
+    try:
+        status = _status_item(conclusion, ctx)
+    except _Unclear:  # "the agent cancelled the X order": the demand said by what the agent does, or the judge's
+        return _joined(parts + _said_otherwise(conclusion, ctx))
+    demand = _process_demand(conclusion, ctx) if status is None else None
+    if status is not None:
+        parts.append(status)
+    elif demand is not None:
+        if re.search(r"\b(?:and|then)\b (?:select|choose|order|book|reserve|make|place)|并|然后", conclusion):
+            raise _Unclear
+        parts.append(demand)
+    else:
+        parts += _conclusion(conclusion, ctx)
     return _joined(parts) if parts else None
+
+
+# where a conclusion joins a second requirement with its own subject and modal: "so a car wash shop should be
+# ordered, and the car wash shop should be within 1000m of X", "，且商家应支持堂食"
+_SECOND_REQUIREMENT_EN = re.compile(r",\s*(?:and\s+)?(?=(?:the|it|its|this|that|each|all)\b[^,]*?\b(?:should|must|needs? to|"
+                                    r"has to)\b)|;\s*|\.\s+")
+_SECOND_REQUIREMENT_ZH = re.compile(r"[；;]|[，,](?:且|并且|并|同时|而且)(?=[^，,；;]{0,12}?(?:应|必须|需要|需))")
+
+
+def _conclusion(c: str, ctx: ItemContext) -> list[Any]:
+    """The requirement a reasoned item concludes with; where it is two, each with its own subject and modal,
+    both (each must read)."""
+    try:
+        return _requirement_or_reasoned(c, ctx)
+    except _Unclear:
+        pieces = [x.strip(" ,，") for x in (_SECOND_REQUIREMENT_ZH if _is_zh(c) else _SECOND_REQUIREMENT_EN).split(c)
+                  if x.strip(" ,，.")]
+        if len(pieces) < 2 or not all(_has_modal(x) for x in pieces):
+            raise
+        return [p for x in pieces for p in _requirement_or_reasoned(x, ctx)]
 
 
 # a premise that reports what a look-up found ("the result is yes", "after checking, there are ...", "查询结果为有"):
@@ -354,6 +389,10 @@ _SOFT = re.compile(r"\b(?:ideally|preferably|optionally|if possible|where possib
 # a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
 _COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
                          r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
+# a visit or an order said by where it is made ("make a reservation at the pet store", "book at X", "place an order at X")
+_BOOK_AT = re.compile(r"^(?:make (?:a |an )?(?:reservation|booking|appointment)|book(?: a table| a room| a session)?|"
+                      r"place (?:a |an )?(?:new )?order) "
+                      r"(?:at|with) (?P<p>\S.*)$")
 # a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
 _COMMAND = re.compile(r"^(?:please )?(?:(?P<avoid>avoid) |(?:select|choose|pick|opt for|order|buy|purchase|reorder|re-order|"
                       r"place (?:a |an )?(?:new )?order) )|^(?:请)?(?:(?P<zavoid>避免|避开)|选择|(?:重新)?(?:在|从).{2,}?(?:下单|购买|订购))")
@@ -393,6 +432,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         if subject != said[0]:  # the value said as the subject still tells which record the item is about
             about = f"{about} {said[0]}".strip()
     about = f"{about} {subject}".strip()
+    at = _BOOK_AT.match(pred) if not about else None
+    if at is not None:  # "(should) make a reservation at the pet store": the place names the record it is about
+        about = at.group("p")
     if _IF.search(subject) or re.search(r"\b(?:if|unless|otherwise)\b|如果|否则|若", pred):
         raise _Unclear
     if _SOFT.search(f"{subject} {pred}"):

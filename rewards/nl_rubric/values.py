@@ -33,7 +33,9 @@ _FEATURE_VERBS_EN = re.compile(
     r"be made (?:of|with|from) |be made (?=[a-z])|"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |"
-    r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order )")
+    r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order |"
+    r"make (?:a |an )?(?:reservation|booking|appointment) (?:at|with) |book (?:a table |a room |a session )?(?:at|with) |"
+    r"place (?:a |an )?(?:new )?order (?:at|with) )")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
                                r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
@@ -363,7 +365,7 @@ _TRAIL_ZH = re.compile(r"[，,](?:适合|适用于|一般|通常|体现在|可�
 # after a plain "is / are" (the split's modal): a value, not another verb ("is durian pizza", "is a set for two")
 _COPULA_VALUE = re.compile(r"^(?!(?:not|no|never|being|been|to|done|made|placed|required|needed)\b)[a-z0-9'\"]")
 # a predicate that only says the subject is picked: "X should be chosen"
-_CHOSEN_ALONE = re.compile(r"^(?:also )?be (?:chosen|selected|ordered|picked|purchased)$")
+_CHOSEN_ALONE = re.compile(r"^(?:also )?be (?:chosen|selected|ordered|picked|purchased|booked|reserved)$")
 _AVOIDED_ALONE = re.compile(r"^be (?:avoided|excluded)$")
 _ZH_BOTH = re.compile(r"^既(?:有|含有|包含|含)(?P<a>[^，,又]{1,20})又(?:有|含有|包含|含)?(?P<b>[^，,]{1,20})$")
 _ZH_TRAILING_EXAMPLE = re.compile(r"[，,]\s*(?:如|比如|例如|譬如)[^，,。]{1,40}?等?[。.]?$")
