@@ -469,6 +469,12 @@ def date_text(text: str) -> str:
     return parse_date(text).strftime(DATE_FORMAT)
 
 
+def round2(x: Any) -> float:
+    """``round(float(x) + 0.0, 2)``: an amount of money to the cent (``-0.0`` made ``0.0``), shared by the
+    payments and travel worlds."""
+    return round(float(x) + 0.0, 2)
+
+
 def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Great-circle distance in metres on a sphere of radius 6,371,000 m (VitaBench's model)."""
     if lon1 == lon2 and lat1 == lat2:
@@ -508,7 +514,7 @@ _new_tuple = tuple.__new__
 class History:
     """Append-only log of every tool call, message and event, in the order they happened."""
 
-    __slots__ = ("entries", "_executed", "_noted")
+    __slots__ = ("entries", "_executed", "_noted", "_results")
 
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
@@ -517,6 +523,8 @@ class History:
         # few set insertions per call); ``called`` catches up on whatever was logged otherwise
         self._executed: set[tuple[str, str]] = set()
         self._noted = 0
+        # tools -> [entries scanned, result texts of their executed calls in order] (``results_of``)
+        self._results: dict[tuple[str, ...], list[Any]] = {}
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -571,6 +579,26 @@ class History:
                             add((name, v))
             self._noted = len(entries)
         return (tool, value) in self._executed
+
+    def results_of(self, tools: tuple[str, ...]) -> list[str]:
+        """The result texts of the executed calls of ``tools``, oldest first (read only): kept per
+        ``tools`` and brought up to date with the entries logged since the last question, so a
+        pre-condition that looks for an id in earlier results reads those results alone instead of
+        scanning the whole history at every call."""
+        entries = self.entries
+        hit = self._results.get(tools)
+        if hit is None:
+            hit = self._results[tools] = [0, []]
+        n = len(entries)
+        if hit[0] < n:
+            add = hit[1].append
+            # by tuple position (``HistoryEntry``: kind 3, name 5, outcome 7, content 8)
+            for i in range(hit[0], n):
+                e = entries[i]
+                if e[5] in tools and e[3] == "tool_call" and e[7] == "executed":
+                    add(e[8])
+            hit[0] = n
+        return hit[1]
 
     def tool_calls(self, outcome: str | None = None) -> list[HistoryEntry]:
         return [

@@ -78,9 +78,9 @@ def looked_up(tools: Sequence[str], arg: str, what: str) -> Precondition:
         value = args.get(arg)
         if isinstance(value, str) and value:
             needle = encode_basestring(value)  # json.dumps(value, ensure_ascii=False): quoted, so "R1" is not in "R10"
-            # newest first, by tuple position (``HistoryEntry``: kind 3, name 5, outcome 7, content 8)
-            for e in reversed(history.entries):
-                if e[5] in names and e[3] == "tool_call" and e[7] == "executed" and needle in e[8]:
+            # newest first, over the results of those tools alone (``History.results_of``)
+            for content in reversed(history.results_of(names)):
+                if needle in content:
                     return None
         return f"look the {what} {value!r} up with {shown} first"
 

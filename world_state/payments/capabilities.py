@@ -205,9 +205,9 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
             posted.reverse()
             amounts = amounts + posted
     # ``w.held(account_id)``, the same list summed, without its call
-    held = round(float(sum([h.amount for h in w.tables["holds"].rows.values()
-                            if h.account_id == account_id and h.status == "active"])) + 0.0, 2)
-    return round(float(round(float(sum(amounts)) + 0.0, 2) - held) + 0.0, 2)  # money(money(...) - held)
+    held = money(sum([h.amount for h in w.tables["holds"].rows.values()
+                      if h.account_id == account_id and h.status == "active"]))
+    return money(money(sum(amounts)) - held)
 
 
 def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from servicegym.world_state.core import Entity
+from servicegym.world_state.core import Entity, round2
 
 PRODUCTS = ("payouts", "refunds", "reserves", "reviews")
 REGIONS = ("US", "EU", "UK", "APAC")
@@ -19,8 +19,7 @@ CURRENCIES = ("USD", "EUR", "GBP")
 DOC_TYPES = ("bank_statement", "proof_of_address", "incorporation_certificate", "tax_form")
 
 
-def money(x: float) -> float:
-    return round(float(x) + 0.0, 2)
+money = round2  # ``round(float(x) + 0.0, 2)``: an amount to the cent (memoized, ``core.round2``)
 
 
 class Merchant(Entity):

@@ -105,8 +105,8 @@ class PaymentsWorld(World):
 
     def held(self, account_id: str) -> float:
         # the active holds' amounts in table order, summed as one list (no generator frame)
-        return round(float(sum([h.amount for h in self.tables["holds"].rows.values()
-                                if h.account_id == account_id and h.status == "active"])) + 0.0, 2)  # money
+        return money(sum([h.amount for h in self.tables["holds"].rows.values()
+                          if h.account_id == account_id and h.status == "active"]))
 
     def available(self, account_id: str) -> float:
         return money(self.balance(account_id) - self.held(account_id))
@@ -116,7 +116,7 @@ class PaymentsWorld(World):
         seq = int(extra.get("ledger_seq", 0)) + 1
         extra["ledger_seq"] = seq
         step = int(extra.get("_step", 0))
-        amount = round(float(amount) + 0.0, 2)  # money(amount)
+        amount = money(amount)
         if type(account_id) is str and type(kind) is str and type(ref) is str:
             # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
             entry = unvalidated(LedgerEntry, {"id": f"LE{seq:05d}", "seq": seq, "time": self.clock.text(), "step": step,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz, utils
 
-from servicegym.world_state.core import History, Table, World, _copy_with, unvalidated
+from servicegym.world_state.core import History, Table, World, _copy_with, round2, unvalidated
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
     unless_vitabench,
@@ -57,7 +57,7 @@ _LEDGER_FIELDS = frozenset(LedgerEntry.model_fields)
 def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> float:
     """Record a payment or refund of ``order``; its signed amount (``_signed_amounts``' term)."""
     entry_id = world.ids.next(f"{world.extra.get('task_key', 'T')}LG", width=3)
-    amount = round(amount + 0.0, 2)  # _money: a float
+    amount = round2(amount)  # _money
     if (kind == "payment" or kind == "refund") and type(reason) is str:
         # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
         row = unvalidated(LedgerEntry, {"entry_id": entry_id, "order_id": order.order_id, "kind": kind, "amount": amount,
@@ -459,10 +459,10 @@ def _pay(world: LifeWorld, order_id: str) -> RawJson:
     total = order.total_price
     signed = _signed_amounts(world, order_id)
     if signed:  # ``net_paid``
-        paid = round(sum(signed) + 0.0, 2)
+        paid = round2(sum(signed))
     else:
         paid = total if order.status == "paid" else 0.0
-    due = round(total - paid + 0.0, 2)  # _money
+    due = round2(total - paid)  # _money
     if due > 0:
         _entry(world, order, "payment", due, "payment")
     orders.update(order_id, status="paid", update_time=world.clock.text())
@@ -491,10 +491,10 @@ def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> RawJson:
     order = orders.require(order_id)
     signed = _signed_amounts(world, order_id)
     if signed:  # ``_paid_of`` after ``_open_ledger``
-        paid = round(sum(signed) + 0.0, 2)
+        paid = round2(sum(signed))
     elif order.status == "paid":  # paid before this episode: the opening entry first
         signed.append(_entry(world, order, "payment", order.total_price, "paid before this conversation"))
-        paid = round(sum(signed) + 0.0, 2)
+        paid = round2(sum(signed))
     else:
         paid = 0.0
     refund = max(0.0, paid)
@@ -523,8 +523,8 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson
     _adjust_in(products, line.product_id, qty)
     _adjust_in(products, pid, -qty)
     price = p.price
-    new_total = round(price * qty + 0.0, 2)  # _money
-    diff = round(new_total - order.total_price + 0.0, 2)  # _money
+    new_total = round2(price * qty)  # _money
+    diff = round2(new_total - order.total_price)  # _money
     refund = 0.0
     status = order.status
     if diff < 0 and status == "paid":

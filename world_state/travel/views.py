@@ -10,7 +10,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal, NamedTuple
 
-from servicegym.world_state.core import World
+from servicegym.world_state.core import World, round2
 from servicegym.world_state.life.entities import Order
 from servicegym.world_state.tools import (
     RawJson,
@@ -58,8 +58,7 @@ def _order_sources(kind: Kind) -> tuple[str, ...]:
     return (f"create_{kind.name}_order", f"search_{kind.name}_order", "get_user_all_orders")
 
 
-def _money(x: float) -> float:
-    return round(x + 0.0, 2)
+_money = round2  # ``round(x + 0.0, 2)``, memoized
 
 
 # ----- views ----------------------------------------------------------------------------------
@@ -126,7 +125,7 @@ def _paid_of(order: Order, signed: list[float]) -> float:
     that has just read them, or added to them, does not scan the ledger again."""
     if not signed:
         return order.total_price if order.status == "paid" else 0.0
-    return round(sum(signed) + 0.0, 2)  # _money, of the amounts summed as one sequence
+    return round2(sum(signed))  # _money, of the amounts summed as one sequence
 
 
 def net_paid(world: World, order: Order) -> float:
@@ -231,7 +230,7 @@ def order_json(world: World, order: Order, paid: float | None = None) -> RawJson
         )
     total = order.total_price
     status = order.status
-    due = round(total - paid + 0.0, 2) if status == "unpaid" else 0.0  # _money
+    due = round2(total - paid) if status == "unpaid" else 0.0  # _money
     text = (
         f'{{"order_id": {enc(order.order_id)}{frag.order_type}{enc(order.user_id)}{frag.owner}{enc(order.store_id)}'
         f'{frag.name_field}{enc(products[0].store_name if products else "")}, '
