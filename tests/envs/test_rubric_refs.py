@@ -75,3 +75,17 @@ def test_an_item_names_its_record_by_the_kind_of_place() -> None:
     assert resolve("products ordered at the restaurant", [A, d], WORLD) == [d]
     # a kind every candidate shares tells none of them
     assert resolve("the restaurant order", [B, C], WORLD) == []
+
+
+def test_what_an_item_says_of_a_record_does_not_name_it() -> None:
+    # "the moxibustion package price": "price" is no "rice" (a near-spelling), "package" no "Signature Package"
+    world = _World(
+        stores={"S1": _Row("Kang Ning TCM Center", ("Health preservation",)), "S2": _Row("Thai Enjoy", ("Thai cuisine",))},
+        products={"P1": _Row("Uterus Warming Moxibustion Treatment", ("Moxibustion Therapy",)),
+                  "P2": _Row("Classic Set (Tom Yum Soup + Mango Sticky Rice)", ("Signature Package",))},
+    )
+    moxa, thai = _order("T1", "S1", "P1"), _order("T3", "S2", "P2")
+    for head in ("the moxibustion package price", "The moxibustion order package price must be at most 150 yuan"):
+        scores = name_scores(head, [moxa, thai], world)
+        assert scores[0] > scores[1] == 0, (head, scores)
+        assert resolve(head, [moxa, thai], world) == [moxa]

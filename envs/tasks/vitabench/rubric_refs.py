@@ -52,6 +52,10 @@ _STOP = frozenset({
     # when a meal is eaten and for whom say nothing of which order it is ("dinner" is a tag of many stores)
     "breakfast", "lunch", "dinner", "supper", "brunch", "family", "personal", "user", "food", "dish", "dishes",
     "main", "staple", "people", "person", "restaurant", "cuisine",
+    # what an item says of a record, not what names it ("the moxibustion package price": "price" is no "rice",
+    # "package" no "Signature Package")
+    "package", "packages", "price", "prices", "cost", "costs", "total", "amount", "quantity", "item", "items",
+    "product", "products", "yuan",
     "订单", "外卖", "套餐", "早餐", "午餐", "晚餐", "晚饭", "午饭", "早饭", "夜宵", "用户", "家人", "个人", "餐厅",
 })
 # kinds of dish an item may name instead of the dish ("the drink order", "饮品订单"): the item's
