@@ -89,3 +89,16 @@ def test_what_an_item_says_of_a_record_does_not_name_it() -> None:
         scores = name_scores(head, [moxa, thai], world)
         assert scores[0] > scores[1] == 0, (head, scores)
         assert resolve(head, [moxa, thai], world) == [moxa]
+
+
+def test_a_near_spelling_names_a_record_another_word_does_not() -> None:
+    world = _World(
+        stores={"S1": _Row("Silk Hair Studio", ("Hair Removal",)), "S2": _Row("Golden Wok", ("Cantonese",)),
+                "S3": _Row("Leaf House", ("Tea",))},
+        products={"P1": _Row("Laser Hair Removal"), "P2": _Row("Family Banquet"), "P3": _Row("Jasmine Tea")},
+    )
+    hair, wok, tea = _order("T1", "S1", "P1"), _order("T2", "S2", "P2"), _order("T3", "S3", "P3")
+    # "chair" is "hair" one letter on, not a spelling of it
+    assert name_scores("the restaurant with a high chair", [hair, wok], world) == [0.0, 0.0]
+    # a plural is a spelling of its word
+    assert resolve("the teas order", [wok, tea], world) == [tea]

@@ -55,7 +55,7 @@ _STOP = frozenset({
     # what an item says of a record, not what names it ("the moxibustion package price": "price" is no "rice",
     # "package" no "Signature Package")
     "package", "packages", "price", "prices", "cost", "costs", "total", "amount", "quantity", "item", "items",
-    "product", "products", "yuan",
+    "product", "products", "yuan", "价格", "总价", "价钱", "数量", "商品", "产品",
     "订单", "外卖", "套餐", "早餐", "午餐", "晚餐", "晚饭", "午饭", "早饭", "夜宵", "用户", "家人", "个人", "餐厅",
 })
 # kinds of dish an item may name instead of the dish ("the drink order", "饮品订单"): the item's
@@ -235,8 +235,8 @@ def _named(unit: str, head: str, head_words: list[str], all_words: list[str]) ->
     if unit.startswith("kind:"):  # a kind's cue counts even where it is too common to name a record by itself
         cues = _KINDS[unit[5:]][0]
         return any(c in all_words if c.isascii() else c in head for c in cues)
-    if unit.isascii():
-        return any(fuzz.ratio(unit, w) >= WORD_SIMILARITY for w in head_words)
+    if unit.isascii():  # a near spelling ("teas", "noodle"), not another word one letter on ("rice" in "price")
+        return any(w == unit or w[:1] == unit[:1] and fuzz.ratio(unit, w) >= WORD_SIMILARITY for w in head_words)
     return unit in head
 
 
