@@ -66,10 +66,12 @@ from .world import _GENERIC_GOODS, _UNIT_TAIL_EN, ItemContext, RecordFacts, _con
 
 class CountSpec(_Spec):
     """``people``: a booking's or reservation's party size; ``items``: the quantities of the order's
-    lines (those matching ``phrase`` when given) add up to ``value`` (``op``)."""
+    lines (those matching ``phrase`` when given) add up to ``value`` (``op``); ``pieces``: so do their
+    pieces, each unit counting the pieces its name or tags state ("Two pieces", "(7 pieces)", "3个装"),
+    else one."""
 
     kind: Literal["count"] = "count"
-    what: Literal["people", "items", "servings"]
+    what: Literal["people", "items", "servings", "pieces"]
     op: Literal["==", ">=", "<="] = "=="
     value: int
     phrase: str = ""
@@ -87,7 +89,32 @@ def count_holds(spec: CountSpec, record: RecordFacts) -> bool:
         return False
     if spec.distinct:  # different products: their ids, whatever each line's quantity
         return bool(lines) and _compare(len({x.product_id for x in lines}), spec.op, spec.value)
+    if spec.what == "pieces":
+        return bool(lines) and _compare(sum(x.quantity * line_pieces(x) for x in lines), spec.op, spec.value)
     return bool(lines) and _compare(sum(x.quantity for x in lines), spec.op, spec.value)
+
+
+# how many pieces one unit of a product holds, as its name or tags state ("Two pieces", "(7 pieces)", "3 pcs",
+# "box of three", "3个装", "（6只）", a tag "两个", "一盒三个")
+_PIECES_EN = re.compile(rf"\b(?P<n>{_NUM_RE[1:-1]})[- ](?:pieces?|pcs?)\b|\b(?:box|pack|set|plate) of (?P<m>{_NUM_RE[1:-1]})\b")
+_ZH_PIECE = r"(?:个|只|块|片|颗|粒|枚)"
+_ZH_N = r"\d+|[一二两三四五六七八九十]{1,2}"
+_PIECES_ZH = re.compile(rf"(?P<n>{_ZH_N}){_ZH_PIECE}装|[（(](?P<m>{_ZH_N}){_ZH_PIECE}[)）]|^(?P<k>{_ZH_N}){_ZH_PIECE}$"
+                        rf"|(?:一|每)(?:盒|份|袋|包|碟|盘)(?P<j>{_ZH_N}){_ZH_PIECE}")
+
+
+def line_pieces(line: Any) -> int:
+    """The pieces one unit of an ordered line holds, as its name or tags state; 1 when they state none or
+    disagree."""
+    said: set[int] = set()
+    for field in (getattr(line, "name", ""), *getattr(line, "tags", ())):
+        t = field.casefold()
+        for m in (_PIECES_ZH if _is_zh(t) else _PIECES_EN).finditer(t):
+            try:
+                said.add(int(_num(next(g for g in m.groups() if g))))
+            except _Unclear:
+                continue
+    return said.pop() if len(said) == 1 and 0 < next(iter(said)) <= 100 else 1
 
 
 # ----- how many people an ordered line serves -------------------------------------------------------
@@ -205,7 +232,7 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
 
 # ----- quantities of items --------------------------------------------------------------------------
 _COUNT_UNITS = (r"(?:portions?|items?|products?|servings?|cups?|pieces?|sets?|packages?|bowls?|boxes?|units?|copies|orders?|bottles?|"
-                r"杯|份|个|件|碗|盒|串|只|斤|瓶|袋)")
+                r"杯|份|个|件|碗|盒|串|只|斤|瓶|袋|块|片|颗|粒|枚)")
 
 
 def _product_phrase(x: str, ctx: ItemContext) -> str:
@@ -294,7 +321,10 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         x = re.sub(r"^(?:下单|订购|选择)(?:的)?", "", x.strip(" ,，"))
         meal = _ZH_MEAL.search(x) is not None and not _found(x, ctx, "product")  # "母子晚餐的商品总数": the order's
         phrase = "" if not x or x.endswith("订单") or meal else _product_phrase(re.sub(r"类$", "", x), ctx)
-        total = CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
+        # "总数量应为20块 / 片 / 颗": pieces, where a product states how many a unit holds ("个", the counter of
+        # anything, may count the goods or their pieces: the items, as before)
+        what = "pieces" if re.search(r"(?:块|片|颗|粒|枚)$", p) and not more else "items"
+        total = CountSpec(what=what, value=int(_num(v.group(1))), phrase=phrase)
         if more and phrase:
             raise _Unclear
         return [total, *more] if more else total
@@ -307,7 +337,8 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             raise _Unclear
         rest = subject[sm.end():] if sm.group().endswith(("of ", "the ")) else ""
         x = re.split(r" (?:in|from|at|of|for) ", rest, maxsplit=1)[0]
-        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=_order_phrase(x, ctx) if x else "")
+        what = "pieces" if re.search(r"\b(?:pieces?|pcs?)$", p) else "items"  # "should be 20 pieces": pieces of goods
+        return CountSpec(what=what, value=int(_num(v.group(1))), phrase=_order_phrase(x, ctx) if x else "")
     listed = _listed_count(subject, neg, p, ctx)  # "include two items: A and B", "3 items in total, including 2 A and 1 B"
     if listed is not None:
         return listed

@@ -164,7 +164,7 @@ def describe_spec(spec: Any) -> str:
         return f"the place within {near} of {spec.reference!r}" + ("" if spec.inclusive else " (exclusive)")
     if isinstance(spec, CountSpec):
         what = "party size" if spec.what == "people" else "people served" if spec.what == "servings" else \
-            f"quantity{' of ' + repr(spec.phrase) if spec.phrase else ''}"
+            f"{'pieces' if spec.what == 'pieces' else 'quantity'}{' of ' + repr(spec.phrase) if spec.phrase else ''}"
         if spec.distinct:
             what = f"different products{' of ' + repr(spec.phrase) if spec.phrase else ''}"
         return f"{what} {spec.op} {spec.value}" + (", all of one product (one line)" if spec.same else "")

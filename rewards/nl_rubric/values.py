@@ -222,6 +222,9 @@ def _resolve_phrase(x: str, zh: bool, scope: str | None, head: str, ctx: ItemCon
                     continue
                 break
             chosen.append(hit)
+            said = alt.strip().casefold()
+            if not zh and hit != said and _PARTS_EN.match(said):
+                chosen.append(said)  # "three parts sweet" is "30% Sweet" as the menu spells it, and as a record may
         else:
             if chosen:
                 found_in.append((sc, chosen))

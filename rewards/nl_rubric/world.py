@@ -279,7 +279,16 @@ def _places_named(x: str, ctx: ItemContext, chain: bool) -> list[str]:
     exact = [p.place_id for p in ctx.places if _name_key(p.name) == key]
     if exact or not chain or len(key) < 4:
         return exact
-    return [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
+    chained = [p.place_id for p in ctx.places if _name_key(p.name).startswith(key)]
+    word = x.strip(" '\"").casefold()
+    if chained and word.isascii() and " " not in word:
+        # one word that other places and goods use as a plain word is no brand: "fresh" starts "Fresh Beef Hot
+        # Pot", and other places are tagged "fresh ingredients" ("should be fresh" is no chain of that name)
+        held = set(chained)
+        if any(phrase_in(word, f) for p in ctx.places if p.place_id not in held for f in (p.name, *p.tags)) or \
+                any(phrase_in(word, f) for pr in ctx.products if pr.place_id not in held for f in (pr.name, *pr.tags)):
+            return []
+    return chained
 
 
 def _found(phrase: str, ctx: ItemContext, scope: str, split: bool = True,

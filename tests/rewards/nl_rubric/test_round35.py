@@ -76,3 +76,80 @@ def test_a_second_requirement_in_the_reasoning_stays_the_judges() -> None:
     text = (f"The car wash should be Sparkle Auto, and the result is yes, so the car wash shop should be within "
             f"1000m (inclusive) of {OFFICE}")
     assert nl_rubric.compile_item(text, TOWN) is None
+
+
+HOTPOT = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("H1", "Chao Niu Chaoshan Beef Hot Pot", ("fresh ingredients",), "Hot Pot", 4.6),
+            nl_rubric.PlaceInfo("H2", "Fresh Beef Spicy Hot Pot", ("spicy beef hot pot",), "Hot Pot", 4.6),
+            nl_rubric.PlaceInfo("M1", "Mixue Ice Cream (Wanda)", ("Ice cream",), "Drinks", 4.5),
+            nl_rubric.PlaceInfo("M2", "Mixue Ice Cream (Station)", ("Ice cream",), "Drinks", 4.4)),
+    products=(nl_rubric.ProductInfo("X1", "H1", "Beef Platter", ("Freshly sliced",), (), 98.0),
+              nl_rubric.ProductInfo("X2", "M1", "Lemon Tea", (), (), 6.0)),
+)
+
+
+def test_a_plain_word_is_no_chain_a_brand_is() -> None:
+    # "fresh" starts one place's name, but other places use it as a plain word: no store named "fresh" is meant
+    spec = nl_rubric.compile_item("The ingredients provided by the Chaoshan beef hot pot restaurant should be fresh",
+                                  HOTPOT)
+    assert not any(p.kind == "store" for p in nl_rubric.spec_parts(spec)) if spec is not None else True
+    # a brand's branches are still the chain it names
+    spec = nl_rubric.compile_item("The drink order should be from Mixue", HOTPOT)
+    assert spec is not None and spec.kind == "store" and set(spec.place_ids) == {"M1", "M2"}, spec
+
+
+TEA = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("G1", "Guming", ("Tea",), "Drinks", 4.6),),
+    products=(nl_rubric.ProductInfo("J1", "G1", "Yunling Jasmine", ("Floral Fragrance",),
+                                    ("70% Sweet (Recommended)", "30% Sweet", "100% Sweet"), 14.0),),
+)
+
+
+@pytest.mark.parametrize("chosen, ok", [("30% Sweet", True), ("Three Parts Sweet", True), ("70% Sweet (Recommended)", False)])
+def test_a_sugar_level_in_tenths_as_the_menu_or_the_record_spells_it(chosen: str, ok: bool) -> None:
+    # the menu spells 三分糖 "30% Sweet"; a translated record may keep "Three Parts Sweet": the same choice
+    spec = nl_rubric.compile_item("The sweetness level of the ordered product should be selected as 'three parts sweet'",
+                                  TEA)
+    assert spec is not None
+    pr = TEA.products[0]
+    line = nl_rubric.LineFacts(pr.product_id, pr.name, pr.tags, chosen, 1, pr.price, pr.options)
+    assert nl_rubric.spec_holds(spec, order([line]), TEA.places[0]) is ok
+
+
+SWEETS = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("D1", "Taro House", (), "Dessert", 4.6),),
+    products=(nl_rubric.ProductInfo("T1", "D1", "Taro Snow Souffle", ("Soft", "Two pieces"), (), 9.0),
+              nl_rubric.ProductInfo("T2", "D1", "Taro Egg Tart", ("Flaky",), (), 6.0),
+              nl_rubric.ProductInfo("T3", "D1", "芋泥雪贝一盒三个", (), (), 12.0)),
+)
+
+
+def _sweets(*lines: tuple[str, int]) -> nl_rubric.RecordFacts:
+    out = []
+    for pid, qty in lines:
+        pr = next(p for p in SWEETS.products if p.product_id == pid)
+        out.append(nl_rubric.LineFacts(pid, pr.name, pr.tags, "", qty, pr.price, ()))
+    return order(out)
+
+
+@pytest.mark.parametrize("text", ["The total quantity of items in the taro dessert order should be 20 pieces",
+                                  "芋泥点心订单的商品总数量应为20块"])
+def test_a_count_in_pieces(text: str) -> None:
+    spec = nl_rubric.compile_item(text, SWEETS)
+    assert isinstance(spec, nl_rubric.CountSpec) and spec.what == "pieces", spec
+    place = SWEETS.places[0]
+    assert nl_rubric.spec_holds(spec, _sweets(("T1", 10)), place)  # ten units of two pieces
+    assert nl_rubric.spec_holds(spec, _sweets(("T2", 20)), place)  # twenty tarts: a unit is a piece
+    assert nl_rubric.spec_holds(spec, _sweets(("T1", 7), ("T2", 6)), place)  # 14 + 6
+    assert not nl_rubric.spec_holds(spec, _sweets(("T1", 20)), place)  # forty pieces in twenty units
+    assert not nl_rubric.spec_holds(spec, _sweets(("T3", 5)), place)  # fifteen pieces in five boxes
+
+
+@pytest.mark.parametrize("text", ["The total quantity of items in the taro dessert order should be 20 servings",
+                                  "芋泥点心订单的商品总数量应为20个"])  # 个 counts anything: the goods, as before
+def test_units_are_no_pieces(text: str) -> None:
+    spec = nl_rubric.compile_item(text, SWEETS)
+    assert isinstance(spec, nl_rubric.CountSpec) and spec.what == "items", spec
