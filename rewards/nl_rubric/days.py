@@ -6,7 +6,7 @@ The grammar (``_days_item``)
     a predicate "be available / usable / valid (for use) / open / bookable on <days>" (Chinese "<days>可用 / 可以使用 /
     营业", "可在<days>使用", "适用于<days>"), where <days> is weekends, weekdays, holidays, a day of the week, or a date
     (its day of the week from the calendar; a festival or holiday named in brackets after it makes it a holiday).
-    A negated demand, or days joined with "and / or", is the judge's.
+    Days joined with "and" are all of them ("Saturdays and Sundays"); with "or", and a negated demand, the judge's.
 
 How it is checked (``DaysSpec``, ``days_holds``): the catalogue states the days a thing cannot be used by an
 exclusion ("Not Available on Weekends", "Closed on Saturdays", "周末不可用") or by a restriction to the other days
@@ -62,12 +62,21 @@ _ZH_DATE = re.compile(r"^(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号](
 _HOLIDAY_WORDS = re.compile(r"festival|holiday|new year|national day|labou?r day|节|假")
 
 
+class _Either(_Unclear):
+    """Days said as alternatives: days all the same, but which of them the item leaves open."""
+
+
 def _day_classes(d: str, zh: bool) -> set[str]:
     """The classes of day that ``d`` says: {"weekend", "saturday"} for Saturdays and for a date that is one."""
     d = d.strip(" .。")
-    if re.search(r"\b(?:and|or)\b|和|或|及|、", d):
-        raise _Unclear  # "weekdays and weekends": every day, or either? the judge's
     date = _ZH_DATE.match(d) if zh else _EN_DATE.match(d)
+    if date is None:
+        parts = [x.strip() for x in re.split(r",?\s+(?:and|or)\s+|,\s*|和|及|、|或", d) if x.strip()]
+        if len(parts) > 1:  # "Saturdays and Sundays", "weekdays and weekends": every one of them
+            days = {k for x in parts for k in _day_classes(x, zh)}
+            if re.search(r"\bor\b|或", d):
+                raise _Either  # "weekdays or weekends": either, which the item leaves open
+            return days
     if date is not None:
         g = date.groupdict()
         y, m, day = g.get("y") or g.get("y2"), g.get("m") or g.get("m2"), g.get("d") or g.get("d2")
@@ -116,10 +125,12 @@ def describe_days(spec: DaysSpec) -> str:
 def _exclusions(days: set[str], zh: bool) -> list[str]:
     """The phrases by which a product or place says it cannot be used on ``days``."""
     terms = _TERMS_ZH if zh else _TERMS_EN
-    # the other days a restriction may name: a weekend or a holiday is no weekday, a weekday no weekend (a holiday on
-    # a weekday is both: a restriction to weekdays may or may not exclude it, the exclusions alone are read)
-    other = {"weekday"} if "weekend" in days or "holiday" in days and "weekday" not in days else \
-        {"weekend"} if "weekday" in days and "holiday" not in days else set()
+    # a restriction to weekdays (weekends) excludes a demanded day it does not cover: a Saturday, a weekend (a
+    # Monday, the weekdays); a holiday may count as a weekend or not, so a restriction that only a holiday's
+    # reading would decide is not read (a holiday on a Monday and "Weekday Only" / "Weekend Only")
+    covers = {"weekday": {"weekday", *_WEEKDAYS[:5]}, "weekend": {"weekend", *_WEEKDAYS[5:]}}
+    other = {r for r, covered in covers.items() if any(d not in covered for d in days - {"holiday"})
+             and not ("holiday" in days and (r == "weekend" or "weekday" in days))}
     out: list[str] = []
     for k in sorted(days):
         for t in terms[k]:
@@ -148,6 +159,8 @@ def _days_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> DaysSpec
     d = next(g for g in m.groups() if g)
     try:
         days = _day_classes(d, zh)
+    except _Either:
+        raise _Unclear from None  # "weekdays or weekends": the judge's, not another reader's
     except _Unclear:
         return None  # not days ("available on the menu", "open at 10:00"): another reader's
     if neg:

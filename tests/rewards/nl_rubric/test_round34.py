@@ -102,6 +102,16 @@ def test_the_days_a_product_can_be_used(text: str, usable: list[str], unusable: 
         assert not _holds(KARTS, spec, pid), (text, pid)
 
 
+def test_days_joined_by_and_are_all_of_them() -> None:
+    spec = nl_rubric.compile_item("The go-kart product should be available on weekdays and weekends", KARTS)
+    assert isinstance(spec, nl_rubric.DaysSpec), spec
+    assert _holds(KARTS, spec, "P1") and _holds(KARTS, spec, "P5")
+    for pid in ("P2", "P3", "P4"):  # weekdays only, not at weekends, weekends only
+        assert not _holds(KARTS, spec, pid), pid
+    both = nl_rubric.compile_item("The go-kart product should be available on Saturdays and Sundays", KARTS)
+    assert isinstance(both, nl_rubric.DaysSpec) and set(both.days) == {"saturday", "sunday", "weekend"}, both
+
+
 def test_the_days_a_place_is_open() -> None:
     spec = nl_rubric.compile_item("The flower shop should be open on Saturdays", KARTS)
     assert isinstance(spec, nl_rubric.DaysSpec) and spec.scope == "place"
@@ -125,7 +135,7 @@ def test_the_days_said_in_chinese() -> None:
 
 @pytest.mark.parametrize("text", [
     "The go-kart product should not be available on weekends",  # a negated demand
-    "The go-kart product should be available on weekdays and weekends",  # every day, or either?
+    "The go-kart product should be available on weekdays or weekends",  # either, left open
 ])
 def test_days_left_to_the_judge(text: str) -> None:
     assert nl_rubric.compile_item(text, KARTS) is None
