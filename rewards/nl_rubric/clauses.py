@@ -195,7 +195,7 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
 
 
 # a thing named with no verb before it ("咖啡", "香菜和葱"): what "不要" does not want
-_ZH_BARE_THING = re.compile(r"(?!(?:太|过|超|高|低|少|多|在|为|是|选|点|买|加|含|有|用|去|让|被|把|给|跟|和|与|从|到))"
+_ZH_BARE_THING = re.compile(r"(?!(?:太|过|超|高|低|少|多|在|为|是|选|点|买|加|放|含|有|用|去|让|被|把|给|跟|和|与|从|到))"
                             r"[\u4e00-\u9fff、和]{1,8}")
 _ZH_NONE = re.compile(r"(?:没有|无)(?:任何|一个|一款|一件|一份|一样)?(?:商品|菜品|产品|饮品|东西|单品)$")
 # a subject that negates the demand ("No Ice should be selected" names a value: only a generic noun after "no")

@@ -302,7 +302,7 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         # types such as X should be avoided": the subject, not chosen
         p, subject, neg = "select " + subject, "", neg != (alone.re is _AVOIDED_ALONE)
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
-        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带)(?=.)", p)
+        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带|去掉|去除|拿掉|不放)(?=.)", p)
         if nm and not _found(p, ctx, "product"):
             neg, p = not neg, "含有" + p[nm.end():]
     concept = _concept_feature(subject, neg, p, zh, ctx)
@@ -333,6 +333,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     if m is None and zh and re.fullmatch(r"[^，,。]{1,16}的", p):
         p = "为" + p  # "不要韭菜馅的", "要小份的": a 的-phrase is what is (not) wanted
         m = _FEATURE_VERBS_ZH.match(p)
+        concept = _concept_feature(subject, neg, p[:-1], zh, ctx)
+        if concept is not None:  # "要软糯的": a class ("软糯"), said as a 的-phrase
+            return [concept]
     if m is None and zh and len(p) <= 8 and any(_knorm(o) == _knorm(p) for pr in ctx.products for o in pr.options):
         p = "选择" + p  # "果汁必须去冰", "鸡汤饭应不加葱花": the value is a catalogue option, said with no verb
         m = _FEATURE_VERBS_ZH.match(p)

@@ -153,3 +153,34 @@ def test_a_count_in_pieces(text: str) -> None:
 def test_units_are_no_pieces(text: str) -> None:
     spec = nl_rubric.compile_item(text, SWEETS)
     assert isinstance(spec, nl_rubric.CountSpec) and spec.what == "items", spec
+
+
+RICE = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("R1", "老鸡汤饭店", (), "快餐", 4.5),),
+    products=(nl_rubric.ProductInfo("C1", "R1", "鸡汤饭", (), ("加葱花", "不加葱花"), 22.0),
+              nl_rubric.ProductInfo("C2", "R1", "葱油拌面", (), (), 16.0),
+              nl_rubric.ProductInfo("C3", "R1", "软糯芋泥糕", (), (), 12.0),
+              nl_rubric.ProductInfo("C4", "R1", "香脆芋头条", (), (), 10.0)),
+)
+
+
+def _rice(pid: str, chosen: str = "") -> nl_rubric.RecordFacts:
+    pr = next(p for p in RICE.products if p.product_id == pid)
+    return order([nl_rubric.LineFacts(pid, pr.name, pr.tags, chosen, 1, pr.price, pr.options)])
+
+
+@pytest.mark.parametrize("text", ["鸡汤饭不要放葱花", "鸡汤饭应去掉葱花", "鸡汤饭需要去掉葱花"])
+def test_a_garnish_put_in_or_taken_out(text: str) -> None:
+    spec = nl_rubric.compile_item(text, RICE)
+    assert spec is not None, text
+    place = RICE.places[0]
+    assert nl_rubric.spec_holds(spec, _rice("C1", "不加葱花"), place)
+    assert not nl_rubric.spec_holds(spec, _rice("C1", "加葱花"), place)
+    assert not nl_rubric.spec_holds(spec, _rice("C2"), place)  # 葱油: green onion in the name
+
+
+def test_a_class_said_as_a_de_phrase() -> None:
+    spec = nl_rubric.compile_item("芋泥点心要软糯的", RICE)
+    assert spec is not None
+    assert nl_rubric.spec_holds(spec, _rice("C3"), RICE.places[0]) and not nl_rubric.spec_holds(spec, _rice("C4"), RICE.places[0])
