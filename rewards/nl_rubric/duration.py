@@ -299,7 +299,7 @@ _EN_LATE = re.compile(
     rf"^(?:be )?(?:open |opened |close |closes |closing |operate |operating |run |running )?"
     rf"(?:(?:at least )?(?:until|till|to|through)|at or after|at|no earlier than|not earlier than|after|later than|"
     rf"(?:at )?(?:until|till) at least|at least (?:until|till|to)|until at least)?\s*"
-    rf"(?:{_EN_CLOCK}|(?P<mid>midnight))(?P<tail> or later| or after| at the earliest)?$")
+    rf"(?:{_EN_CLOCK}|(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)|(?P<mid>midnight))(?P<tail> or later| or after| at the earliest)?$")
 _EN_24 = re.compile(r"^(?:be |have |operate |run |offer )?(?:for )?(?:an? )?(?:open )?(?:24[- ]?h(?:ours?|rs?)?|24/7|around the clock)"
                     r"(?: (?:a day|operation|operating|service|business|open|opening))?(?: (?:venue|shop|store|place|hall|business))?$")
 _ZH_LATE = re.compile(rf"^(?:为|是|应)?(?:营业)?(?:至少|最少|不早于)?(?:到|至|营业到|营业至|开到)?{_ZH_CLOCK}(?:或)?(?:以后|之后|或更晚|及以后)?$")
@@ -342,13 +342,14 @@ def _hours_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> HoursSp
         raise _Unclear
     if neg:
         raise _Unclear
-    lead = p[:m.start(1) if m.group(1) else m.start("mid")]
+    lead = p[:m.start(1) if m.group(1) else m.start("h24") if m.group("h24") else m.start("mid")]
     said_late = re.search(r"until|till|to |through|after|later|no earlier|not earlier", lead) or m.group("tail")
     if not said_late and not re.search(r"\bclos", text):
         raise _Unclear  # "the hours should be 10 PM": opening or closing?
     if not said_late:
         raise _Unclear  # "should close at 10 PM": exactly then, which the tags seldom tell
-    closes = 24 * 60.0 if m.group("mid") else _en_clock(m.group(1), m.group(2), m.group(3))
+    closes = 24 * 60.0 if m.group("mid") else _day_minutes(int(m.group("h24")), int(m.group("m24"))) \
+        if m.group("h24") else _en_clock(m.group(1), m.group(2), m.group(3))  # "until at least 22:00": a 24-hour clock
     return HoursSpec(closes_at=closes)
 
 

@@ -155,6 +155,10 @@ def _same_place_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Jo
 def _place_member(x: str, ctx: ItemContext) -> list[str]:
     x = re.sub(r"^(?:the |a |an |both )", "", x.strip(" ,'\""))
     x = _ORDER_TAIL_EN.sub("", x).strip()
+    if len(x) >= 3 and not _found(x, ctx, "place"):
+        # "the Korean self-service BBQ restaurant": the kind of place, which its fields spell without the noun
+        bare = re.sub(r"\s+(?:restaurant|shop|store|merchant|place|venue)s?$", "", x)
+        x = bare if bare != x and len(bare) >= 3 and _found(bare, ctx, "place") else x
     if len(x) < 3 or not _found(x, ctx, "place"):
         raise _Unclear
     return [x]

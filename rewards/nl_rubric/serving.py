@@ -15,7 +15,8 @@ _SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|tw
 _SERVE_EN = (
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
-    re.compile(rf"^(?:for |suitable for |(?:that )?serves? |serving )?{_SERVE_NUM} (?:people|persons?)$"),
+    re.compile(rf"^(?:for |suitable for |(?:that )?serves? |serving )?{_SERVE_NUM} (?:people|persons?|diners?|guests?|adults?)$"),
+    re.compile(r"^(?:for )?(?:a )?(?P<one>single|one) (?:diner|guest|adult)$"),  # "for a single diner", "for one guest"
     re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
     re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
     # "two individual set meals", "multiple single-person packages": a negated part says which size is not wanted

@@ -88,6 +88,10 @@ _TOKEN = re.compile(
     # "6-7 pm", "between 6 and 7 pm": the bare first hour takes the second's am/pm
     r"|(?P<bare>(?<![\d:.])(?P<bh>\d{1,2})(?= ?(?:-|–|~|to|and) ?\d{1,2}(?::\d{2})? ?(?P<bap>[ap])m\b))"
     r"|(?P<oclock>(?<![\d:.])(?P<oh>\d{1,2}) ?o'?clock\b)"
+    # "around 7 in the evening", "before 8 at night": a bare hour its period says (the period token follows it),
+    # after a word of time ("a table for 4 in the evening" is a party of four)
+    r"|(?P<phour>(?:(?<=\bat )|(?<=\bby )|(?<=around )|(?<=\babout )|(?<=before )|(?<=after )|(?<=until )|(?<=\btill )"
+    r"|(?<=\bfrom )|(?<=\bto )|(?<=\band )|(?<=than ))(?P<ph>\d{1,2})(?= (?:in the (?:morning|afternoon|evening)|at night)\b))"
     rf"|(?P<zhclock>(?<![\d.])(?P<zh>\d{{1,2}}|[{_ZH_NUM}]{{1,3}})[点點时]"
     rf"(?:(?P<zhalf>半)|(?P<zq1>一刻)|(?P<zq3>三刻)|(?P<zmin>\d{{1,2}})分?|(?P<zminzh>[{_ZH_NUM}]{{1,3}})分)?)"
     r"|(?P<noon>\bnoon\b|\bmidday\b|正午)|(?P<midnight>\bmidnight\b|午夜)"
@@ -170,6 +174,8 @@ def _tokens(text: str) -> list[_Tok]:
             out.append(_Tok("clock", s, e, (int(m["bh"]), 0, 0, m["bap"])))
         elif g == "oclock":
             out.append(_Tok("clock", s, e, (int(m["oh"]), 0, 0, None)))
+        elif g == "phour":
+            out.append(_Tok("clock", s, e, (int(m["ph"]), 0, 0, None)))
         elif g == "zhclock":
             hour = _zh_number(m["zh"])
             if m["zhalf"]:

@@ -32,7 +32,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
     r"be made (?:of|with|from) |be made (?=[a-z])|"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
-    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |"
+    r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |come |comes |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order |"
     r"make (?:a |an )?(?:reservation|booking|appointment) (?:at|with) |book (?:a table |a room |a session )?(?:at|with) |"
     r"place (?:a |an )?(?:new )?order (?:at|with) )")

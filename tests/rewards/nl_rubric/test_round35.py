@@ -184,3 +184,77 @@ def test_a_class_said_as_a_de_phrase() -> None:
     spec = nl_rubric.compile_item("芋泥点心要软糯的", RICE)
     assert spec is not None
     assert nl_rubric.spec_holds(spec, _rice("C3"), RICE.places[0]) and not nl_rubric.spec_holds(spec, _rice("C4"), RICE.places[0])
+
+
+PLAZA = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("K1", "Korean Charcoal BBQ", ("Korean BBQ", "Self-service"), "Meal", 4.7),
+            nl_rubric.PlaceInfo("N1", "Fingertip Art Nail Salon", ("Manicure",), "Nail salon", 4.6)),
+    products=(nl_rubric.ProductInfo("B1", "K1", "All-You-Can-Eat BBQ for One", (), (), 172.0),
+              nl_rubric.ProductInfo("M1", "N1", "Half-tips Nail Package", (), (), 128.0)),
+)
+
+
+def test_a_joint_total_names_a_place_by_its_kind() -> None:
+    # "the Korean self-service BBQ restaurant": the place's fields spell the kind without the noun
+    spec = nl_rubric.compile_item("The total cost of the nail salon and Korean self-service BBQ restaurant orders should "
+                                  "be within 300 yuan", PLAZA)
+    assert isinstance(spec, nl_rubric.JointSpec) and spec.what == "total" and spec.high == 300, spec
+    assert len(spec.members) == 2
+    bbq, nails = PLAZA.places
+
+    def rec(rid: str, pid: str, place: nl_rubric.PlaceInfo, price: float) -> tuple[nl_rubric.RecordFacts, nl_rubric.PlaceInfo]:
+        line = nl_rubric.LineFacts(pid, "", (), "", 1, price, ())
+        return nl_rubric.RecordFacts(table="orders", record_id=rid, place_id=place.place_id, status="paid",
+                                     lines=(line,), total=price), place
+
+    assert nl_rubric.joint_holds(spec, [rec("O1", "B1", bbq, 172.0), rec("O2", "M1", nails, 128.0)])
+    assert not nl_rubric.joint_holds(spec, [rec("O1", "B1", bbq, 172.0), rec("O2", "M1", nails, 168.0)])
+    assert not nl_rubric.joint_holds(spec, [rec("O2", "M1", nails, 128.0)])  # no BBQ order
+
+
+def test_a_closing_time_on_a_24_hour_clock() -> None:
+    late = nl_rubric.PlaceInfo("L1", "Night Nails", ("Open until 11 PM",), "Nail salon", 4.5)
+    early = nl_rubric.PlaceInfo("E1", "Day Nails", ("Open until 9 PM",), "Nail salon", 4.5)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(late, early), products=())
+    spec = nl_rubric.compile_item("The nail salon must stay open until at least 22:00", ctx)
+    assert isinstance(spec, nl_rubric.HoursSpec) and spec.closes_at == 22 * 60, spec
+    assert nl_rubric.spec_holds(spec, order([]), late) and not nl_rubric.spec_holds(spec, order([]), early)
+
+
+def test_a_set_for_a_single_diner() -> None:
+    spec = nl_rubric.compile_item("The BBQ package should be for a single diner", PLAZA)
+    assert spec is not None
+    bbq = PLAZA.products[0]  # "All-You-Can-Eat BBQ for One"
+    line = nl_rubric.LineFacts(bbq.product_id, bbq.name, bbq.tags, "", 1, bbq.price, ())
+    assert nl_rubric.spec_holds(spec, order([line]), PLAZA.places[0])
+
+
+@pytest.mark.parametrize("text, clock", [
+    ("Deliver the chicken soup rice around 7 in the evening on September 30, 2024", "2024-09-30 19:00"),
+    ("The chicken soup rice should arrive before 8 at night on September 30, 2024", "2024-09-30 20:00"),
+    ("The chicken soup rice should arrive by 9 in the morning on September 30, 2024", "2024-09-30 09:00"),
+])
+def test_a_bare_hour_with_its_period(text: str, clock: str) -> None:
+    # before, the hour was not read and the date alone made a whole-day window: the time was dropped
+    spec = nl_rubric.compile_item(text, NOW)
+    assert isinstance(spec, nl_rubric.TimeWindow), spec
+    described = nl_rubric.describe_spec(spec)
+    assert clock in described and "00:00" not in described, described
+
+
+def test_come_is_a_verb_not_part_of_the_value() -> None:
+    spec = nl_rubric.compile_item("The spicy chicken has to come extra spicy", CHICKEN_EN)
+    assert isinstance(spec, nl_rubric.FeatureSpec) and spec.phrases == ["extra spicy"], spec
+
+
+CHICKEN_EN = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("S1", "Spicy House", (), "Sichuan", 4.5),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Spicy Chicken", (), ("Mild Spicy", "Extra Spicy"), 38.0),),
+)
+
+
+def test_a_number_before_a_period_is_an_hour_only_after_a_word_of_time() -> None:
+    spec = nl_rubric.compile_item("Book a table for 4 in the evening on September 30, 2024", NOW)
+    assert spec is None or "16:00" not in nl_rubric.describe_spec(spec), spec  # a party of four, not 4 PM
