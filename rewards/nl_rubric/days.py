@@ -12,8 +12,9 @@ How it is checked (``DaysSpec``, ``days_holds``): the catalogue states the days 
 exclusion ("Not Available on Weekends", "Closed on Saturdays", "周末不可用") or by a restriction to the other days
 ("Weekday Only", "Weekday Limited", "Weekday Special", "仅限工作日", "工作日专享"); every ordered line's product
 (``scope="product"``), or the place (``"place"``), must state none of them. A thing that states no restriction
-can be used any day: the conversation gives the agent nothing else to go by. Read only where some product (some place, for a place's days)
-of the task speaks of those days at all; otherwise the check would tell nothing apart, and the item is the judge's.
+can be used any day: the conversation gives the agent nothing else to go by. Read only where some product (some
+place, for a place's days) of the task speaks of those days at all; otherwise the check would tell nothing apart,
+and the item is the judge's.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class DaysSpec(_Spec):
     kind: Literal["days"] = "days"
     scope: Literal["product", "place"] = "product"
     days: list[str]
+
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
