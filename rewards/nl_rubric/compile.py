@@ -82,6 +82,7 @@ from .status import _status_item
 from .text import MAX_ITEM_CHARS, _is_zh, _knorm, _Unclear
 from .time import TimeWindow, compile_time_item
 from .trip import _trip_item
+from .values import BOOK_AT_EN
 from .voice import agent_voice, is_question
 from .world import ItemContext, _found, _places_named, _Spec
 
@@ -390,9 +391,7 @@ _SOFT = re.compile(r"\b(?:ideally|preferably|optionally|if possible|where possib
 _COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
                          r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
 # a visit or an order said by where it is made ("make a reservation at the pet store", "book at X", "place an order at X")
-_BOOK_AT = re.compile(r"^(?:make (?:a |an )?(?:reservation|booking|appointment)|book(?: a table| a room| a session)?|"
-                      r"place (?:a |an )?(?:new )?order) "
-                      r"(?:at|with) (?P<p>\S.*)$")
+_BOOK_AT = re.compile(rf"^{BOOK_AT_EN}(?P<p>\S.*)$")
 # a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
 _COMMAND = re.compile(r"^(?:please )?(?:(?P<avoid>avoid) |(?:select|choose|pick|opt for|order|buy|purchase|reorder|re-order|"
                       r"place (?:a |an )?(?:new )?order) )|^(?:请)?(?:(?P<zavoid>避免|避开)|选择|(?:重新)?(?:在|从).{2,}?(?:下单|购买|订购))")

@@ -26,7 +26,7 @@ from typing import Literal
 
 from .clauses import _head_class
 from .text import _is_zh, _Unclear
-from .time_tokens import _MONTH, _MONTH_NAMES
+from .time_tokens import _tokens
 from .world import ItemContext, PlaceInfo, RecordFacts, _found, _place_fields, _Spec
 
 
@@ -58,9 +58,8 @@ _ZH_DAYS = r"([^，,。；;]{2,16}?)"
 _ZH_PRED = re.compile(rf"^(?:(?:应|要|需|需要|必须)?(?:在|于)?{_ZH_DAYS}(?:也|均|都)?(?:可以|可|能|能够|支持)?(?:使用|用|营业|开放|核销|消费)"
                       rf"|(?:可以|可|能|能够|支持)(?:在|于)?{_ZH_DAYS}(?:使用|用|营业|开放|核销|消费)"
                       rf"|(?:适用于|可用于){_ZH_DAYS})的?$")
-_EN_DATE = re.compile(rf"^(?P<m>{_MONTH})\.? (?P<d>\d{{1,2}})(?:st|nd|rd|th)?,? (?P<y>\d{{4}})(?:\s*\((?P<x>[^()]*)\))?$"
-                      rf"|^(?P<y2>\d{{4}})-(?P<m2>\d{{1,2}})-(?P<d2>\d{{1,2}})(?:\s*\((?P<x2>[^()]*)\))?$")
-_ZH_DATE = re.compile(r"^(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号](?:[（(](?P<x>[^（）()]*)[)）])?$")
+# a date with its remark in brackets ("June 10, 2024 (Dragon Boat Festival)", "2024年6月10日（周一）")
+_REMARK = re.compile(r"^(?P<d>[^()（）]+?)\s*(?:[（(](?P<x>[^()（）]*)[)）])?$")
 _HOLIDAY_WORDS = re.compile(r"festival|holiday|new year|national day|labou?r day|节|假")
 
 
@@ -68,10 +67,27 @@ class _Either(_Unclear):
     """Days said as alternatives: days all the same, but which of them the item leaves open."""
 
 
+def _date_of(d: str) -> tuple[_dt.date, str] | None:
+    """The date ``d`` is, by the time reader's date grammar (``time_tokens._tokens``), with the remark in brackets
+    after it; None when ``d`` is no whole date with its year."""
+    m = _REMARK.match(d)
+    if m is None:
+        return None
+    head = m.group("d").strip()
+    toks = _tokens(head)
+    if len(toks) != 1 or toks[0].kind != "date" or (toks[0].start, toks[0].end) != (0, len(head)):
+        return None
+    y, month, day = toks[0].value
+    try:
+        return (_dt.date(y, month, day), m.group("x") or "") if y else None
+    except ValueError:
+        raise _Unclear from None
+
+
 def _day_classes(d: str, zh: bool) -> set[str]:
     """The classes of day that ``d`` says: {"weekend", "saturday"} for Saturdays and for a date that is one."""
     d = d.strip(" .。")
-    date = _ZH_DATE.match(d) if zh else _EN_DATE.match(d)
+    date = _date_of(d)
     if date is None:
         parts = [x.strip() for x in re.split(r",?\s+(?:and|or)\s+|,\s*|和|及|、|或", d) if x.strip()]
         if len(parts) > 1:  # "Saturdays and Sundays", "weekdays and weekends": every one of them
@@ -80,15 +96,10 @@ def _day_classes(d: str, zh: bool) -> set[str]:
                 raise _Either  # "weekdays or weekends": either, which the item leaves open
             return days
     if date is not None:
-        g = date.groupdict()
-        y, m, day = g.get("y") or g.get("y2"), g.get("m") or g.get("m2"), g.get("d") or g.get("d2")
-        month = int(m) if m and m.isdigit() else _MONTH_NAMES[m or ""]
-        try:
-            weekday = _dt.date(int(y or 0), month, int(day or 0)).weekday()
-        except ValueError:
-            raise _Unclear from None
+        day, remark = date
+        weekday = day.weekday()
         out = {_WEEKDAYS[weekday], "weekend" if weekday >= 5 else "weekday"}
-        if _HOLIDAY_WORDS.search(g.get("x") or g.get("x2") or ""):
+        if _HOLIDAY_WORDS.search(remark):
             out.add("holiday")
         return out
     terms = _TERMS_ZH if zh else _TERMS_EN

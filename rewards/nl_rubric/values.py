@@ -24,6 +24,10 @@ from .world import (
 )
 
 # ----- the grammar ----------------------------------------------------------------------------------
+# a visit or an order said by where it is made ("make a reservation at X", "book at X", "place an order at X"): the
+# place is the value here, and names the record in ``compile._BOOK_AT``
+BOOK_AT_EN = (r"(?:make (?:a |an )?(?:reservation|booking|appointment)|book(?: a table| a room| a session)?|"
+              r"place (?:a |an )?(?:new )?order) (?:at|with) ")
 _FEATURE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely |preferably |specifically |all )*(?P<v>be (?:equipped with|suitable for)|"
     r"be (?:located|situated) (?=(?:in|within|inside|near|at) )|"
@@ -34,8 +38,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |come |comes |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order |"
-    r"make (?:a |an )?(?:reservation|booking|appointment) (?:at|with) |book (?:a table |a room |a session )?(?:at|with) |"
-    r"place (?:a |an )?(?:new )?order (?:at|with) )")
+    rf"{BOOK_AT_EN})")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
                                r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
