@@ -277,9 +277,31 @@ def _best_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Any | No
             extra.append(store)
     if attribute in PLACE_ATTRIBUTES:
         extra += _place_rest(subject, rest, zh, ctx)
+        extra += _other_clauses(subject, pred, marks[attribute], zh, ctx)
     else:
         spec = spec.model_copy(update={"phrase": _product_rest(rest, zh, ctx)})
     return [spec, *extra] if extra else spec
+
+
+# a clause that places the store ("该店位于X", "which is located at X"): what the place is, said again
+_LOCATED = re.compile(r"^(?:该店|该商家|此店|其|它)?(?:位于|地址为|地址是|坐落于)|^(?:which|it) (?:is )?(?:located|situated) ")
+
+
+def _other_clauses(subject: str, pred: str, mark: str, zh: bool, ctx: ItemContext) -> list[Any]:
+    """What a place item says before its superlative, clause by clause ("必须是古茗（软三店），该店位于X，是离
+    公司最近的古茗分店"): the place it names (``place._store_item``), or a clause placing it; anything else
+    is the judge's."""
+    out: list[Any] = []
+    for clause in (c.strip() for c in re.split(r"[，,；;]", pred) if c.strip()):
+        if re.search(mark, _names_out(clause, ctx)):
+            break  # the superlative's own clause: what follows it is its reference or the place it names
+        if _LOCATED.search(clause):
+            continue
+        store = _store_item(subject, False, clause if zh else re.sub(r"^(?!be )", "be ", clause), ctx)
+        if store is None:
+            raise _Unclear
+        out.append(store)
+    return out
 
 
 def _tag_reading(word: str, ctx: ItemContext) -> Any | None:

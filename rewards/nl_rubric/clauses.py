@@ -336,3 +336,12 @@ def _cut_purpose(pred: str) -> str:
 # a trailing clause about a person, with no modal: the reason of the demand ("，用户喜欢吃辣", "，孩子喜欢吃拉面")
 _ZH_WHO_REASON = re.compile(r"[，,](?:用户|孩子|女儿|儿子|老婆|老公|妻子|丈夫|朋友|同事|客户|家人|老人|父母|他们|她们|他|她)"
                             r"(?![^，,]*(?:应|必须|需要|不能|不得|不可|不要))[^，,]*$")
+
+
+# who a thing is for, said after it: "high chairs for infants", "a cake for my daughter", "the soup order prepared for
+# the family" (what it is, not who it is for: weaker, never stricter)
+_WHO_EN = (r"(?:the |my |your |his |her |their |our |a |an )?(?:user'?s? )?(?:infants?|bab(?:y|ies)|toddlers?|kids?|"
+           r"child(?:ren)?|elderly|seniors?|parents?|guests?|customers?|clients?|wife|husband|daughters?|sons?|"
+           r"girlfriend|boyfriend|partner|friends?|colleagues?|roommates?|family|user|him|her|them)")
+_FOR_WHOM_EN = re.compile(rf"(?<=[a-z])\s+(?:(?:prepared|ordered|chosen|selected|bought|purchased|made|intended)\s+)?"
+                          rf"for {_WHO_EN}(?: and {_WHO_EN})?$")

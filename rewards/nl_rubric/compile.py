@@ -15,7 +15,10 @@ How an item is read
     2. premise and conclusion (``clauses._THEN``): the text after the last "so / therefore / ; /
        所以 / 因此" is the requirement; every clause before it is reasoning (skipped: "the result is
        X", "it will rain tomorrow"), a process demand ("need to query ...", "需要查询...": a
-       ``ProcessSpec``, ``process``), or a condition or a second requirement, which leaves the item
+       ``ProcessSpec``, ``process``), a requirement of its own (checked too where it reads alone and
+       one record answers it with the conclusion; a money requirement, "spending should not exceed
+       1.5 times the usual range", is what a money conclusion's bound is computed from and needs one),
+       or a condition or a requirement that does not read, which leaves the item
        to the judge, unless the premise reports what a look-up found (``_RESOLVED``: "the result is
        yes", "after checking, there are ...", "查询结果为..."): then a condition or a preference before
        the conclusion ("check if there is X; if yes, reserve", "should prioritize X; if none, Y") is
@@ -68,12 +71,12 @@ from .clauses import (
 from .days import _days_item
 from .duration import _duration_item, _hours_item, _usable_item
 from .facts import _place_fact_item
-from .joint import _joint_item
+from .joint import JointSpec, _joint_item
 from .note import _note_item
 from .only import _only_item
 from .place import _distance_item, _rating_item, _store_item
 from .place_kind import _place_kind_item
-from .price import _AND_TOTAL, _price_item
+from .price import _AND_TOTAL, PriceSpec, _price_item
 from .process import _process_demand
 from .product import _feature_item
 from .quantity import _count_item, _people_item
@@ -214,6 +217,8 @@ def _reasoned(t: str, cut: Any, ctx: ItemContext) -> Any | None:
     reasoning): the look-ups its premise demands, and the conclusion's requirement(s). Raises ``_Unclear``."""
     premise, conclusion = (t[:cut.start()], t[cut.end():]) if cut is not None else ("", t)
     parts: list[Any] = []
+    derived = False  # a money requirement of the premise the conclusion's bound is computed from
+    premise_money: list[Any] = []  # those of them that read alone
     clauses = [x.strip(" .") for x in re.split(r"[,，;；。]|\.\s", premise) if x.strip(" .")]
     resolved = any(_RESOLVED.search(x) for x in clauses)
     for clause in clauses:
@@ -232,7 +237,19 @@ def _reasoned(t: str, cut: Any, ctx: ItemContext) -> Any | None:
         if demand is not None:
             parts.append(demand)
         elif _has_modal(clause):
-            raise _Unclear  # a second requirement in the reasoning
+            # a requirement of its own in the reasoning ("the total of both should be within 300 yuan. ...
+            # Therefore the package should be at most 128 yuan"): checked too where it reads alone; a money
+            # requirement ("spending should not exceed 1.5 times the usual range") is what the conclusion's
+            # bound is computed from, which then must be a money bound, and is checked beside it only where one
+            # record answers both; any other requirement that does not read is the judge's
+            read = _premise_requirement(clause, ctx)
+            if _MONEY_WORDS.search(clause):
+                derived = True
+                premise_money += read
+            elif read:
+                parts += read
+            else:
+                raise _Unclear
     if is_question(conclusion):  # "was the order cancelled?": the demand it checks, or the judge's
         return _joined(parts + _said_otherwise(conclusion, ctx))
     try:
@@ -248,7 +265,26 @@ def _reasoned(t: str, cut: Any, ctx: ItemContext) -> Any | None:
         parts.append(demand)
     else:
         parts += _conclusion(conclusion, ctx)
+    if derived and not any(isinstance(x, (PriceSpec, JointSpec)) for x in parts):
+        raise _Unclear
+    if premise_money and parts:  # checked beside the conclusion where one record answers both
+        joined = _joined(parts + premise_money)
+        if joined is not None:
+            return joined
     return _joined(parts) if parts else None
+
+
+_MONEY_WORDS = re.compile(r"\b(?:yuan|rmb|budget|spend(?:ing)?|expen(?:se|diture)s?|costs?|prices?|consumption)\b|"
+                          r"元|预算|消费|花费|价格|费用")
+_PREMISE_LEAD = re.compile(r"^(?:and|but|also|while|whereas|so|thus|hence)\s+|^(?:且|并且|而且|但是|但|同时|所以|因此)")
+
+
+def _premise_requirement(clause: str, ctx: ItemContext) -> list[Any]:
+    """A requirement stated in a reasoned item's premise, read alone ([] when it does not read)."""
+    try:
+        return _requirement_or_reasoned(_PREMISE_LEAD.sub("", clause), ctx)
+    except _Unclear:
+        return []
 
 
 # where a conclusion joins a second requirement with its own subject and modal: "so a car wash shop should be

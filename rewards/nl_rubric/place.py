@@ -22,7 +22,10 @@ The grammar (each reads the predicate after the modal, ``clauses._split_modal``)
     negation flips it ("should not be lower than 4": >= 4); a number above ``RATING_MAX`` is no rating.
     distance: "(be located) within (M-)N km / m (inclusive / exclusive) (radius / distance) of P", "no
     more than N m from P", "the distance between A and P should be within N km", "距离P(的距离)在N公里
-    以内", "在P附近N米内": P must be an address-book entry or a place's address or name (its name and
+    以内", "在P附近N米内", "A距离 / 与 P (的距离) 应在N公里以内 / 应不超过N公里" (P in the subject): P is the
+    user's home or workplace where it says so ("home", "the user's company", "用户家", "公司": the
+    profile's "home address" / "work address", ``ItemContext.landmarks``), or must be an address-book
+    entry or a place's address or name (its name and
     address pieces agree, within ``ADDRESS_TOLERANCE_M``; an address-book entry whose room, unit and
     building lead its compound's address locates the compound; where none matches so, an entry's
     name before its address, or the entry with its city and district said first); "closest / nearest / 最近" is a
@@ -34,7 +37,8 @@ Examples
     rating    "The bakery should have a rating of 4.6 or above"; "The salon's rating must be higher
               than 4.0"; "烘焙店的评分应在4.6分及以上"; "理发店评分不能低于4分"
     distance  "The gym should be within 2 km (inclusive) of 18 Seaside Road, Dalian";
-              "健身房应在距离港湾咖啡2公里以内"
+              "健身房应在距离港湾咖啡2公里以内"; "The restaurant should be within 500m of home";
+              "冷面店距离公司应在1公里以内"
 
 The specs and how they are checked against the record's place (``PlaceInfo``)
     ``StoreSpec``     the place's id is one of ``place_ids`` (``negated``: is none of them).
@@ -285,11 +289,17 @@ _DIST_SUBJ = re.compile(r"^(?:the )?distance (?:between|from) (?P<a>.+?) (?:and|
 _DIST_PRED = re.compile(rf"^(?:be )?(?:within|no more than|not more than|at most|less than or equal to|up to|under)\s+"
                         rf"(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}$")
 _DIST_PRED_NEG = re.compile(rf"^(?:be )?(?:exceed|more than|over)\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}$")
+# (a reference never ends in a digit: "在500米以内" is no place "5" within "00" metres)
 _DIST_ZH = (
-    re.compile(rf"^(?:在)?(?:距离?|离)(?P<ref>.+?)(?:的距离)?(?:在|不超过|不大于|小于等于)?(?P<n>\d+(?:\.\d+)?){_UNIT}"
+    re.compile(rf"^(?:在)?(?:距离?|离)(?P<ref>.+?(?<![\d.]))(?:的距离)?(?:在|不超过|不大于|小于等于)?(?P<n>\d+(?:\.\d+)?){_UNIT}"
                rf"(?:以内|之内|内|范围内|以下){_INC}$"),
-    re.compile(rf"^(?:在|位于)(?P<ref>.+?)(?:的)?(?:周边|附近|周围)?(?P<n>\d+(?:\.\d+)?){_UNIT}(?:以内|之内|内|范围内){_INC}$"),
+    re.compile(rf"^(?:在|位于)(?P<ref>.+?(?<![\d.]))(?:的)?(?:周边|附近|周围)?(?P<n>\d+(?:\.\d+)?){_UNIT}(?:以内|之内|内|范围内){_INC}$"),
 )
+# the reference in the subject: "米线店距离公司应在3公里以内", "X与Y的距离不超过1公里", "X到Y的距离应在500米内"
+_DIST_SUBJ_ZH = re.compile(r"^(?P<a>.+?)(?:距离|离|与|和|到)(?P<ref>[^，,]+?)(?:之间)?(?:的)?(?:直线)?(?:距离)?$")
+_DIST_OVER_ZH = re.compile(rf"^(?:超过|大于|多于)(?P<n>\d+(?:\.\d+)?){_UNIT}{_INC}$")  # after 不 (应不超过): within
+_DIST_PRED_ZH = re.compile(rf"^(?:在|为|是)?(?:不超过|不大于|小于等于|不多于|最多)?(?P<n>\d+(?:\.\d+)?){_UNIT}"
+                           rf"(?:以内|之内|内|范围内|以下)?{_INC}$")
 
 
 def _metres(n: str, unit: str) -> float:
@@ -311,6 +321,24 @@ def _ref_pieces(ref: str) -> list[str]:
     return [re.sub(r"^the ", "", p.strip(" ,，.")) for p in pieces if p.strip(" ,，.")]
 
 
+_HOME_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:home|house|residence|home address)")
+_WORK_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:company|office|workplace|work|work address|"
+                      r"workplace address|office address)")
+_HOME_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:家|家里|住处|住所|家庭住址|住址)")
+_WORK_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:公司|单位|工作地点|工作地址|办公室|办公地点)")
+
+
+def _landmark(ref: str) -> str:
+    """"home" or "work" where a reference place is the user's own one said by what it is ("home", "the
+    company", "用户家"), else ""."""
+    r = ref.strip(" .。,，").casefold()
+    if (_HOME_ZH if _is_zh(r) else _HOME_EN).fullmatch(r):
+        return "home"
+    if (_WORK_ZH if _is_zh(r) else _WORK_EN).fullmatch(r):
+        return "work"
+    return ""
+
+
 def _word_set(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", unicodedata.normalize("NFKC", text).casefold())) - {"the", "at", "of"}
 
@@ -323,6 +351,12 @@ _UNIT_PREFIX = re.compile(r"^(?:(?:room|unit|building|block|tower|flat|apartment
 def _locate(ref: str, ctx: ItemContext) -> tuple[float, float]:
     """The coordinates of a reference place: an address-book entry or a place's address or name
     that the reference (or its name or address piece) spells, all within ``ADDRESS_TOLERANCE_M``."""
+    label = _landmark(ref)
+    if label:  # "within 500m of home", "距离公司1公里内": the profile's address
+        said = [a for k, a in ctx.landmarks if k == label]
+        if len(said) != 1:
+            raise _Unclear
+        ref = said[0]
     known: list[tuple[str, float, float]] = list(ctx.addresses)
     known += [(p.address, p.longitude, p.latitude) for p in ctx.places if p.longitude is not None and p.address]
     names = [(p.name, p.longitude, p.latitude) for p in ctx.places if p.longitude is not None]
@@ -372,9 +406,13 @@ def _distance_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Dist
             m = rx.match(p)
             if m:
                 break
+        sm = _DIST_SUBJ_ZH.match(subject) if m is None and re.search(r"距离|离", subject) else None
+        if sm is not None:  # "X距离公司应在3公里以内", "X与Y的距离应不超过1公里": the reference in the subject
+            m = _DIST_OVER_ZH.match(p) if neg else _DIST_PRED_ZH.match(p)
+            neg = False
         if m is None or neg:
             raise _Unclear
-        ref, inclusive = m.group("ref"), _inclusive(m)
+        ref, inclusive = (sm.group("ref") if sm is not None else m.group("ref")), _inclusive(m)
     else:
         sm = _DIST_SUBJ.match(subject)
         if sm:

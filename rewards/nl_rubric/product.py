@@ -123,7 +123,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _PARTICIPLES, _cut_purpose, _head_class
+from .clauses import _EXAMPLE_EN, _EXAMPLE_ZH, _FOR_WHOM_EN, _PARTICIPLES, _cut_purpose, _head_class
 from .concept import _concept_feature
 from .feature import FeatureSpec
 from .lexicon import OPTION_SYNONYMS
@@ -275,10 +275,8 @@ def _glossed_option(before: str, gloss: str, ctx: ItemContext) -> bool:
 _BRACKET_DEMAND = re.compile(r"^(?P<x>.{3,}?)\s*\((?P<g>[^()]{0,30}\b(?:small|medium|large|regular|big|extra|half|double|"
                              r"portions?|sizes?|cups?|bowls?|spicy|mild|hot|warm|iced?|cold|sugar|sweet|less|more)\b"
                              r"[^()]{0,30})\)$")
-# who a thing is for, said after it: "high chairs for infants", "a cake for my daughter"
-_FOR_WHOM_EN = re.compile(r"(?<=[a-z])\s+for (?:the |my |your |his |her |their |our |a |an )?(?:infants?|bab(?:y|ies)|toddlers?|"
-                          r"kids?|child(?:ren)?|elderly|seniors?|parents?|guests?|customers?|wife|husband|daughters?|sons?|"
-                          r"girlfriend|boyfriend|partner|friends?|colleagues?|family|user|him|her|them)$")
+# what a menu adds to an option's name in brackets: "无糖（推荐）", "加葱花（默认）", "Regular (recommended)"
+_OPTION_NOTE = re.compile(r"\s*[（(](?:推荐|默认|招牌|热销|必选|recommended|default|popular)[）)]", re.IGNORECASE)
 
 
 def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[Any] | None:
@@ -336,8 +334,11 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         concept = _concept_feature(subject, neg, p[:-1], zh, ctx)
         if concept is not None:  # "要软糯的": a class ("软糯"), said as a 的-phrase
             return [concept]
-    if m is None and zh and len(p) <= 8 and any(_knorm(o) == _knorm(p) for pr in ctx.products for o in pr.options):
-        p = "选择" + p  # "果汁必须去冰", "鸡汤饭应不加葱花": the value is a catalogue option, said with no verb
+    if m is None and zh and len(p) <= 8 and any(_knorm(p) in (_knorm(o), _knorm(_OPTION_NOTE.sub("", o)))
+                                                for pr in ctx.products for o in pr.options):
+        # "果汁必须去冰", "鸡汤饭应不加葱花", "美式需要无糖" (the option "无糖（推荐）"): the value is a catalogue option,
+        # said with no verb
+        p = "选择" + p
         m = _FEATURE_VERBS_ZH.match(p)
     if m is None and not zh and _COPULA_VALUE.match(p):
         p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it

@@ -57,7 +57,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from .clauses import _cut_purpose, _head_class
+from .clauses import _FOR_WHOM_EN, _cut_purpose, _head_class
 from .lexicon import concept_value
 from .place import _store_item
 from .text import _NUM_RE, _compare, _is_zh, _num, _stem, _Unclear
@@ -237,7 +237,7 @@ _COUNT_UNITS = (r"(?:portions?|items?|products?|servings?|cups?|pieces?|sets?|pa
 
 def _product_phrase(x: str, ctx: ItemContext) -> str:
     """A product phrase as the catalogue knows it ("" for the order's goods in general)."""
-    x = re.sub(r"^(?:the |a |an |all )+", "", x.strip(" ,，的"))
+    x = _FOR_WHOM_EN.sub("", re.sub(r"^(?:the |a |an |all )+", "", x.strip(" ,，的")))
     x = re.sub(r"\s+(?:ordered|purchased|bought|selected|chosen)$|^(?:ordered|purchased|bought|selected|chosen)\s+", "", x)
     if not x or _stem(x.split()[-1]) in _GENERIC_GOODS and len(x.split()) == 1 or x in _GENERIC_GOODS:
         return ""
@@ -255,6 +255,7 @@ def _order_phrase(x: str, ctx: ItemContext) -> str:
     """What a count of "the quantity of the X order" counts: the X products where the gold's products spell
     X ("the Beef Noodles order"), else the order named by what it holds, all its items ("the Black Sesame
     order" for the gold's "Freshly Ground Sesame Paste"; as "X订单的数量" reads)."""
+    x = _FOR_WHOM_EN.sub("", x)
     if not re.search(r"\borders?$", x):
         return _product_phrase(x, ctx)
     try:
@@ -272,6 +273,7 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
     if serves is not None:
         return serves
     p = _cut_purpose(pred).strip()
+    subject = _FOR_WHOM_EN.sub("", subject)  # "the soup order prepared for the family": the soup order
     units = _COUNT_UNITS
     fm = None if _is_zh(subject + p) else _EN_FROM_PLACE.search(p)
     if fm:  # "a total of 2 items, all from <place>": the count, and the store

@@ -91,6 +91,8 @@ class ItemContext:
     # a value's readings found in the catalogue, one these spell is preferred ("car wash voucher"
     # where the gold holds "Car Wash (5 seats)": "car wash")
     evidence: tuple[ProductInfo, ...] = ()
+    # the user's own places by what the profile calls them: ("home", address), ("work", address)
+    landmarks: tuple[tuple[str, str], ...] = ()
 
 
     def place(self, place_id: str) -> PlaceInfo | None:
@@ -165,7 +167,20 @@ def item_context(world: Any, tools: Any = ()) -> ItemContext:
         if "locations" in tables else ()
     ids = tuple(k for t in ("orders", "books", "reservations") if t in tables for k in world.table(t).rows)
     return ItemContext(now=world.clock.now, places=tuple(places), products=tuple(products), addresses=addresses,
-                       tools=frozenset(tools), record_ids=ids)
+                       tools=frozenset(tools), record_ids=ids, landmarks=_landmarks(getattr(world, "extra", None)))
+
+
+def _landmarks(extra: Any) -> tuple[tuple[str, str], ...]:
+    """The user's home and work addresses as the task's profile states them ("home address", "家庭住址",
+    "work_address", "工作地址")."""
+    profile = extra.get("user_profile") if isinstance(extra, Mapping) else None
+    out: list[tuple[str, str]] = []
+    for key, value in (profile.items() if isinstance(profile, Mapping) else ()):
+        k = str(key).casefold()
+        label = "home" if "home" in k or "家庭住址" in k else "work" if "work" in k or "工作地址" in k else ""
+        if label and isinstance(value, str) and value.strip():
+            out.append((label, value.strip()[:300]))
+    return tuple(out)
 
 
 # ----- the record a check reads -------------------------------------------------------------------

@@ -71,9 +71,15 @@ def test_a_conclusion_of_two_requirements(text: str) -> None:
     assert not _holds(spec, NEAR_WASH, frozenset())  # nothing looked up
 
 
-def test_a_second_requirement_in_the_reasoning_stays_the_judges() -> None:
-    # the requirement before the report is no look-up: the item asks two things, one of them in its reasoning
+def test_a_second_requirement_in_the_reasoning_is_checked_too() -> None:
+    # the requirement before the report is no look-up: the item asks two things, one of them in its reasoning;
+    # both are checked (round 36; it was the judge's)
     text = (f"The car wash should be Sparkle Auto, and the result is yes, so the car wash shop should be within "
+            f"1000m (inclusive) of {OFFICE}")
+    spec = nl_rubric.compile_item(text, TOWN)
+    assert spec is not None and sorted(p.kind for p in nl_rubric.spec_parts(spec)) == ["distance", "store"], spec
+    # one the reader cannot read alone keeps the item the judge's
+    text = (f"The car wash should feel welcoming, and the result is yes, so the car wash shop should be within "
             f"1000m (inclusive) of {OFFICE}")
     assert nl_rubric.compile_item(text, TOWN) is None
 
