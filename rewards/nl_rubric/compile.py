@@ -58,6 +58,7 @@ from .address import _address_item
 from .best import _best_item
 from .clauses import (
     _IF,
+    _PLACE_HEADS,
     _PLACE_THAT,
     _PLAIN_PLACE,
     _THEN,
@@ -493,12 +494,60 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                  r"besides|apart from|excluding)\b|相同|同样|同一|同时(?!包含|包括|含有|具有|有|含|点|选|要)|各|分别|每|人均|平均|除了|除",
                  several):
         raise _Unclear  # about several records at once, or per head
+    near = _place_within(subject, pred, ctx)  # "should reserve a (Halal) restaurant within 1 km of X"
+    if near is not None:
+        return [_with_about(p, about) for p in near]
     for parser in (_best_item, _rating_item, _distance_item, _duration_item, _days_item, _hours_item, _people_item, _count_item, _price_item, _store_item, _place_kind_item,
                    _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
             return [_with_about(p, about) for p in (spec if isinstance(spec, list) else [spec])]
     raise _Unclear
+
+
+# a place said with where it lies, as what is booked or ordered: "(should) reserve a Halal restaurant within 1 km of
+# X", "the reservation should be made at a restaurant within 1 km (inclusive) of X", "a restaurant within 1 km of X
+# should be reserved"
+_PLACE_WITHIN = re.compile(r"\b(?:a|an|one)\s+(?P<x>(?:[a-z'-]+\s+){0,4}?(?P<n>[a-z'-]+))\s+(?P<r>(?:located\s+)?within\s+.+)$")
+_BOOKED_BY = re.compile(r"^(?:(?:the\s+)?(?:reservation|booking|order|appointment|visit)\s+)?(?:be\s+)?(?:made\s+|placed\s+)?"
+                        r"(?:at|for|with|from|in)?\s*$|^(?:reserve|book|order\s+(?:from|at)|choose|select|pick|visit|go\s+to|"
+                        r"make\s+(?:a\s+)?(?:reservation|booking|appointment)\s+at|place\s+(?:an\s+)?order\s+(?:at|with))\s*$")
+_PLACE_WITHIN_ZH = re.compile(r"^(?:选择|选|预订|预定|预约|去|在|到)(?P<r>(?:距离?|离)[^，,。]+?(?:以内|之内|内|范围内))的"
+                              r"(?P<x>[^，,。的]{0,12}?)(?P<n>店|商家|餐厅|门店|店铺|餐馆|商户|饭店)(?:下单|预订|预定|预约|消费|购买)?$")
+_BOOKED_PASSIVE = re.compile(r"^be\s+(?:reserved|booked|ordered(?:\s+from)?|chosen|selected|visited)$")
+
+
+def _place_within(subject: str, pred: str, ctx: ItemContext) -> list[Any] | None:
+    """A place said with where it lies, as what is booked or ordered (``_PLACE_WITHIN``): the place within that
+    distance, and of that kind where words before its noun say one ("Halal"); None when the item is not one."""
+    if _is_zh(subject + pred):
+        zm = _PLACE_WITHIN_ZH.match(pred.strip())
+        if zm is None:
+            return None
+        distance = _distance_item("商家", False, zm.group("r"), ctx)
+        if distance is None:
+            raise _Unclear
+        return [*(_requirement(f"商家应为{zm.group('x')}{zm.group('n')}", ctx) if zm.group("x") else []), distance]
+    m = _PLACE_WITHIN.search(f"{subject} {pred}".strip())
+    if m is None or not _PLACE_HEADS.match(m.group("n")):
+        return None
+    rest = f"{subject} {pred}".strip()[:m.start()].strip()
+    passive = m.start() == 0 and subject.strip() and _BOOKED_PASSIVE.match(pred.strip()) is not None
+    if passive:  # "a restaurant within 1 km of X should be reserved": the place is the subject
+        m = _PLACE_WITHIN.search(subject.strip())
+        if m is None or m.start() != 0:
+            return None
+    elif not _BOOKED_BY.match(rest):
+        return None
+    noun = m.group("n")
+    distance = _distance_item(f"the {noun}", False, "be " + m.group("r"), ctx)
+    if distance is None:
+        raise _Unclear
+    kind = m.group("x")[:-len(noun)].strip()
+    if not kind:
+        return [distance]
+    said = _requirement(f"the {noun} should be {'an' if kind[0] in 'aeiou' else 'a'} {m.group('x')}", ctx)
+    return [*said, distance]
 
 
 # a price per piece of goods ("the price per foot massage package"): the unit price

@@ -3,7 +3,8 @@ reads alone; a money requirement the conclusion's bound is computed from), the u
 reference places ("within 500m of home", "距离公司3公里以内"), a distance whose reference sits in a Chinese
 subject ("X距离Y应在1公里以内"), who a counted order is for ("the soup order prepared for the family"), and the
 store a superlative item names before its superlative ("必须是X，是离公司最近的X分店"), and an option said with
-no verb as the menu writes it with a note ("需要无糖" for "无糖（推荐）")."""
+no verb as the menu writes it with a note ("需要无糖" for "无糖（推荐）"), and a place said with where it lies as
+what is booked ("should reserve a Halal restaurant within 1 km of X", "应在距离公司1公里以内的商家下单")."""
 
 from __future__ import annotations
 
@@ -137,3 +138,26 @@ def test_an_option_said_without_a_verb_matches_its_menu_note() -> None:
     for line, ok in ((sugar_free, True), (sweet, False)):
         record = nl_rubric.RecordFacts(table="orders", record_id="O1", place_id="N1", status="paid", lines=(line,))
         assert nl_rubric.spec_holds(spec, record, NEAR) is ok
+
+
+@pytest.mark.parametrize("text", [
+    "Should reserve a restaurant within 500m of home",
+    "The reservation should be made at a restaurant within 500m (inclusive) of home",
+    "A restaurant within 500m of home should be reserved",
+    "The query result is positive, so the reservation is made for a restaurant within 500m of home",
+    "应在距离用户家500米以内的商家下单",
+    "冷面订单应选择距离用户家500米以内的商家",
+])
+def test_a_place_said_with_where_it_lies_is_booked_there(text: str) -> None:
+    spec = nl_rubric.compile_item(text, CITY)
+    assert spec is not None and "distance" in [p.kind for p in nl_rubric.spec_parts(spec)], (text, spec)
+    assert _at(spec, NEAR) and not _at(spec, FAR)
+
+
+def test_a_place_within_keeps_its_kind_or_leaves_the_item() -> None:
+    spec = nl_rubric.compile_item("Should reserve a Korean self-service BBQ restaurant within 500m of home", CITY)
+    assert spec is not None and sorted(p.kind for p in nl_rubric.spec_parts(spec)) == ["distance", "feature"], spec
+    assert _at(spec, BBQ) and not _at(spec, NEAR)
+    # a kind the reader cannot check, or a reference it cannot locate: the judge's
+    assert nl_rubric.compile_item("Should reserve a cozy restaurant within 500m of home", CITY) is None
+    assert nl_rubric.compile_item("Should reserve a restaurant within 500m of the old harbour", CITY) is None
