@@ -30,7 +30,10 @@ How an item is read
        ``only._only_item``) is read first; a condition, or several records at once ("same", "each",
        "all orders", "per person", "分别", "人均"; not "a total of 2 items, both from <store>"), leaves it
        to the judge;
-    4. the kind, by the first reader that fits: a superlative ("the closest", "the cheapest":
+    4. a place said with where it lies as what is booked or ordered ("reserve a Halal restaurant within 1 km
+       of X", "应在距离公司1公里以内的商家下单": ``_place_within``) is the place within that distance, and of
+       the kind the words before its noun say; else
+       the kind, by the first reader that fits: a superlative ("the closest", "the cheapest":
        ``best``), a rating, a distance (``place``), a product's
        length or a place's closing time (``duration``; "X can be used for 5 hours", with no modal, is
        read on the whole clause), a party size, a
