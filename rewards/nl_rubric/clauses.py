@@ -99,7 +99,8 @@ _ZH_TOTAL = re.compile(r"(?P<pos>(?P<neg>(?!))?)(?<=[\u4e00-\u9fff])(?=(?:一共
 _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won't be)\b|\b(?P<pos>is|are|will be|"
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
-_ZH_MODAL_VERBS = r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|可以|可|能够)"
+_ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
+                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做)")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"

@@ -444,6 +444,14 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         re.match(r"^(?:为|给|在)?(.+?时)(?![长间段刻])[，,]?(.+)$", c)
     if m and not _is_zh(c) or m and _ZH_MODAL.search(m.group(2)) and not _ZH_MODAL.search(m.group(1)):
         about, c = m.group(1), m.group(2)
+    if _is_zh(c) and _BOTH_ZH.search(c) and "也" in c:  # "既要X也要Y", "既不能X也不能Y": two demands, each with its modal
+        c = re.sub(r"既(?:要|需要|需|应该|应当|应|必须)", "应", c)
+        c = re.sub(r"既(?=不能|不要|不可|不应)", "", c)
+        c = re.sub(r"[，,]?也(?:要|需要|需|应该|应当|应|必须)", "，也应", c)
+        c = re.sub(r"[，,]?也(?=不能|不要|不可|不应)", "，也", c)
+    inverted = _VALUE_FIRST.match(c) if not _is_zh(c) else None
+    if inverted is not None:  # "hot should be the temperature of the flat white": the flat white's temperature is hot
+        c = f"the {inverted['a']} of {inverted['x']} {inverted['m']} be {inverted['v']}"
     for parser in (_address_item, _note_item, _usable_item):
         spec = parser(c, about, ctx)
         if spec is not None:
@@ -478,6 +486,25 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         raise _Unclear
     if _SOFT.search(f"{subject} {pred}"):
         raise _Unclear  # "ideally X should be ordered", "尽可能选X": a preference, no demand (the judge's)
+    nm = _NEITHER.match(pred) if not neg and not _is_zh(pred) else None
+    if nm is not None:  # "should be neither chilled nor warm": should not be chilled or warm
+        neg, pred = True, f"{nm['v'] or ''}{nm['x']} or {nm['y']}"
+    if _is_zh(pred):  # "鸡汤饭必须不辣，并且不加葱", "饮品既不能是冰饮也不能是常温": two demands on one subject
+        zs = _ZH_SECOND.search(pred)
+        if zs is not None and zs.start() > 0 and subject.strip():
+            who = subject.strip()
+            first, rest = pred[:zs.start()], pred[zs.end():]
+            modal = "不应" if neg else "应"  # the second demand has its own modal, or the first's
+            second = f"{who}{rest}" if _ZH_MODAL.match(rest) else f"{who}{modal}{rest}"
+            return [p for x in (f"{who}{modal}{first}", second) for p in _requirement(x, ctx)]
+    cut = _cut_purpose(pred) if not _is_zh(pred) else pred  # "..., and be suitable for X": a purpose, not a demand
+    second = _SECOND_PREDICATE.search(cut) if not _is_zh(pred) else None
+    if second is not None and subject:  # "X should come with sweet bean sauce and be not spicy": two demands on X
+        first, rest = cut[:second.start()], cut[second.end():]
+        modal = "should not" if neg else "should"
+        if _SUITED_FOR.match(rest) and not neg:  # "... and be suitable for eating before exercise": a purpose
+            return _requirement(f"{subject} {modal} {first}", ctx)
+        return [p for x in (first, rest) for p in _requirement(f"{subject} {modal} {x}", ctx)]
     only = _only_item(subject, neg, pred, ctx)  # "nothing other than X", "只包含X": an exclusive set, one record
     if only is not None:
         return [_with_about(only, about)]
@@ -508,6 +535,16 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     raise _Unclear
 
 
+_BOTH_ZH = re.compile(r"既(?=要|需|应|必须|不能|不要|不可|不应)")
+_ZH_SECOND = re.compile(r"[，,]?(?:也|并且|而且|同时|且|并)(?=不能|不要|不可|不应|不得|应|需|要|必须|选|是|为|不加|不放|加|去|少)")
+_NEITHER = re.compile(r"^(?P<v>(?:be|contain|include|have|use|come with) )?neither (?P<x>[^,;]+?) nor (?P<y>[^,;]+)$")
+# an option's value said first: "hot should be the temperature of the flat white", "no ice must be the ice level for X"
+_VALUE_FIRST = re.compile(r"^(?P<v>[^,;]{1,40}?) (?P<m>should|must|needs? to|has to) be the (?P<a>temperature|sweetness(?: level)?|"
+                          r"sugar level|ice level|spice level|spiciness|(?:cup )?size|flavou?r|option|specification|"
+                          r"portion(?: size)?) (?:of|for) (?P<x>.+)$")
+# a second predicate of the same subject: "come with X and be not spicy", "be hot and have no sugar"
+_SUITED_FOR = re.compile(r"^be (?:suitable|appropriate|good|ideal|fit|great|perfect) for\b")
+_SECOND_PREDICATE = re.compile(r",?\s+and\s+(?:also\s+)?(?=(?:be|not be|have|has|come|contain|include|use|offer)\s)")
 # a place said with where it lies, as what is booked or ordered: "(should) reserve a Halal restaurant within 1 km of
 # X", "the reservation should be made at a restaurant within 1 km (inclusive) of X", "a restaurant within 1 km of X
 # should be reserved"

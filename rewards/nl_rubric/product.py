@@ -212,6 +212,8 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
                 neg2, rest = not neg2, "select " + rest[len(word):]
         if rest.startswith("with "):  # "..., with the 'no milk' attribute": what it has
             rest = "have " + rest[5:]
+    if neg2 and _OTHERS.match(rest):  # "点牛肉鸡蛋口味，不要其他口味": only restates that X is the one
+        return _one_feature(subject, neg, pred[:sm.start()], ctx)
     parts: list[Any] = []
     for n, text in ((neg, pred[:sm.start()]), (neg2, rest)):
         try:
@@ -222,6 +224,10 @@ def _feature_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> list[
     if not parts:
         raise _Unclear
     return parts
+
+
+# what a negation after a demand excludes when it only restates the demand: "其他口味", "any other flavor"
+_OTHERS = re.compile(r"^(?:选择|选|是|为|有|含|点)?(?:其他|其它|别的|另外的)|^(?:select |choose |be |have |pick )?(?:any |the )?other\b")
 
 
 # the values a vague demand stands for, said after it in brackets: "moderately spicy (Mild spicy or Medium spicy)",
@@ -300,9 +306,11 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         # types such as X should be avoided": the subject, not chosen
         p, subject, neg = "select " + subject, "", neg != (alone.re is _AVOIDED_ALONE)
     if zh:  # "不含X" / "不加X" that the catalogue does not hold as such: not "含X"
-        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带|去掉|去除|拿掉|不放)(?=.)", p)
+        nm = re.match(r"^(?:不含有|不包含|不含|没有|不带|去掉|去除|拿掉|不放|不加)(?=.)", p)
         if nm and not _found(p, ctx, "product"):
             neg, p = not neg, "含有" + p[nm.end():]
+    if zh and re.fullmatch(r"不(?:辣|甜|油腻|腻|咸|酸|麻|冰|凉)", p):
+        p = "为" + p  # "鸡汤饭应不辣": a taste said as a state, as "应为不辣"
     concept = _concept_feature(subject, neg, p, zh, ctx)
     if concept is not None:  # "不应含有内脏类食材（如大肠、猪肝等）", "should be non-spicy"
         return [concept]
@@ -354,12 +362,14 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     head = next((w for w in reversed(words) if w not in _PARTICIPLES), "")
     # "X, not Y" / "X rather than Y" / "X，不能选择Y": the second half is a negated part
     extra_neg = ""
-    rm = re.search(r",?\s*(?:\bnot\b|\brather than\b|\binstead of\b)\s+(?:be |a |an |the )?(.+)$", value) if not zh else \
+    rm = re.search(r"(?<=\S),?\s*(?:\bnot\b|\brather than\b|\binstead of\b)\s+(?:be |a |an |the )?(.+)$", value) if not zh else \
         re.search(r"[，,]?(?:不能|不应|不要|不可|而不是|而非|不是)(?:选择|是|为)?(.+)$", value)
-    if rm:
-        value, extra_neg = value[:rm.start()], rm.group(1)
+    if rm and value[:rm.start()].strip(" ,"):  # (a value that starts with it, "Not Spicy", is the option's name)
+        value, extra_neg = re.sub(r"\s+(?:and|but)$", "", value[:rm.start()]), rm.group(1)
         if value.count("(") > value.count(")") and extra_neg.endswith(")"):  # "Extra Spicy (not Medium Spicy)"
             value, extra_neg = re.sub(r"\s*\($", "", value), extra_neg[:-1]
+        if _OTHERS.match(extra_neg):
+            extra_neg = ""  # "X，不要其他口味", "X, not other flavors": only restates that X is the one
     if neg and re.match(r"^both ", value):
         raise _Unclear  # "cannot contain both A and B": not the two together, which one line need not show
     value = _clean_value(value, zh, head)

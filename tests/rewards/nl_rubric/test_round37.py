@@ -1,0 +1,116 @@
+"""Round 37 of the reader, found by rewording read items of the build part: two demands on one subject ("should
+come with sweet bean sauce and be not spicy", "必须不辣，并且不加葱", "既不能是冰饮也不能是大杯"), an option whose
+name starts with "not" ("Not Spicy"), "neither X nor Y", an option's value said first ("hot should be the
+temperature of the flat white"), a taste said as a state ("应不辣"), "不加X" the catalogue does not offer as such,
+verbs of setting an option ("需调整为三分糖", "勾选"), and a negation that only restates the demand ("不要其他口味",
+"not any other spice level")."""
+
+from __future__ import annotations
+
+import pytest
+
+from servicegym.rewards import nl_rubric
+from tests.rewards.nl_rubric.worlds import NOW
+
+SHOP = nl_rubric.PlaceInfo("S1", "Street Snacks", ("Snacks",), "Snacks", 4.5)
+JIANBING = nl_rubric.ProductInfo("J1", "S1", "Jianbing", (), ("Sweet Bean Sauce", "Ketchup", "Mild Spicy", "Extra Spicy",
+                                                              "Not Spicy"), 12.0)
+WHITE = nl_rubric.ProductInfo("W1", "S1", "Flat White", (), ("Hot", "Iced"), 28.0)
+JUICE = nl_rubric.ProductInfo("U1", "S1", "Orange Juice", (), ("Room Temperature", "Warm", "Chilled"), 18.0)
+EN = nl_rubric.ItemContext(now=NOW, places=(SHOP,), products=(JIANBING, WHITE, JUICE))
+
+ZH_SHOP = nl_rubric.PlaceInfo("Z1", "小吃铺", ("小吃",), "小吃", 4.5)
+CAKE = nl_rubric.ProductInfo("Z10", "Z1", "手抓饼", (), ("甜面酱", "番茄酱"), 10.0)
+CAKE_EGG = nl_rubric.ProductInfo("Z11", "Z1", "手抓饼加蛋", (), ("甜面酱", "番茄酱"), 12.0)
+SOUP = nl_rubric.ProductInfo("Z20", "Z1", "鸡汤饭", (), ("加葱", "不加葱"), 20.0)
+SPICY_SOUP = nl_rubric.ProductInfo("Z21", "Z1", "香辣鸡汤饭", ("香辣",), ("加葱", "不加葱"), 22.0)
+LONGAN = nl_rubric.ProductInfo("Z30", "Z1", "龙眼冰", (), ("三分糖", "五分糖", "全糖"), 15.0)
+TEA = nl_rubric.ProductInfo("Z40", "Z1", "红糖珍珠奶茶", (), ("热", "冰", "中杯", "大杯"), 15.0)
+ZH = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(CAKE, CAKE_EGG, SOUP, SPICY_SOUP, LONGAN, TEA))
+
+
+def _holds(spec: object, product: nl_rubric.ProductInfo, chosen: str, place: nl_rubric.PlaceInfo) -> bool:
+    line = nl_rubric.LineFacts(product.product_id, product.name, product.tags, chosen, 1, product.price,
+                               product.options)
+    record = nl_rubric.RecordFacts(table="orders", record_id="O1", place_id=place.place_id, status="paid", lines=(line,))
+    return nl_rubric.spec_holds(spec, record, place)
+
+
+@pytest.mark.parametrize("text", [
+    "The Jianbing should come with sweet bean sauce and be not spicy",
+    "The Jianbing sauce must be Sweet Bean Sauce, and the spice level must be Not Spicy",
+])
+def test_two_demands_on_one_subject_are_both_checked(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert spec is not None and len(nl_rubric.spec_parts(spec)) == 2, (text, spec)
+    assert _holds(spec, JIANBING, "Sweet Bean Sauce, Not Spicy", SHOP)
+    assert not _holds(spec, JIANBING, "Sweet Bean Sauce, Extra Spicy", SHOP)
+    assert not _holds(spec, JIANBING, "Ketchup, Not Spicy", SHOP)
+
+
+def test_a_purpose_after_and_is_no_second_demand() -> None:
+    spec = nl_rubric.compile_item("The Jianbing should be Not Spicy and be suitable for a child's lunch", EN)
+    assert spec is not None and spec.kind == "feature", spec
+
+
+@pytest.mark.parametrize("text", [
+    "The Jianbing's spice level should be Not Spicy",
+    "The Jianbing must have the Not Spicy option selected",
+    "The Jianbing should be Not Spicy, not any other spice level",
+    "The Jianbing should be Not Spicy and not other levels",
+])
+def test_an_option_named_not_spicy(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert spec is not None and [p.kind for p in nl_rubric.spec_parts(spec)] == ["feature"], (text, spec)
+    assert _holds(spec, JIANBING, "Not Spicy", SHOP) and not _holds(spec, JIANBING, "Mild Spicy", SHOP)
+
+
+def test_neither_nor_and_at_all() -> None:
+    spec = nl_rubric.compile_item("The juice must be neither chilled nor warm", EN)
+    assert spec is not None
+    assert _holds(spec, JUICE, "Room Temperature", SHOP)
+    assert not _holds(spec, JUICE, "Chilled", SHOP) and not _holds(spec, JUICE, "Warm", SHOP)
+    spec = nl_rubric.compile_item("The flat white should not be iced at all", EN)
+    assert spec is not None and _holds(spec, WHITE, "Hot", SHOP) and not _holds(spec, WHITE, "Iced", SHOP)
+
+
+def test_the_value_said_first_is_the_options_value() -> None:
+    spec = nl_rubric.compile_item("Hot should be the temperature of the flat white", EN)
+    assert spec is not None
+    assert _holds(spec, WHITE, "Hot", SHOP) and not _holds(spec, WHITE, "Iced", SHOP)
+
+
+@pytest.mark.parametrize("text", ["鸡汤饭必须不辣，并且不加葱", "鸡汤饭既要不辣也要不加葱"])
+def test_two_chinese_demands_on_one_subject(text: str) -> None:
+    spec = nl_rubric.compile_item(text, ZH)
+    assert spec is not None and len(nl_rubric.spec_parts(spec)) == 2, (text, spec)
+    assert _holds(spec, SOUP, "不加葱", ZH_SHOP)
+    assert not _holds(spec, SOUP, "加葱", ZH_SHOP)
+    assert not _holds(spec, SPICY_SOUP, "不加葱", ZH_SHOP)
+
+
+def test_a_chinese_negation_reaches_both_demands() -> None:
+    spec = nl_rubric.compile_item("奶茶既不能是冰饮也不能是大杯", ZH)
+    assert spec is not None and len(nl_rubric.spec_parts(spec)) == 2, spec
+    assert _holds(spec, TEA, "热, 中杯", ZH_SHOP)
+    assert not _holds(spec, TEA, "冰, 中杯", ZH_SHOP) and not _holds(spec, TEA, "热, 大杯", ZH_SHOP)
+
+
+def test_no_egg_the_menu_does_not_offer_as_an_option() -> None:
+    spec = nl_rubric.compile_item("女儿的手抓饼需选甜面酱口味，同时不加蛋", ZH)
+    assert spec is not None
+    assert _holds(spec, CAKE, "甜面酱", ZH_SHOP)
+    assert not _holds(spec, CAKE_EGG, "甜面酱", ZH_SHOP) and not _holds(spec, CAKE, "番茄酱", ZH_SHOP)
+
+
+@pytest.mark.parametrize("text", ["龙眼冰糖度需调整为三分糖", "龙眼冰的甜度选项应当勾选三分糖", "龙眼冰的糖度需设置为三分糖"])
+def test_verbs_of_setting_an_option(text: str) -> None:
+    spec = nl_rubric.compile_item(text, ZH)
+    assert spec is not None, text
+    assert _holds(spec, LONGAN, "三分糖", ZH_SHOP) and not _holds(spec, LONGAN, "全糖", ZH_SHOP)
+
+
+def test_a_negation_of_the_others_only_restates_the_demand() -> None:
+    spec = nl_rubric.compile_item("龙眼冰应选三分糖，不要其他甜度", ZH)
+    assert spec is not None and [p.kind for p in nl_rubric.spec_parts(spec)] == ["feature"], spec
+    assert not spec.negated and _holds(spec, LONGAN, "三分糖", ZH_SHOP)
