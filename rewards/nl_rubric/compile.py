@@ -26,7 +26,8 @@ How an item is read
     3. the requirement (``_requirement``): "when choosing X, select Y" is a demand about X; a note
        (``note``) or an address is read on the whole clause; else it splits at its modal into the
        subject (which record: ``about``, for the loader) and the predicate
-       (``clauses._split_modal``); an exclusive set ("nothing other than X", "只包含X":
+       (``clauses._split_modal``); two predicates of that subject ("come with X and be not spicy", "必须不辣，
+       并且不加葱", "既不能是X也不能是Y") are two requirements, each read so; an exclusive set ("nothing other than X", "只包含X":
        ``only._only_item``) is read first; a condition, or several records at once ("same", "each",
        "all orders", "per person", "分别", "人均"; not "a total of 2 items, both from <store>"), leaves it
        to the judge;
