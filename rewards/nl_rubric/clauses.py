@@ -100,7 +100,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
 _ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
-                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做)")
+                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到)")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
@@ -177,6 +177,9 @@ def _split_modal(c: str) -> tuple[str, bool, str]:
         nm = _ZH_NONE.search(subject)
         if nm:  # "没有商品应为X": not X
             neg, subject = not neg, subject[:nm.start()]
+        bm = re.search(r"(?:至少|最少|至多|最多)$", subject)
+        if bm and not neg:  # "评分至少要4.5分": the bound belongs to the predicate ("至少4.5分")
+            subject, pred = subject[:bm.start()], bm.group() + pred.lstrip(" ，,")
         return subject.strip(" ，,"), neg, pred.strip(" ，,")
     m = _EN_MODAL.search(c) or _EN_COPULA.search(c)
     if m is None:

@@ -487,6 +487,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         raise _Unclear
     if _SOFT.search(f"{subject} {pred}"):
         raise _Unclear  # "ideally X should be ordered", "尽可能选X": a preference, no demand (the judge's)
+    pred = _NOT_OTHERS.sub("", pred) or pred  # "应为X，不能是其他店", "X rather than any other venue": only restates X
     nm = _NEITHER.match(pred) if not neg and not _is_zh(pred) else None
     if nm is not None:  # "should be neither chilled nor warm": should not be chilled or warm
         neg, pred = True, f"{nm['v'] or ''}{nm['x']} or {nm['y']}"
@@ -536,6 +537,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     raise _Unclear
 
 
+_NOT_OTHERS = re.compile(r"[，,](?:且|并且)?(?:不能|不要|不可|不应|不得|而不是|而非)(?:是|选|选择|为|去|在)?(?:其他|其它|别的|另外的)"
+                         r"[^，,。；;]{0,8}$|,?\s+(?:and )?(?:not|rather than|instead of) (?:any |the )?other [a-z' -]{1,30}$")
 _BOTH_ZH = re.compile(r"既(?=要|需|应|必须|不能|不要|不可|不应)")
 _ZH_SECOND = re.compile(r"[，,]?(?:也|并且|而且|同时|且|并)(?=不能|不要|不可|不应|不得|应|需|要|必须|选|是|为|不加|不放|加|去|少)")
 _NEITHER = re.compile(r"^(?P<v>(?:be|contain|include|have|use|come with) )?neither (?P<x>[^,;]+?) nor (?P<y>[^,;]+)$")

@@ -230,7 +230,7 @@ _RATING_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _RATING_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     (">=", re.compile(rf"^(?:在|为|是|达到)?{_R}(?:分|星)?(?:及|或)?以上$")),
-    (">=", re.compile(rf"^(?:不低于|不少于|至少|大于等于|不小于|≥|>=)(?:为)?{_R}(?:分|星)?(?:及以上)?$")),
+    (">=", re.compile(rf"^(?:不低于|不少于|至少|大于等于|不小于|达到|≥|>=)(?:为)?{_R}(?:分|星)?(?:及以上)?$")),
     (">", re.compile(rf"^(?:高于|大于|超过){_R}(?:分|星)?$")),
     ("<=", re.compile(rf"^(?:不高于|不超过|至多|小于等于|≤|<=){_R}(?:分|星)?$|^(?:在|为)?{_R}(?:分|星)?(?:及|或)以下$")),
     ("<", re.compile(rf"^(?:低于|小于){_R}(?:分|星)?$")),
@@ -273,7 +273,7 @@ _DIST_EN = (
     re.compile(rf"^(?:be )?(?:located )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?:(?P<lo>\d+(?:\.\d+)?)\s*(?:-|–|to)\s*)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
                rf"(?:\s+(?:range|radius|walking distance|distance))?{_INC.replace('inc>', 'inc2>')}\s+(?:of|from|to|away from|"
                rf"around)\s+(?P<ref>.+)$"),
-    re.compile(rf"^(?:be )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"
+    re.compile(rf"^(?:be )?(?:located |situated )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"
                rf"\s+(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}\s+(?:away )?(?:from|of|to)\s+(?P<ref>.+)$"),
 )
 _DIST_EN = (*_DIST_EN,

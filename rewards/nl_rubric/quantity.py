@@ -216,7 +216,9 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
                    subject):
         m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
     elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
-        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)  # "has to be for two"
+        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p) or \
+            re.fullmatch(rf"(?:include|includes|cover|covers|accommodate|accommodates|seat|seats|hold|holds|have|has)"
+                         rf" (?:just |only |exactly )?{_NUM_RE} {_PEOPLE_WORDS}", p)  # "has to be for two", "seat 2 guests"
         if m is None:
             return None  # "the reserved restaurant should be X": not a party size
     elif (booked := _BOOKED_FOR.fullmatch(p)) is not None:

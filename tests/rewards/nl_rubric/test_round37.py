@@ -3,7 +3,8 @@ come with sweet bean sauce and be not spicy", "必须不辣，并且不加葱", 
 name starts with "not" ("Not Spicy"), "neither X nor Y", an option's value said first ("hot should be the
 temperature of the flat white"), a taste said as a state ("应不辣"), "不加X" the catalogue does not offer as such,
 verbs of setting an option ("需调整为三分糖", "勾选"), and a negation that only restates the demand ("不要其他口味",
-"not any other spice level")."""
+"not any other spice level"), a party size said by whom the booking holds ("should seat 2 guests"), and "located at
+most N km away from X", a bound before the modal ("评分至少要4.5分"), and "不能是其他店" after a store."""
 
 from __future__ import annotations
 
@@ -114,3 +115,46 @@ def test_a_negation_of_the_others_only_restates_the_demand() -> None:
     spec = nl_rubric.compile_item("龙眼冰应选三分糖，不要其他甜度", ZH)
     assert spec is not None and [p.kind for p in nl_rubric.spec_parts(spec)] == ["feature"], spec
     assert not spec.negated and _holds(spec, LONGAN, "三分糖", ZH_SHOP)
+
+
+@pytest.mark.parametrize("text", [
+    "The restaurant booking must accommodate 2 diners",
+    "The restaurant reservation should seat 2 guests",
+    "The reservation at the restaurant should include 2 guests",
+])
+def test_a_party_size_said_by_whom_the_booking_holds(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert spec is not None and spec.kind == "count" and spec.what == "people", (text, spec)
+    for n, ok in ((2, True), (3, False)):
+        visit = nl_rubric.RecordFacts(table="reservations", record_id="R1", place_id="S1", status="paid", customer_count=n)
+        assert nl_rubric.spec_holds(spec, visit, SHOP) is ok
+    # a count of goods is no party: "include 2 items" stays the quantity reader's
+    spec = nl_rubric.compile_item("The restaurant reservation should include 2 Flat White", EN)
+    assert spec is None or getattr(spec, "what", "") != "people"
+
+
+def test_located_at_most_a_distance_away() -> None:
+    here = nl_rubric.PlaceInfo("S1", "Street Snacks", ("Snacks",), "Snacks", 4.5, longitude=121.50, latitude=31.20)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(here,), products=EN.products,
+                                addresses=(("88 Harbour Road, Pudong", 121.51, 31.20),))  # ~950 m east
+    spec = nl_rubric.compile_item("The snack shop should be located at most 1 km away from 88 Harbour Road, Pudong", ctx)
+    assert spec is not None and spec.kind == "distance" and spec.max_m == 1000.0, spec
+
+
+@pytest.mark.parametrize("text", ["小吃铺的评分至少要4.5分", "小吃铺评分需达到4.5分"])
+def test_a_bound_before_the_modal_stays_a_bound(text: str) -> None:
+    spec = nl_rubric.compile_item(text, ZH)
+    assert spec is not None and spec.kind == "rating" and spec.op == ">=" and spec.value == 4.5, (text, spec)
+
+
+def test_at_least_a_count_is_not_exactly_that_count() -> None:
+    # "至少要买10个" was read as exactly 10 ("至少" left in the subject); no count reads "at least"
+    spec = nl_rubric.compile_item("龙眼冰至少要买10杯", ZH)
+    assert spec is None or not any(p.kind == "count" for p in nl_rubric.spec_parts(spec)), spec
+
+
+@pytest.mark.parametrize("text", ["订单的店铺应为小吃铺，不能是其他店", "The order should be from Street Snacks rather than any other shop"])
+def test_not_the_others_after_a_store_restates_it(text: str) -> None:
+    ctx = ZH if "店" in text else EN
+    spec = nl_rubric.compile_item(text, ctx)
+    assert spec is not None and spec.kind == "store", (text, spec)
