@@ -284,8 +284,11 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     pm = _PLACE_THAT.match(m.group("rest")) if m.group("prep") in ("from", "at") else None
     if pm is not None:  # "X should be ordered from a merchant that supports dine-in": what X's merchant offers
         return f"{subject} merchant", neg, "offer " + (pm.group("f") or pm.group("g"))
-    if m.group("prep") in ("from", "at") and (named is None or named(m.group("rest"))):
-        return subject, neg, pred  # "X should be ordered from <place>": the store reader's (its own negation kept)
+    where = m.group("rest") or ""
+    bare = re.sub(r"^(?:the|a|an|one of the)\s+", "", where)
+    bare_kind = re.sub(r"\s+(?:stores?|shops?|branch(?:es)?|outlets?|restaurants?|merchants?|locations?)$", "", bare)
+    if m.group("prep") in ("from", "at") and (named is None or any(named(x) for x in dict.fromkeys((where, bare, bare_kind)))):
+        return subject, neg, pred  # "X should be ordered from <place>" ("from a Baxi store"): the store reader's
     value = re.sub(r"^both ", "", subject)
     if value.startswith("no ") and spelled is not None and not spelled(value):
         neg, value = not neg, value[3:]  # "no eggplant dishes should be ordered" (where nothing is called so): not them

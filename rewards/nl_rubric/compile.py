@@ -545,7 +545,7 @@ _NEITHER = re.compile(r"^(?P<v>(?:be|contain|include|have|use|come with) )?neith
 # an option's value said first: "hot should be the temperature of the flat white", "no ice must be the ice level for X"
 _VALUE_FIRST = re.compile(r"^(?P<v>[^,;]{1,40}?) (?P<m>should|must|needs? to|has to) be the (?P<a>temperature|sweetness(?: level)?|"
                           r"sugar level|ice level|spice level|spiciness|(?:cup )?size|flavou?r|option|specification|"
-                          r"portion(?: size)?) (?:of|for) (?P<x>.+)$")
+                          r"portion(?: size)?|brand|merchant|store|shop|vendor|restaurant) (?:of|for) (?P<x>.+)$")
 # a second predicate of the same subject: "come with X and be not spicy", "be hot and have no sugar"
 _SUITED_FOR = re.compile(r"^be (?:suitable|appropriate|good|ideal|fit|great|perfect) for\b")
 _SECOND_PREDICATE = re.compile(r",?\s+and\s+(?:also\s+)?(?=(?:be|not be|have|has|come|contain|include|use|offer)\s)")

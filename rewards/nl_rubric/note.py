@@ -254,6 +254,8 @@ def _note_item(c: str, about: str, ctx: ItemContext) -> NoteSpec | None:
         x = re.sub(r"(?:的)?(?:特殊)?(?:要求|需求|请求|备注)$", "", x)
     if ":" in x:
         x = x.split(":", 1)[1]  # "a note for the order X: no cilantro"
+    if not zh:  # "a remark for an extra set of cutlery", "a note requesting X": what it asks for
+        x = re.sub(r"^\s*(?:for|requesting|asking for|saying|stating|that says|specifying)\s+", "", x)
     x = _cut_purpose(x).strip(" '\"“”‘’。.，,")
     if len(x) < 2 or re.search(r"\b(?:or|if)\b|或者|如果", x):
         raise _Unclear

@@ -116,7 +116,8 @@ _STORE_VERBS = ("be ordered ", "be placed ", "be purchased ", "be bought ", "be 
 _STORE_VERBS_EN = re.compile(
     r"^(?:still |only |also |definitely )*(?:" + "|".join(_STORE_VERBS) + r")?"
     r"(?:from |at |with |to |in |for |the merchant |the store |the shop )?"
-    r"(?:the )?(?P<x>.+?)(?: as (?:the )?(?:merchant|store|shop|restaurant|vendor))?$")
+    r"(?:the |an? (?=\S+ (?:store|shop|branch|outlet|restaurant|location)$))?(?P<x>.+?)(?: as (?:the )?(?:merchant|store|shop|"
+    r"restaurant|vendor))?$")  # ("from a Baxi store": one of the chain's)
 _STORE_VERBS_ZH = re.compile(
     r"^(?:仍|仍然|还|也)?(?:是|为|来自于|来自|选择|选|在|从|去|到)?(?P<x>.+?)(?:作为(?:下单)?(?:的)?(?:商家|店铺|门店|餐厅))?"
     r"(?:下单|购买|订购|点餐)?$")
@@ -219,7 +220,8 @@ def _named_with_description(x: str, zh: bool, ctx: ItemContext) -> str:
 _R = r"(\d(?:\.\d+)?)"
 _RATING_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     (">=", re.compile(rf"^(?:greater than or equal to|equal to or (?:greater|higher) than|at least|no (?:lower|less) than|"
-                      rf"not (?:be )?(?:lower|less) than|a minimum of|minimum(?: of)?|>=|≥)\s*{_R}(?: stars?| points?)?$")),
+                      rf"not (?:be )?(?:lower|less) than|not (?:be )?below|not under|a minimum of|minimum(?: of)?|reach|"
+                      rf"reaches|>=|≥)\s*{_R}(?: stars?| points?)?$")),
     (">=", re.compile(rf"^{_R}\s*(?:stars?|points?)?\s*(?:or|and) (?:above|higher|more|greater|better|up)$")),
     (">=", re.compile(rf"^{_R}\+$")),
     (">", re.compile(rf"^(?:above|higher than|greater than|more than|over|exceeding|exceed|better than)\s*{_R}(?: stars?| points?)?$")),

@@ -401,12 +401,15 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
     if not value and store_part is None:
         raise _Unclear
     # a product bought from a named place: "purchase X from Y"
-    fm = re.match(r"^(?P<what>.+?) (?:from|at) (?P<where>.+)$", value) if not zh else None
+    fm = re.match(r"^(?P<what>.+?) (?:from|at) (?:the |a |an |one of the )?(?P<where>.+)$", value) if not zh else None
     parts: list[Any] = [store_part] if store_part is not None else []
     if store_part is not None and not value:
         return [store_part]  # "X的商品": the store is all it asks
-    if fm and (_places_named(fm.group("where"), ctx, chain=True)
-               or _places_named(_PLACE_SUFFIX.sub("", fm.group("where")), ctx, chain=True)):
+    named = bool(fm) and bool(_places_named(fm.group("where"), ctx, chain=True)
+                              or _places_named(_PLACE_SUFFIX.sub("", fm.group("where")), ctx, chain=True))
+    if fm and not named and _PLACE_SUFFIX.search(fm.group("where")):
+        raise _Unclear  # "the cake bought from the X store" where no X is known: never the cake alone
+    if fm and named:
         store = _store_item(subject, False, "from " + fm.group("where"), ctx)
         if store is None or neg:
             raise _Unclear

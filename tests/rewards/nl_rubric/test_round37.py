@@ -4,7 +4,8 @@ name starts with "not" ("Not Spicy"), "neither X nor Y", an option's value said 
 temperature of the flat white"), a taste said as a state ("应不辣"), "不加X" the catalogue does not offer as such,
 verbs of setting an option ("需调整为三分糖", "勾选"), and a negation that only restates the demand ("不要其他口味",
 "not any other spice level"), a party size said by whom the booking holds ("should seat 2 guests"), and "located at
-most N km away from X", a bound before the modal ("评分至少要4.5分"), and "不能是其他店" after a store."""
+most N km away from X", a bound before the modal ("评分至少要4.5分"), "不能是其他店" after a store, a chain said with
+an article ("from the / a Baxi store") or first ("Baxi should be the brand of X"), and "a remark for X"."""
 
 from __future__ import annotations
 
@@ -158,3 +159,35 @@ def test_not_the_others_after_a_store_restates_it(text: str) -> None:
     ctx = ZH if "店" in text else EN
     spec = nl_rubric.compile_item(text, ctx)
     assert spec is not None and spec.kind == "store", (text, spec)
+
+
+BAKERY = nl_rubric.ItemContext(
+    now=NOW,
+    places=(nl_rubric.PlaceInfo("B1", "Baxi (Wanda)", ("Cakes",), "Bakery", 4.6),
+            nl_rubric.PlaceInfo("B2", "Baxi (Station)", ("Cakes",), "Bakery", 4.4),
+            nl_rubric.PlaceInfo("C1", "Cake Corner", ("Cakes",), "Bakery", 4.8)),
+    products=(nl_rubric.ProductInfo("K1", "B1", "Birthday Cake", (), (), 128.0),
+              nl_rubric.ProductInfo("K2", "C1", "Birthday Cake", (), (), 98.0)),
+)
+
+
+@pytest.mark.parametrize("text", [
+    "The birthday cake should be bought from the Baxi store",  # was the cake alone: the store dropped
+    "The birthday cake should be bought from a Baxi store",
+    "The birthday cake should be bought from Baxi stores",
+    "Baxi should be the brand of the birthday cake merchant",  # was "the place matches 'birthday cake'"
+])
+def test_a_chain_said_with_an_article_or_first(text: str) -> None:
+    spec = nl_rubric.compile_item(text, BAKERY)
+    assert spec is not None and spec.kind == "store" and set(spec.place_ids) == {"B1", "B2"}, (text, spec)
+
+
+@pytest.mark.parametrize("text", ["The bakery must have a rating not below 4.5", "The bakery's rating should reach 4.5"])
+def test_more_ways_to_say_at_least_a_rating(text: str) -> None:
+    spec = nl_rubric.compile_item(text, BAKERY)
+    assert spec is not None and spec.kind == "rating" and spec.op == ">=" and spec.value == 4.5, (text, spec)
+
+
+def test_a_remark_for_something_carries_the_thing() -> None:
+    spec = nl_rubric.compile_item("A remark for an extra set of cutlery should be added to the cake order", BAKERY)
+    assert spec is not None and spec.kind == "note" and spec.text == "an extra set of cutlery", spec
