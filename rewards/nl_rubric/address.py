@@ -10,9 +10,11 @@ The grammar
     purpose cut off ("..., so that ..."). Chinese: "...(送达/配送/收货)地址(应/必须/需要)(为/是/填写为)X".
     The address of a store ("the store's address", "商家地址") is no delivery address. X must look
     like an address (a digit, or a word such as road, building, 路, 号, 小区) and name one place: "in
-    ... / near ... / within ... / one of ... / X or Y / 或" leave the item to the judge, and so does
-    "the user's home address" that the address book does not spell out (an entry of the book, spelled
-    out as it stands there, is an address whatever its words: "Jinzheng Haiyue International"); "the home address at X", "their
+    ... / near ... / within ... / one of ... / X or Y / 或" leave the item to the judge. "The user's home
+    address", "the user's work address", "用户的家庭住址 / 工作地址", "用户公司" (the label alone,
+    ``_landmark``) is the address the task's profile states for it (``ItemContext.landmarks``; none there:
+    the judge's). An entry of the book, spelled
+    out as it stands there, is an address whatever its words: "Jinzheng Haiyue International"; "the home address at X", "their
     workplace at X", "X家庭住址 / X工作地点" are X (the label names which address, X spells it). X is
     the address book's entry when it is that entry's text (remarks in brackets aside), or its
     comma-separated parts in another order. The same address said by the delivery: "X should be
@@ -111,6 +113,24 @@ _LABELLED_EN = re.compile(r"^(?:the |their |his |her |my |our |your |the user's 
 _LABELLED_ZH = re.compile(r"(?<=[\u4e00-\u9fff\d])(?:的)?(?:家庭住址|家庭地址|家庭住所|工作地点|工作地址|公司地址|单位地址|学校地址)$")
 
 
+_HOME_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:home|house|residence|home address)")
+_WORK_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:company|office|workplace|work|work address|"
+                      r"workplace address|office address)")
+_HOME_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:家|家里|住处|住所|家庭住址|家庭地址|住址)")
+_WORK_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:公司|公司地址|单位|单位地址|工作地点|工作地址|办公室|办公地点)")
+
+
+def _landmark(ref: str) -> str:
+    """"home" or "work" where a reference place is the user's own one said by what it is ("home", "the
+    company", "用户家"), else ""."""
+    r = ref.strip(" .。,，").casefold()
+    if (_HOME_ZH if _is_zh(r) else _HOME_EN).fullmatch(r):
+        return "home"
+    if (_WORK_ZH if _is_zh(r) else _WORK_EN).fullmatch(r):
+        return "work"
+    return ""
+
+
 def _address_parts(text: str) -> frozenset[str]:
     """An address's comma-separated parts (remarks in brackets dropped, each normalised): the same
     parts in another order are the same address ("No. 398 X Road, Y Zone, Z District" and
@@ -121,7 +141,7 @@ def _address_parts(text: str) -> frozenset[str]:
 _DELIVERED_TO_EN = re.compile(r"^(?P<s>.+?)\s+(?:should|must|needs to|has to|is to|will|shall)\s+be\s+(?:delivered|sent|"
                               r"shipped)\s+(?:directly\s+)?to\s+(?P<x>.+)$|^(?:please\s+)?(?:deliver|send|ship)\s+(?P<s2>.+?)\s+"
                               r"(?:directly\s+)?to\s+(?P<x2>.+)$")
-_DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|需要|须)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
+_DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|需要|须|要)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
 
 
 def _address_en(c: str) -> tuple[str, str] | None:
@@ -154,6 +174,12 @@ def _address_item(c: str, about: str, ctx: ItemContext) -> AddressSpec | None:
     x = _PURPOSE_ZH.sub("", x) if _is_zh(x) else re.sub(
         r",?\s+(?:to ensure|ensuring|so that|because|since|as the|for the user|which is).*$", "", x)
     x = x.strip(" .。，,")
+    label = _landmark(x)
+    if label:  # "the user's home address", "用户的工作地址": the profile's address of that label
+        said = [a for k, a in ctx.landmarks if k == label]
+        if len(said) != 1:
+            raise _Unclear
+        x = said[0]
     x = _LABELLED_EN.sub("", x) if not _is_zh(x) else _LABELLED_ZH.sub("", x)  # "the home address at X", "X家庭住址": X
     booked = next(((a, lon, lat) for a, lon, lat in ctx.addresses if norm_address(a) == norm_address(x)), None)
     if booked is not None and len(norm_address(x)) >= 4:  # an entry of the book is an address, whatever its words

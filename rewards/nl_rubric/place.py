@@ -54,7 +54,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from .address import ADDRESS_TOLERANCE_M, _haversine, norm_address
+from .address import ADDRESS_TOLERANCE_M, _haversine, _landmark, norm_address
 from .clauses import _PRODUCT_BRAND, _cut_purpose
 from .text import _OP_FLIP, _compare, _is_zh, _Unclear
 from .world import ItemContext, PlaceInfo, _found, _names_out, _places_named, _Spec
@@ -321,24 +321,6 @@ def _ref_pieces(ref: str) -> list[str]:
             head, rest = ref.split(sep, 1)
             pieces += [head, rest]
     return [re.sub(r"^the ", "", p.strip(" ,，.")) for p in pieces if p.strip(" ,，.")]
-
-
-_HOME_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:home|house|residence|home address)")
-_WORK_EN = re.compile(r"(?:the )?(?:user'?s? |my |his |her |their |your )?(?:company|office|workplace|work|work address|"
-                      r"workplace address|office address)")
-_HOME_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:家|家里|住处|住所|家庭住址|住址)")
-_WORK_ZH = re.compile(r"(?:用户|我|他|她)?(?:的)?(?:公司|单位|工作地点|工作地址|办公室|办公地点)")
-
-
-def _landmark(ref: str) -> str:
-    """"home" or "work" where a reference place is the user's own one said by what it is ("home", "the
-    company", "用户家"), else ""."""
-    r = ref.strip(" .。,，").casefold()
-    if (_HOME_ZH if _is_zh(r) else _HOME_EN).fullmatch(r):
-        return "home"
-    if (_WORK_ZH if _is_zh(r) else _WORK_EN).fullmatch(r):
-        return "work"
-    return ""
 
 
 def _word_set(text: str) -> set[str]:

@@ -161,3 +161,17 @@ def test_a_place_within_keeps_its_kind_or_leaves_the_item() -> None:
     # a kind the reader cannot check, or a reference it cannot locate: the judge's
     assert nl_rubric.compile_item("Should reserve a cozy restaurant within 500m of home", CITY) is None
     assert nl_rubric.compile_item("Should reserve a restaurant within 500m of the old harbour", CITY) is None
+
+
+@pytest.mark.parametrize("text, address", [
+    ("The delivery address should be the user's home address", HOME),
+    ("The noodles should be delivered to the user's work address", WORK),
+    ("冷面订单应送往用户的工作地址", WORK),
+    ("冷面订单的配送地址应为用户的家庭住址", HOME),
+    ("冷面要送到用户公司", WORK),
+])
+def test_a_delivery_address_said_by_its_label(text: str, address: str) -> None:
+    spec = nl_rubric.compile_item(text, CITY)
+    assert spec is not None and spec.kind == "address" and spec.address == address, (text, spec)
+    no_profile = nl_rubric.ItemContext(now=NOW, places=CITY.places, products=CITY.products, addresses=CITY.addresses)
+    assert nl_rubric.compile_item(text, no_profile) is None
