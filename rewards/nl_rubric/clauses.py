@@ -210,7 +210,7 @@ _NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?
 # the value as the subject of a passive of choosing: "boneless chicken feet should be selected for the night snack",
 # "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
 _PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
-                             r"excluded|booked|reserved|appointed)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+                             r"excluded|booked|reserved|appointed|used)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
 # a place described by what it offers ("a merchant that supports dine-in", "restaurants with parking"): a demand on it
 _PLACE_THAT = re.compile(r"^(?:a |an |the |any )?(?:restaurants?|stores?|shops?|merchants?|vendors?|places?|outlets?) "
                          r"(?:(?:that|which) (?:supports?|offers?|provides?|has|have|allows?) (?P<f>\S.*)|"
@@ -292,7 +292,7 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     value = re.sub(r"^both ", "", subject)
     if value.startswith("no ") and spelled is not None and not spelled(value):
         neg, value = not neg, value[3:]  # "no eggplant dishes should be ordered" (where nothing is called so): not them
-    verb = "include " if m.group("v") in ("included", "added") else "select "
+    verb = "include " if m.group("v") in ("included", "added") else "use " if m.group("v") == "used" else "select "
     if m.group("v") in ("avoided", "excluded"):
         neg = not neg
     if m.group("prep") in ("from", "at"):  # "from the restaurant": where, which names no kind of value

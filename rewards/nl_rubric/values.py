@@ -84,7 +84,8 @@ def _clean_value(x: str, zh: bool, heads: str) -> str:
     x = re.sub(r"^(?:anything|something|any|all) (?=[a-z][a-z-]*(?: or [a-z][a-z-]*)?$)", "", x)  # "anything spicy or greasy"
     x = _GENERIC_HEAD_EN.sub("", x)
     x = re.sub(r"^at (?=room temperature\b)", "", x)  # "be at room temperature"
-    x = re.sub(r"(?<=\S)\s+(?:at all|whatsoever)$", "", x)  # "should not be spicy at all": spicy
+    x = re.sub(r"(?<=\S)\s+(?:at all|whatsoever|as well|too|also)$", "", x)  # "should not be spicy at all": spicy
+    x = re.sub(r"(?<=\S)\s+(?:at no (?:extra )?charge|for free|free of charge|at no extra cost)$", "", x)  # what, not its price
     x = _SUITS_PEOPLE.sub("for ", x)  # "a set meal suitable for 2-3 people": the people it serves
     x = re.sub(r"^(?:sweetness|sugar|spic(?:e|iness)|temperature|size|ice)(?: level| attribute| option)? (?:of|as) "
                r"(?:an? |the )?(?=\S)", "", x)  # "a sweetness attribute of three parts sugar"

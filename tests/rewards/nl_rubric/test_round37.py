@@ -5,7 +5,8 @@ temperature of the flat white"), a taste said as a state ("应不辣"), "不加X
 verbs of setting an option ("需调整为三分糖", "勾选"), and a negation that only restates the demand ("不要其他口味",
 "not any other spice level"), a party size said by whom the booking holds ("should seat 2 guests"), and "located at
 most N km away from X", a bound before the modal ("评分至少要4.5分"), "不能是其他店" after a store, a chain said with
-an article ("from the / a Baxi store") or first ("Baxi should be the brand of X"), and "a remark for X"."""
+an article ("from the / a Baxi store") or first ("Baxi should be the brand of X"), "a remark for X", and what is
+offered said with "as well" or "at no charge"."""
 
 from __future__ import annotations
 
@@ -191,3 +192,18 @@ def test_more_ways_to_say_at_least_a_rating(text: str) -> None:
 def test_a_remark_for_something_carries_the_thing() -> None:
     spec = nl_rubric.compile_item("A remark for an extra set of cutlery should be added to the cake order", BAKERY)
     assert spec is not None and spec.kind == "note" and spec.text == "an extra set of cutlery", spec
+
+
+@pytest.mark.parametrize("text", [
+    "The manicure set needs to offer nail removal at no charge",
+    "The manicure set must include nail removal as well",
+    "Nail removal should be used for the manicure set",
+])
+def test_what_is_offered_without_its_price_or_also(text: str) -> None:
+    salon = nl_rubric.PlaceInfo("N1", "Glow Nails", ("Nail Salon",), "Beauty", 4.7)
+    plain = nl_rubric.ProductInfo("M1", "N1", "Gel Manicure Set", ("Gel",), (), 98.0)
+    full = nl_rubric.ProductInfo("M2", "N1", "Manicure Set with Nail Removal", ("Nail Removal",), (), 128.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(salon,), products=(plain, full))
+    spec = nl_rubric.compile_item(text, ctx)
+    assert spec is not None and spec.kind == "feature", (text, spec)
+    assert _holds(spec, full, "", salon) and not _holds(spec, plain, "", salon)
