@@ -100,7 +100,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
 _ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
-                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到)")
+                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到|搭配)")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
@@ -227,7 +227,8 @@ _INGREDIENT_OF = re.compile(r"^be (?:the |a |an )?(?:(?:main |key |primary |prin
                             r"(?:of|in|for) (?P<rest>(?:the |[a-z]+'s? )\S.*)$")
 _AVAILABLE_AT = re.compile(r"^be (?:available|offered|provided) (?:at|in|by) (?P<rest>(?:the |an? )?\S.*)$")
 # "in the Y" (a record or dish the item names), not "in a gift box" / "in meal set form" (how the value comes)
-_BE_IN = re.compile(r"^(?:all |both )?be (?:all |both )?(?:in|part of|among) (?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
+_BE_IN = re.compile(r"^(?:all |both )?(?:be (?:all |both )?(?:in|part of|among)|appear in|show up in|be found in) "
+                    r"(?P<rest>(?:the |[a-z]+'s? |my |their |his |her )\S.*)$")
 # a count said as the subject ("12 cups", "a total of 2 items"); a bare "one" is an article ("one X should be ordered": X)
 _THE_ITEM = re.compile(r"^be the (?P<n>item|product|dish|package|service|drink|beverage|one) (?P<v>ordered|chosen|selected|bought|"
                        r"purchased|booked|reserved)(?P<rest>(?: (?:at|from|in|for) \S.*)?)$")
@@ -244,6 +245,10 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     should be N items in the Y order" -> the Y order, "include N items"). "from / at" a place ``named``
     (a test of a text: a place of the task is called that) stays the store reader's; from a place
     described ("at the rock climbing gym") it says where, like "for". The input otherwise."""
+    if _is_zh(subject + pred) and subject:
+        zm = re.fullmatch(r"(?:出现在|在|包含在|放在)(?P<rest>[^，,。]{1,30}?订单)(?:中|里|内)?", pred.strip())
+        if zm is not None:  # "X不应出现在Y订单中": the Y order holds (no) X
+            return zm.group("rest"), neg, "含有" + subject
     if _is_zh(subject + pred) or not subject:
         return subject, neg, pred
     if subject.casefold() == "there":

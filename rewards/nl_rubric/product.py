@@ -348,6 +348,9 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         # said with no verb
         p = "选择" + p
         m = _FEATURE_VERBS_ZH.match(p)
+    if m is None and zh and len(p) <= 6 and any(_knorm(p) == _knorm(t) for pr in ctx.products for t in pr.tags):
+        p = "具有" + p  # "晚餐套餐要开胃": a tag of the catalogue, said with no verb
+        m = _FEATURE_VERBS_ZH.match(p)
     if m is None and not zh and _COPULA_VALUE.match(p):
         p = "be " + p  # "the ordered item is durian pizza": the copula was the modal, the value follows it
         m = _FEATURE_VERBS_EN.match(p)

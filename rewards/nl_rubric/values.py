@@ -39,7 +39,7 @@ _FEATURE_VERBS_EN = re.compile(
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |come |comes |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order |"
     rf"{BOOK_AT_EN})")
-_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>调整为|设置为|设为|改为|改成|勾选|选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
+_FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>调整为|设置为|设为|改为|改成|勾选|搭配|选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
                                r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"

@@ -207,3 +207,22 @@ def test_what_is_offered_without_its_price_or_also(text: str) -> None:
     spec = nl_rubric.compile_item(text, ctx)
     assert spec is not None and spec.kind == "feature", (text, spec)
     assert _holds(spec, full, "", salon) and not _holds(spec, plain, "", salon)
+
+
+def test_a_tag_or_a_pairing_said_without_the_usual_verb() -> None:
+    shop = nl_rubric.PlaceInfo("F1", "家常菜馆", ("中餐",), "中餐", 4.5)
+    sour = nl_rubric.ProductInfo("F10", "F1", "酸汤肥牛套餐", ("开胃",), (), 38.0)
+    plain = nl_rubric.ProductInfo("F11", "F1", "红烧肉套餐", ("下饭",), (), 36.0)
+    greens = nl_rubric.ProductInfo("F12", "F1", "酱骨饭配时蔬", ("蔬菜",), (), 30.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(shop,), products=(sour, plain, greens))
+    spec = nl_rubric.compile_item("晚餐套餐要开胃", ctx)  # a tag of the catalogue, no verb
+    assert spec is not None and _holds(spec, sour, "", shop) and not _holds(spec, plain, "", shop)
+    spec = nl_rubric.compile_item("酱骨饭套餐需搭配蔬菜", ctx)
+    assert spec is not None and _holds(spec, greens, "", shop) and not _holds(spec, plain, "", shop)
+
+
+@pytest.mark.parametrize("text", ["Orange Juice should not appear in the snack order", "龙眼冰不应出现在饮品订单中"])
+def test_what_must_not_appear_in_an_order(text: str) -> None:
+    ctx = EN if "Juice" in text else ZH
+    spec = nl_rubric.compile_item(text, ctx)
+    assert spec is not None and spec.kind == "feature" and spec.negated, (text, spec)
