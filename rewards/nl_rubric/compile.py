@@ -83,6 +83,7 @@ from .place import _distance_item, _rating_item, _store_item
 from .place_kind import _place_kind_item
 from .price import _AND_TOTAL, PriceSpec, _price_item
 from .process import _process_demand
+from .feature import FeatureSpec
 from .product import _feature_item
 from .quantity import _count_item, _people_item
 from .spec import AllOf, parse_spec, spec_parts, spec_target
@@ -479,6 +480,11 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
             _places_named(t, ctx, chain=False) or _places_named(t, ctx, chain=True)), spelled=lambda t: _found(t, ctx, "product"))
         if subject != said[0]:  # the value said as the subject still tells which record the item is about
             about = f"{about} {said[0]}".strip()
+        qm = _NONE_OF.match(subject) if not _is_zh(subject) else None
+        if qm is not None and not (_found(subject, ctx, "option") or _found(subject, ctx, "product")):
+            neg, subject = not neg, qm.group("x")  # "no milk tea in the order should contain X": none should
+        if not re.search(r"\b(?:orders?|bookings?|reservations?|visits?|appointments?)\b", subject):
+            subject = re.sub(r"^each (?=[a-z])", "every ", subject)  # "each drink should be hot": every drink (not per order)
     about = f"{about} {subject}".strip()
     at = _BOOK_AT.match(pred) if not about else None
     if at is not None:  # "(should) make a reservation at the pet store": the place names the record it is about
@@ -533,10 +539,18 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                    _feature_item):
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
-            return [_with_about(p, about) for p in (spec if isinstance(spec, list) else [spec])]
+            parts = spec if isinstance(spec, list) else [spec]
+            if not neg and _SOME_OF.match(subject):  # "at least one juice should be room temperature": one line
+                parts = [p.model_copy(update={"some": True}) if isinstance(p, FeatureSpec) and p.scope == "product"
+                         else p for p in parts]
+            return [_with_about(p, about) for p in parts]
     raise _Unclear
 
 
+# a subject that says one of the goods ("at least one juice", "one of the noodle items"): one line is enough
+_SOME_OF = re.compile(r"^(?:at least one|one of (?:the|its|their|these)|any one of (?:the|its)|one) (?=[a-z])")
+# a subject that says none of the goods ("no milk tea in the order", "none of the drinks"): not "No Ice", an option
+_NONE_OF = re.compile(r"^(?:no\s+|none of\s+(?:the |its |their |these )?)(?P<x>[a-z].*)$")
 _NOT_OTHERS = re.compile(r"[，,](?:且|并且)?(?:不能|不要|不可|不应|不得|而不是|而非)(?:是|选|选择|为|去|在)?(?:其他|其它|别的|另外的)"
                          r"[^，,。；;]{0,8}$|,?\s+(?:and )?(?:not|rather than|instead of) (?:any |the )?other [a-z' -]{1,30}$")
 _BOTH_ZH = re.compile(r"既(?=要|需|应|必须|不能|不要|不可|不应)")

@@ -6,7 +6,7 @@ verbs of setting an option ("需调整为三分糖", "勾选"), and a negation t
 "not any other spice level"), a party size said by whom the booking holds ("should seat 2 guests"), and "located at
 most N km away from X", a bound before the modal ("评分至少要4.5分"), "不能是其他店" after a store, a chain said with
 an article ("from the / a Baxi store") or first ("Baxi should be the brand of X"), "a remark for X", and what is
-offered said with "as well" or "at no charge"."""
+offered said with "as well" or "at no charge", and "at least one / no / each" of the goods."""
 
 from __future__ import annotations
 
@@ -226,3 +226,35 @@ def test_what_must_not_appear_in_an_order(text: str) -> None:
     ctx = EN if "Juice" in text else ZH
     spec = nl_rubric.compile_item(text, ctx)
     assert spec is not None and spec.kind == "feature" and spec.negated, (text, spec)
+
+
+def _order_of(*lines: tuple[nl_rubric.ProductInfo, str]) -> nl_rubric.RecordFacts:
+    facts = tuple(nl_rubric.LineFacts(p.product_id, p.name, p.tags, chosen, 1, p.price, p.options) for p, chosen in lines)
+    return nl_rubric.RecordFacts(table="orders", record_id="O1", place_id="S1", status="paid", lines=facts)
+
+
+@pytest.mark.parametrize("text", ["At least one juice should be room temperature", "One of the juices should be room temperature"])
+def test_at_least_one_of_the_goods_is_one_line(text: str) -> None:
+    spec = nl_rubric.compile_item(text, EN)
+    assert spec is not None and spec.kind == "feature" and spec.some, (text, spec)
+    assert nl_rubric.spec_holds(spec, _order_of((JUICE, "Room Temperature"), (JUICE, "Chilled")), SHOP)
+    assert not nl_rubric.spec_holds(spec, _order_of((JUICE, "Warm"), (JUICE, "Chilled")), SHOP)
+
+
+def test_no_goods_of_a_kind_may_have_it() -> None:
+    # "no X ... should contain Y" was read as "X should contain Y" (the "no" dropped)
+    spec = nl_rubric.compile_item("No juice in the order should be chilled", EN)
+    assert spec is not None and spec.kind == "feature" and spec.negated, spec
+    assert nl_rubric.spec_holds(spec, _order_of((JUICE, "Warm")), SHOP)
+    assert not nl_rubric.spec_holds(spec, _order_of((JUICE, "Warm"), (JUICE, "Chilled")), SHOP)
+    # an option whose name starts with "No" is that option, chosen
+    ice = nl_rubric.ProductInfo("T1", "S1", "Pearl Tea", (), ("No Ice", "Less Ice", "Standard Ice"), 15.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(SHOP,), products=(ice,))
+    spec = nl_rubric.compile_item("No Ice should be selected for the pearl tea", ctx)
+    assert spec is not None and not spec.negated and spec.phrases == ["no ice"], spec
+
+
+def test_each_of_the_goods_is_every_one() -> None:
+    spec = nl_rubric.compile_item("Each flat white should be hot", EN)
+    assert spec is not None and spec.kind == "feature" and not spec.some, spec
+    assert not nl_rubric.spec_holds(spec, _order_of((WHITE, "Hot"), (WHITE, "Iced")), SHOP)
