@@ -76,6 +76,7 @@ from .clauses import (
 from .days import _days_item
 from .duration import _duration_item, _hours_item, _usable_item
 from .facts import _place_fact_item
+from .feature import FeatureSpec
 from .joint import JointSpec, _joint_item
 from .note import _note_item
 from .only import _only_item
@@ -83,7 +84,6 @@ from .place import _distance_item, _rating_item, _store_item
 from .place_kind import _place_kind_item
 from .price import _AND_TOTAL, PriceSpec, _price_item
 from .process import _process_demand
-from .feature import FeatureSpec
 from .product import _feature_item
 from .quantity import _count_item, _people_item
 from .spec import AllOf, parse_spec, spec_parts, spec_target
