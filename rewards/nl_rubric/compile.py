@@ -483,8 +483,10 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         qm = _NONE_OF.match(subject) if not _is_zh(subject) else None
         if qm is not None and not (_found(subject, ctx, "option") or _found(subject, ctx, "product")):
             neg, subject = not neg, qm.group("x")  # "no milk tea in the order should contain X": none should
-        if not re.search(r"\b(?:orders?|bookings?|reservations?|visits?|appointments?)\b", subject):
+        if not re.search(r"\b(?:orders?|bookings?|reservations?|visits?|appointments?)\b|订单|预约|预订", subject):
             subject = re.sub(r"^each (?=[a-z])", "every ", subject)  # "each drink should be hot": every drink (not per order)
+            if not re.search(r"价|钱|费|数|量|总", subject):  # ("每份X的价格": a unit price, the price reader's)
+                subject = re.sub(r"^每(?:一)?(?:杯|份|个|款|件|碗|盒|种)(?=.)", "所有", subject)  # "每杯饮品都应是热饮": 所有饮品
     about = f"{about} {subject}".strip()
     at = _BOOK_AT.match(pred) if not about else None
     if at is not None:  # "(should) make a reservation at the pet store": the place names the record it is about
@@ -540,7 +542,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
             parts = spec if isinstance(spec, list) else [spec]
-            if not neg and _SOME_OF.match(subject):  # "at least one juice should be room temperature": one line
+            if not neg and (_SOME_OF.match(subject) or _SOME_OF_ZH.search(subject)):  # "at least one juice ...": one line
                 parts = [p.model_copy(update={"some": True}) if isinstance(p, FeatureSpec) and p.scope == "product"
                          else p for p in parts]
             return [_with_about(p, about) for p in parts]
@@ -549,6 +551,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
 
 # a subject that says one of the goods ("at least one juice", "one of the noodle items"): one line is enough
 _SOME_OF = re.compile(r"^(?:at least one|one of (?:the|its|their|these)|any one of (?:the|its)|one) (?=[a-z])")
+_SOME_OF_ZH = re.compile(r"(?:至少有?|其中(?:有)?)(?:一|1)(?:杯|份|个|款|件|种|碗|盒)")
 # a subject that says none of the goods ("no milk tea in the order", "none of the drinks"): not "No Ice", an option
 _NONE_OF = re.compile(r"^(?:no\s+|none of\s+(?:the |its |their |these )?)(?P<x>[a-z].*)$")
 _NOT_OTHERS = re.compile(r"[，,](?:且|并且)?(?:不能|不要|不可|不应|不得|而不是|而非)(?:是|选|选择|为|去|在)?(?:其他|其它|别的|另外的)"

@@ -258,3 +258,12 @@ def test_each_of_the_goods_is_every_one() -> None:
     spec = nl_rubric.compile_item("Each flat white should be hot", EN)
     assert spec is not None and spec.kind == "feature" and not spec.some, spec
     assert not nl_rubric.spec_holds(spec, _order_of((WHITE, "Hot"), (WHITE, "Iced")), SHOP)
+
+
+def test_chinese_one_of_and_each_of_the_goods() -> None:
+    spec = nl_rubric.compile_item("至少有一杯奶茶应为中杯", ZH)
+    assert spec is not None and spec.kind == "feature" and spec.some, spec
+    assert nl_rubric.spec_holds(spec, _order_of((TEA, "中杯"), (TEA, "大杯")), ZH_SHOP)
+    spec = nl_rubric.compile_item("每杯奶茶都应是热饮", ZH)
+    assert spec is not None and spec.kind == "feature" and not spec.some, spec
+    assert not nl_rubric.spec_holds(spec, _order_of((TEA, "热"), (TEA, "冰")), ZH_SHOP)
