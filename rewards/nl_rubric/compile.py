@@ -495,7 +495,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         raise _Unclear
     if _SOFT.search(f"{subject} {pred}"):
         raise _Unclear  # "ideally X should be ordered", "尽可能选X": a preference, no demand (the judge's)
-    pred = _NOT_OTHERS.sub("", pred) or pred  # "应为X，不能是其他店", "X rather than any other venue": only restates X
+    if not neg:  # "应为X，不能是其他店", "X rather than any other venue": only restates X (after a negation it would not)
+        pred = _NOT_OTHERS.sub("", pred) or pred
     nm = _NEITHER.match(pred) if not neg and not _is_zh(pred) else None
     if nm is not None:  # "should be neither chilled nor warm": should not be chilled or warm
         neg, pred = True, f"{nm['v'] or ''}{nm['x']} or {nm['y']}"
