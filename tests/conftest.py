@@ -8,9 +8,12 @@ Env tests run on it without the task generator.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -260,3 +263,63 @@ def make_env(task: Task | None = None, **kwargs: Any):
     from servicegym.envs.environments.delivery import DeliveryEnv
 
     return DeliveryEnv(tasks=[task or make_delivery_task()], **kwargs)
+
+
+# ----- running in parallel (pytest-xdist: ``addopts`` in pyproject.toml runs ``-n 2 --dist loadgroup``) -----
+# Scheduling groups, read from the node ids by the controller (with pytest 9.2, xdist 3.8's
+# ``xdist_group`` markers no longer reach the scheduler: it renames ``item._nodeid``, which
+# ``item.nodeid`` stopped reading). A group's tests run one after another on one worker.
+# Tests that start a local Ray cluster: two ``ray.init`` clusters at once on a small machine
+# contend for ports, /tmp/ray and cores.
+_RAY_TESTS = (
+    "tests/envs/test_ray_backend.py::",
+    "tests/envs/test_rollout_workers.py::test_ray_",
+    "tests/test_hardening_collect.py::",
+    "tests/test_docs.py::test_tutorial_block_runs_as_written[ray-",
+)
+# Modules whose module-scoped fixtures take seconds to build (the bench's run, the docs site, a real
+# VitaBench env, the tiny TRL model): kept on one worker and contiguous, so each is built once.
+_COSTLY_MODULES = (
+    "tests/test_bench_envs.py",
+    "tests/test_docs.py",
+    "tests/envs/test_instore.py",
+    "tests/envs/test_vitabench.py",
+    "tests/envs/test_trl.py",
+)
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The scheduling unit of a test: its group, or the test itself."""
+    if "@" in nodeid:  # an ``xdist_group`` marker, where xdist's renaming works
+        return nodeid.rpartition("@")[2]
+    if nodeid.startswith(_RAY_TESTS):
+        return "ray"
+    path = nodeid.partition("::")[0]
+    return path if path in _COSTLY_MODULES else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class GroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@contextlib.contextmanager
+def one_browser_install_at_a_time() -> Iterator[None]:
+    """Held around the browser fixtures' ``apt-get install``: two xdist workers would otherwise run
+    it at once, and the one that loses dpkg's lock would skip its browser tests."""
+    import fcntl
+
+    with open(os.path.join(tempfile.gettempdir(), "servicegym-browser-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 import servicegym
+from tests.conftest import one_browser_install_at_a_time
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -221,9 +222,12 @@ def browser() -> str:
 
     found = find()
     if found is None and os.environ.get("SERVICEGYM_INSTALL_BROWSER") == "1" and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update"], capture_output=True, timeout=600)  # as the viewer's tests do
-        subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=1200)
-        found = find()
+        with one_browser_install_at_a_time():  # another xdist worker may be installing it right now
+            found = find()
+            if found is None:
+                subprocess.run(["apt-get", "update"], capture_output=True, timeout=600)  # as the viewer's tests do
+                subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=1200)
+                found = find()
     if found is None:
         pytest.skip("no headless browser: none of chromium, chromium-browser, google-chrome on PATH "
                     "(apt-get install -y chromium, or set SERVICEGYM_INSTALL_BROWSER=1 to let the test try)")

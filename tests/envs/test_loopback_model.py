@@ -22,8 +22,11 @@ from servicegym.envs.running.llm_policy import UNKNOWN_TASK_REPLY, golden_replay
 @pytest.fixture
 def served():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # SIGINT back to its default in the child: a parent run as a background job ignores it, the child would inherit
+    # that, and the Ctrl-C the test sends would never reach the server
     proc = subprocess.Popen([sys.executable, "-m", "servicegym.envs.cli.main", "loopback-model", "--port", "0",
-                             "--split", "test"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             "--split", "test"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         m = re.search(r"at (http://127\.0\.0\.1:\d+/v1) replaying 100 tasks of servicegym/Delivery-v0 split test", line)

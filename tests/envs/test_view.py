@@ -25,6 +25,7 @@ import pytest
 
 from servicegym.envs.cli import view
 from servicegym.envs.cli.main import main
+from tests.conftest import one_browser_install_at_a_time
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 SCREENSHOT_COPY = Path("/tmp/servicegym_view.png")
@@ -44,9 +45,12 @@ def _find_browser() -> str | None:
 def browser() -> str:
     found = _find_browser()
     if found is None and os.environ.get("SERVICEGYM_INSTALL_BROWSER") == "1" and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update"], capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=1200)
-        found = _find_browser()
+        with one_browser_install_at_a_time():  # another xdist worker may be installing it right now
+            found = _find_browser()
+            if found is None:
+                subprocess.run(["apt-get", "update"], capture_output=True, timeout=600)
+                subprocess.run(["apt-get", "install", "-y", "chromium"], capture_output=True, timeout=1200)
+                found = _find_browser()
     if found is None:
         pytest.skip("no headless browser: none of chromium, chromium-browser, google-chrome on PATH "
                     "(apt-get install -y chromium, or set SERVICEGYM_INSTALL_BROWSER=1 to let the test try)")
