@@ -500,22 +500,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
     nm = _NEITHER.match(pred) if not neg and not _is_zh(pred) else None
     if nm is not None:  # "should be neither chilled nor warm": should not be chilled or warm
         neg, pred = True, f"{nm['v'] or ''}{nm['x']} or {nm['y']}"
-    if _is_zh(pred):  # "鸡汤饭必须不辣，并且不加葱", "饮品既不能是冰饮也不能是常温": two demands on one subject
-        zs = _ZH_SECOND.search(pred)
-        if zs is not None and zs.start() > 0 and subject.strip():
-            who = subject.strip()
-            first, rest = pred[:zs.start()], pred[zs.end():]
-            modal = "不应" if neg else "应"  # the second demand has its own modal, or the first's
-            second = f"{who}{rest}" if _ZH_MODAL.match(rest) else f"{who}{modal}{rest}"
-            return [p for x in (f"{who}{modal}{first}", second) for p in _requirement(x, ctx)]
-    cut = _cut_purpose(pred) if not _is_zh(pred) else pred  # "..., and be suitable for X": a purpose, not a demand
-    second = _SECOND_PREDICATE.search(cut) if not _is_zh(pred) else None
-    if second is not None and subject:  # "X should come with sweet bean sauce and be not spicy": two demands on X
-        first, rest = cut[:second.start()], cut[second.end():]
-        modal = "should not" if neg else "should"
-        if _SUITED_FOR.match(rest) and not neg:  # "... and be suitable for eating before exercise": a purpose
-            return _requirement(f"{subject} {modal} {first}", ctx)
-        return [p for x in (first, rest) for p in _requirement(f"{subject} {modal} {x}", ctx)]
+    texts = _two_demands(subject, neg, pred)
+    if texts:  # "X should come with sweet bean sauce and be not spicy", "鸡汤饭必须不辣，并且不加葱": each on its own
+        return [p for x in texts for p in _requirement(x, ctx)]
     only = _only_item(subject, neg, pred, ctx)  # "nothing other than X", "只包含X": an exclusive set, one record
     if only is not None:
         return [_with_about(only, about)]
@@ -548,6 +535,31 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
                          else p for p in parts]
             return [_with_about(p, about) for p in parts]
     raise _Unclear
+
+
+def _two_demands(subject: str, neg: bool, pred: str) -> list[str]:
+    """The requirements of one subject with two predicates ("come with X and be not spicy", "必须不辣，并且不加葱",
+    "既不能是X也不能是Y"), each as a requirement of its own (the second keeps its modal, or takes the first's); a
+    purpose after "and" ("and be suitable for X") is dropped; [] when the predicate is one."""
+    who = subject.strip()
+    if not who:
+        return []
+    if _is_zh(pred):
+        zs = _ZH_SECOND.search(pred)
+        if zs is None or zs.start() == 0:
+            return []
+        first, rest = pred[:zs.start()], pred[zs.end():]
+        modal = "不应" if neg else "应"
+        return [f"{who}{modal}{first}", f"{who}{rest}" if _ZH_MODAL.match(rest) else f"{who}{modal}{rest}"]
+    cut = _cut_purpose(pred)
+    second = _SECOND_PREDICATE.search(cut)
+    if second is None:
+        return []
+    first, rest = cut[:second.start()], cut[second.end():]
+    modal = "should not" if neg else "should"
+    if _SUITED_FOR.match(rest) and not neg:
+        return [f"{subject} {modal} {first}"]
+    return [f"{subject} {modal} {x}" for x in (first, rest)]
 
 
 # a subject that says one of the goods ("at least one juice", "one of the noodle items"): one line is enough
