@@ -102,3 +102,45 @@ def test_a_near_spelling_names_a_record_another_word_does_not() -> None:
     assert name_scores("the restaurant with a high chair", [hair, wok], world) == [0.0, 0.0]
     # a plural is a spelling of its word
     assert resolve("the teas order", [wok, tea], world) == [tea]
+
+
+def _timed(k: int, text: str, refs: dict[int, list[str]]) -> Any:
+    from datetime import datetime
+
+    from servicegym.envs.tasks.vitabench.time_rubric import TimeItem
+    from servicegym.rewards.nl_rubric import TimeWindow, compile_item
+
+    window = compile_item(text, datetime(2025, 9, 26, 10, 0))
+    assert isinstance(window, TimeWindow), text
+    return TimeItem(k, text, window, {s: [{"table": "orders", "id": rid} for rid in ids] for s, ids in refs.items()})
+
+
+def test_an_item_naming_only_a_subject_is_tied_where_a_time_item_of_that_subject_was() -> None:
+    from servicegym.envs.tasks.vitabench.nl_items import _by_subject
+    from servicegym.envs.tasks.vitabench.time_rubric import subjects_tied
+
+    timed = [_timed(1, "The estimated delivery time for the dinner order should be around 2025-09-26 19:30:00", {0: ["T2"]}),
+             _timed(2, "The delivery time for the breakfast order should be before 2025-09-27 09:00:00", {0: ["T3"]}),
+             _timed(3, "晚餐订单应在2025年9月26日19:30左右送达", {0: ["T2"]})]
+    subjects = subjects_tied(timed)
+    # the item's words name no store or product; the time item of its subject tells which order it is
+    assert _by_subject("The dinner order needs to include a note requesting two sets of tableware", 0, [A, B, C],
+                       subjects) == [B]
+    assert _by_subject("晚餐订单需要备注要两份一次性餐具", 0, [A, B, C], subjects) == [B]
+    assert _by_subject("The breakfast order must not include coffee", 0, [A, B, C], subjects) == [C]
+    # no subject, two subjects naming different orders, a state the time item is not tied in, a record
+    # that is not a candidate of the item: nothing
+    assert _by_subject("The order needs a note", 0, [A, B, C], subjects) == []
+    assert _by_subject("The dinner order and the breakfast order need a note", 0, [A, B, C], subjects) == []
+    assert _by_subject("The dinner order needs a note", 1, [A, B, C], subjects) == []
+    assert _by_subject("The dinner order needs a note", 0, [A, C], subjects) == []
+
+
+def test_a_subject_whose_time_items_were_tied_to_different_records_names_none() -> None:
+    from servicegym.envs.tasks.vitabench.time_rubric import subjects_tied
+
+    timed = [_timed(1, "The delivery time for the dinner order should be around 2025-09-26 19:30:00", {0: ["T2"], 1: ["T2"]}),
+             _timed(2, "The delivery time for the dinner order should be before 2025-09-26 20:00:00", {0: ["T3"], 1: ["T2"]})]
+    [(words, by)] = subjects_tied(timed)
+    assert words == ["dinner", "order"]
+    assert by == {1: ("orders", "T2")}

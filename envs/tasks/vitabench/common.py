@@ -482,7 +482,7 @@ def _vitabench_task(raw: VTask, domain: str, language: str, spec: dict[str, Any]
         masked = [t if k not in exclude else "" for k, t in enumerate(nl)]
         timed_states, timed = time_items(masked, states, world, tries, context)
         by_time = {s: {f"{r['table']}:{r['id']}" for t in timed for r in t.refs.get(s, [])} for s in range(len(states))}
-        final_states, others = nl_items(masked, timed_states, world, tries, context, by_time)
+        final_states, others = nl_items(masked, timed_states, world, tries, context, by_time, timed)
         golden, route_notes, unsolvable, failing = _golden_route(final_states, timed, others, world, toolkit, golden_for)
         first = first or (tries, timed, final_states, others, golden, route_notes, unsolvable)
         if unsolvable and attempt == 2:

@@ -49,6 +49,7 @@ from servicegym.envs.tasks.vitabench.rubric_refs import (
     resolve,
     table_of,
 )
+from servicegym.envs.tasks.vitabench.time_rubric import TimeItem, mentions, subjects_tied
 from servicegym.rewards.nl_rubric import (
     AddressSpec,
     AllOf,
@@ -248,10 +249,13 @@ def _whom(refs: dict[int, list[dict[str, Any]]]) -> str:
 
 
 def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, context: ItemContext,
-             governed: dict[int, set[str]] | None = None) -> tuple[list[GoldState], list[NLItem]]:
+             governed: dict[int, set[str]] | None = None,
+             timed: list[TimeItem] | None = None) -> tuple[list[GoldState], list[NLItem]]:
     """The states with the gold comparisons the compiled items take over relaxed (and the gold
     fields they repair), and the items (see the module docstring). ``governed``: per state, the
-    "<table>:<gold id>" keys the time items already bound."""
+    "<table>:<gold id>" keys the time items already bound; ``timed``: the time items, whose
+    subjects ("the delivery time for the dinner order") name the record of an item that says only
+    that subject ("the dinner order needs a note ...")."""
     items: list[NLItem] = []
     edits: dict[tuple[int, int], dict[str, Any]] = {}
     aspects: dict[tuple[int, int], set[str]] = {}
@@ -260,6 +264,7 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
     specs = {k: spec for k, text in enumerate(nl)
              if text and (spec := compile_item(text, context)) is not None and not isinstance(spec, TimeWindow)}
     states = _with_named_records(states, specs, world, notes)
+    subjects = subjects_tied(timed or [])
 
     def current(s: int, i: int, g: Gold) -> Gold:
         return g.model_copy(update=edits[(s, i)]) if (s, i) in edits else g
@@ -307,8 +312,9 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                 def agrees(g: Gold, spec: Any = spec) -> bool | None:
                     return None if _unbounded(spec) else _holds(spec, g, world)
 
-                for g in resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True,
-                                 unnamed_subset=whole):
+                tied = resolve(spec.about or text, cands, world, agrees, one_place=target == "place", all_agree=True,
+                               unnamed_subset=whole) or _by_subject(text, s, cands, subjects)
+                for g in tied:
                     i = next(j for j, x in enumerate(pool) if gold_id(x) == gold_id(g) and table_of(x) == table_of(g))
                     ties.append((s, i, g))
             if not ties:
@@ -374,6 +380,19 @@ def nl_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes, 
                                                     else "the episode's tool calls")
         notes.add(f"{item.name}: rubric item {item.index} is checked by code: {describe_spec(item.spec)}, for {whom}")
     return out, items
+
+
+def _by_subject(text: str, s: int, cands: list[Gold],
+                subjects: list[tuple[list[str], dict[int, tuple[str, str]]]]) -> list[Gold]:
+    """The record of state ``s`` an item names by a subject a time item named and was tied by
+    ("The dinner order needs to include a note ..." beside "The estimated delivery time for the
+    dinner order should be around 19:30", tied to the dinner order by its time): every subject the
+    item mentions must name that one record, which must be one of ``cands``."""
+    recs = {by[s] for words, by in subjects if s in by and mentions(text, words)}
+    if len(recs) != 1:
+        return []
+    table, rid = next(iter(recs))
+    return [g for g in cands if table_of(g) == table and gold_id(g) == rid][:1]
 
 
 def _with_named_records(states: list[GoldState], specs: dict[int, Any], world: Any, notes: _Notes) -> list[GoldState]:

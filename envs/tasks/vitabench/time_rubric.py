@@ -168,6 +168,27 @@ def _co_text(k: int, nl: list[str], ctx: ItemContext) -> str:
     return " ".join(out)
 
 
+def subjects_tied(items: list[TimeItem]) -> list[tuple[list[str], dict[int, tuple[str, str]]]]:
+    """The subjects the time items name ("the dinner order", "colleague's meal": ``_subject_words``)
+    with the one record each item was tied to, per state: what names a record across the rubric's
+    items. A subject whose items were tied to different records in a state names none there."""
+    out: dict[tuple[str, ...], dict[int, set[tuple[str, str]]]] = {}
+    for item in items:
+        words = tuple(_subject_words(item.text))
+        if not words:
+            continue
+        per = out.setdefault(words, {})
+        for s, refs in item.refs.items():
+            per.setdefault(s, set()).update((r["table"], r["id"]) for r in refs)
+    return [(list(words), {s: next(iter(recs)) for s, recs in per.items() if len(recs) == 1})
+            for words, per in out.items()]
+
+
+def mentions(text: str, words: list[str]) -> bool:
+    """Whether ``text`` names the subject ``words`` (``_subject_words`` of another item)."""
+    return _mentions(text, words)
+
+
 _ADDRESS_WORD = re.compile(r"\baddress\b|地址|送到|送至|配送到")
 
 
