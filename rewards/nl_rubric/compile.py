@@ -429,6 +429,9 @@ _CANCEL_TOO = re.compile(r"\b(?:be )?cancel(?:l?ed)? and (?:then )?(?:re-?)?(?:b
 # a preference said as such: no demand the record must meet
 _SOFT = re.compile(r"\b(?:ideally|preferably|optionally|if possible|where possible|when possible|if available|"
                    r"perhaps|maybe)\b|尽可能|如有可能|如果可能")
+# bought "at" a price, a discount or a deal, not at a place
+_BOUGHT_AT_PRICE = re.compile(r"\bbe (?:purchased|bought|ordered|booked|reserved|paid for|sold|offered) "
+                              r"(?=at (?:the |an? )?(?:[a-z'-]+ ){0,4}(?:price|discount|rate|deal|offer|promotion)s?\b)")
 # a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
 _COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
                          r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
@@ -451,6 +454,8 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         c = re.sub(r"既(?=不能|不要|不可|不应)", "", c)
         c = re.sub(r"[，,]?也(?:要|需要|需|应该|应当|应|必须)", "，也应", c)
         c = re.sub(r"[，,]?也(?=不能|不要|不可|不应)", "，也", c)
+    if not _is_zh(c):  # "should be purchased at the new customer price": the price it is bought at, not a place
+        c = _BOUGHT_AT_PRICE.sub("be ", c)
     inverted = _VALUE_FIRST.match(c) if not _is_zh(c) else None
     if inverted is not None:  # "hot should be the temperature of the flat white": the flat white's temperature is hot
         c = f"the {inverted['a']} of {inverted['x']} {inverted['m']} be {inverted['v']}"

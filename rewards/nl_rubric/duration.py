@@ -190,7 +190,7 @@ _NOT_PRODUCT = re.compile(r"\b(?:deliver(?:y|ed)?|arriv(?:e|al|es|ing)|walk(?:in
                           r"before|after|ago|advance|earlier|later|in time|open|close|closing|opening)\b|送达|配送|步行|"
                           r"车程|之前|以前|之后|提前|营业")
 _OFFER_VERBS = r"(?:provide|provides|include|includes|support|supports|offer|offers|cover|covers|allow|allows|guarantee|last|lasts|" \
-               r"give|gives|be used for|be usable for|can be used for|be valid for)"
+               r"give|gives|be used for|be usable for|can be used for|be valid for|run for|runs for)"
 _EN_NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?|half an?)"
 _EN_CMP = {"at least": ">=", "no less than": ">=", "not less than": ">=", "a minimum of": ">=", "minimum of": ">=",
            "more than": ">", "over": ">", "longer than": ">", "exceed": ">", "exceeding": ">",
@@ -201,7 +201,7 @@ _EN_TAIL = {"or more": ">=", "or longer": ">=", "or above": ">=", "or over": ">=
 _EN_DUR = re.compile(
     rf"^(?P<verb>{_OFFER_VERBS} )?(?:a |an |the |total |of |for )*(?:(?:duration|length|service time|time) of )?"
     rf"(?P<cmp>{'|'.join(sorted(_EN_CMP, key=len, reverse=True))})?\s*(?:a |an )?(?P<n>{_EN_NUM[1:-1]})[\s-]*"
-    rf"(?P<u>hours?|hrs?|h|minutes?|mins?)(?P<tail> {'| '.join(_EN_TAIL)})?"
+    rf"(?P<u>hours?|hrs?|h|minutes?|mins?)(?: long)?(?P<tail> {'| '.join(_EN_TAIL)})?"
     rf"(?P<rest>(?:'s)?(?: (?:of|for) [a-z' -]{{1,40}}| [a-z -]{{0,30}}\b(?:experience|session|time|duration|service|play|"
     rf"use|usage|class|course|lesson|package|treatment))?)$")
 _EN_UNLIMITED = re.compile(r"^(?:be |have |has |offer |provide |include |be for |come with )?(?:an? |the )?(?:for )?"

@@ -12,8 +12,10 @@ from .world import (
     PlaceInfo,
     RecordFacts,
     _chose,
+    _chose_any,
     _line_fields,
     _line_has,
+    _line_has_any,
     _offers,
     _place_fields,
     _Spec,
@@ -70,9 +72,9 @@ def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
     if spec.also or spec.lacks:
         return any(_line_has(x, spec.phrases) and not any(_line_has(x, [b]) for b in spec.lacks)
                    and all(_chose(x, [a]) if _offers(x, [a]) else _line_has(x, [a]) for a in spec.also) for x in lines)
-    has = _chose if spec.option_only else _line_has
-    if spec.negated:
-        return bool(lines) and not any(has(x, spec.phrases) for x in lines)
+    if spec.negated:  # none of it, in any amount: "without ice" is not met by "Less Ice"
+        has_any = _chose_any if spec.option_only else _line_has_any
+        return bool(lines) and not any(has_any(x, spec.phrases) for x in lines)
     if record.note and any(contradicts(p, record.note, plain=False) for p in spec.phrases):
         return False  # a note saying "extra spicy" where the item asks for mild
     bound = [x for x in lines if _offers(x, spec.phrases)]

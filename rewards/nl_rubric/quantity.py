@@ -216,7 +216,7 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
                    subject):
         m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
     elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
-        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p) or \
+        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?(?:a (?:party|group|table) of )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p) or \
             re.fullmatch(rf"(?:include|includes|cover|covers|accommodate|accommodates|seat|seats|hold|holds|have|has)"
                          rf" (?:just |only |exactly )?{_NUM_RE} {_PEOPLE_WORDS}", p)  # "has to be for two", "seat 2 guests"
         if m is None:
@@ -290,11 +290,16 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         om = re.fullmatch(rf"(?:订购|购买|买|点|选择|下单)(?:了)?{_NUM_RE}{units}", p) if m is None and not neg else None
         if om is not None and subject:  # "黑芝麻糊须订购3份": how many of the subject's product
             try:
-                phrase = _product_phrase(re.sub(r"^(?:所点|所购|所选|下单)的?", "", subject), ctx)
+                phrase = _product_phrase(re.sub(r"^(?:所点|所购|所选|下单)的?|(?:一共|总共|共计|合计|总计|共)$", "", subject), ctx)
             except _Unclear:
                 phrase = ""
             if phrase:
                 return CountSpec(what="items", value=int(_num(om.group(1))), phrase=phrase)
+        bare = re.fullmatch(rf"(?:为|是|共计|总计|共|一共|总共|合计)?(?:有)?{_NUM_RE}{units}", p) if m is None and not neg else None
+        if bare is not None:  # "包包菜炒馕要1份", "订单中包包菜炒馕应为1份": how many of the subject's product
+            phrase = _zh_subject_product(subject, ctx)
+            if phrase:
+                return CountSpec(what="items", value=int(_num(bare.group(1))), phrase=phrase)
         tm = _ZH_TOTAL_OF.match(p) if m is None and not neg and _head_class(subject) != "place" else None
         if tm is not None:  # "一共应有2个商品，且均来自<place>", "应共有2个商品", "共应有12杯": the order's goods, counted
             _, more = _zh_count_rest(subject, p, ctx)
@@ -355,13 +360,36 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
         if neg:
             raise _Unclear
         return CountSpec(what="items", value=int(_num(v.group(1))))
+    # a count in figures or from two up: "a single portion" / "one set" is a serving size (``serving.py``)
+    v = re.fullmatch(r"(?:be|total|come to|amount to|add up to)\s+(?:a total of |in total |only |exactly )?"
+                     rf"(\d+|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\s+{units}(?: in total| total)?", p)
+    if v is not None and not neg:  # "the X in the Y order should be 1 portion", "the Y order should total 2 cups"
+        x = re.split(r" (?:in|from|at|of|for) ", subject, maxsplit=1)[0]
+        if re.search(r"\borders?$", x) or _head_class(subject) == "place":
+            phrase = _order_phrase(x, ctx)
+        else:
+            phrase = _product_phrase(x, ctx)  # a product the catalogue must sell, else unread
+        return CountSpec(what="items", value=int(_num(v.group(1))), phrase=phrase)
     return _named_count(subject, neg, p, ctx)
+
+
+def _zh_subject_product(subject: str, ctx: ItemContext) -> str:
+    """The catalogue product a Chinese count's subject names ("新疆菜订单中包包菜炒馕": 包包菜炒馕), or ""
+    where the subject is the order, a meal or the goods in general ("新疆菜订单", "母子晚餐的商品")."""
+    x = re.sub(r"^.{1,20}?订单(?:中|里)的?(?=..)", "", subject.strip(" ,，"))
+    x = re.sub(r"^(?:所点|所购|所选|下单|订购|选择)的?|(?:一共|总共|共计|合计|总计|共)$", "", x)
+    if not x or x.endswith(("订单", "商品", "菜品", "产品", "饮品")) or _ZH_MEAL.search(x) is not None:
+        return ""
+    try:
+        return _product_phrase(x, ctx)
+    except _Unclear:
+        return ""
 
 
 _ZH_FROM_PLACE = re.compile(r"^(?:且|并且|并)?(?:这些商品|这些|它们)?(?:都|均|全部|全都)?(?:应|要|需要|必须)?(?:来源于|来自于|来自|出自|购自)"
                             r"(?P<x>.{2,})$")
 # a total with no product named: "共有2个商品", "有12杯", "包含2个商品，且均来自<place>"
-_ZH_TOTAL_OF = re.compile(rf"^(?:共|一共|总共|合计)?(?:有|包含|包括|含有)?{_NUM_RE}{_COUNT_UNITS}(?:的)?(?:商品|菜品|产品|饮品)?"
+_ZH_TOTAL_OF = re.compile(rf"^(?:共计|总计|共|一共|总共|合计)?(?:有|包含|包括|含有)?{_NUM_RE}{_COUNT_UNITS}(?:的)?(?:商品|菜品|产品|饮品)?"
                           r"(?:[，,].*)?$")
 _ZH_BREAKDOWN = re.compile(r"^(?:其中|即)?(?:包含|包括|含)(?P<x>.+)$")
 

@@ -15,7 +15,7 @@ _SERVE_NUM = r"(?P<n>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|tw
 _SERVE_EN = (
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_NUM}[- ](?:person|people|persons)(?: {_SERVE_UNITS})+$"),
     re.compile(rf"^(?:a |an |one |the )?{_SERVE_UNITS}(?: {_SERVE_UNITS})* for {_SERVE_NUM}(?: (?:people|persons?))?$"),
-    re.compile(rf"^(?:for |suitable for |(?:that )?serves? |serving )?{_SERVE_NUM} (?:people|persons?|diners?|guests?|adults?)$"),
+    re.compile(rf"^(?:for |suitable for |(?:that )?(?:serves?|feeds?) |serving |feeding )?{_SERVE_NUM} (?:people|persons?|diners?|guests?|adults?)$"),
     re.compile(r"^(?:for )?(?:a )?(?P<one>single|one) (?:diner|guest|adult)$"),  # "for a single diner", "for one guest"
     re.compile(rf"^(?:a |an |one )?(?P<one>single|individual) {_SERVE_UNITS}$"),
     re.compile(rf"^(?:a |an |one )?(?P<two>couple's|couples?) {_SERVE_UNITS}$"),
@@ -31,7 +31,7 @@ _SERVE_RANGE_EN = (
 # a serving size, then what the product holds: "a single-person meal with X", "a set for 2-3 people that includes X"
 _SERVING_WITH = re.compile(r"^(?P<s>.+?) (?:with|containing|including|that (?:includes?|contains?|has|comes? with)|"
                            r"which (?:includes?|contains?|has)) (?P<v>.+)$")
-_SERVE_AT_LEAST_EN = re.compile(rf"^(?:suitable for |for |serving |that serves? |to serve )?(?:at least|no (?:fewer|less) than|a minimum "
+_SERVE_AT_LEAST_EN = re.compile(rf"^(?:suitable for |for |serving |feeding |(?:that )?(?:serves?|feeds?) |to (?:serve|feed) )?(?:at least|no (?:fewer|less) than|a minimum "
                                 rf"of) {_SERVE_NUM} (?:people|persons?|diners|guests)$|^(?:suitable for |for )?(?P<n2>\d{{1,2}}) or more "
                                 rf"(?:people|persons?|diners|guests)$")
 _SERVE_AT_LEAST_ZH = re.compile(r"^(?:适合|可供|满足)?(?:至少|最少|不少于)(?P<n>\d{1,2}|[一二两三四五六七八九十])(?:人|位)(?:及以上|以上)?(?:食用|用餐)?"

@@ -270,6 +270,24 @@ def phrase_in(phrase: str, field_text: str) -> bool:
     return _phrase_in(phrase, field_text)
 
 
+# words that lessen what follows them without negating it ("Less Ice", "Low Sugar", "Mildly Spicy", "少冰",
+# "微辣", "半糖"): the field still has what they lessen
+_LESSENING_EN = re.compile(r"\b(?:less|low|lower|light|lightly|slightly|reduced|half|little|fewer|mild|mildly)\b[\s-]*",
+                           re.IGNORECASE)
+_LESSENING_ZH = re.compile(r"[少微半](?=[\u3400-\u4dbf\u4e00-\u9fff])")
+
+
+def phrase_in_any_amount(phrase: str, field_text: str) -> bool:
+    """Whether ``field_text`` has ``phrase`` in any amount: as ``phrase_in``, but a lessening word
+    before it does not hide it ("Less Ice" has ice, "微辣" is spicy, "Low Sugar" has sugar), while a
+    negating one still does ("No Ice", "去冰", "Non-spicy" have none). What a negated demand
+    ("without ice", "不要辣") must find absent: a little of it is not none of it."""
+    if phrase_in(phrase, field_text):
+        return True
+    stripped = _LESSENING_ZH.sub("", _LESSENING_EN.sub("", field_text))
+    return stripped != field_text and bool(stripped.strip()) and phrase_in(phrase, stripped)
+
+
 @lru_cache(maxsize=1 << 17)
 def _phrase_in_cached(phrase: str, field_text: str) -> bool:
     return _phrase_in(phrase, field_text)

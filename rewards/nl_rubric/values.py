@@ -34,25 +34,26 @@ _FEATURE_VERBS_EN = re.compile(
     r"be (?:set|made|prepared|cooked|done|adjusted|changed) (?:to |at |as |with |in )(?:the |a |an )?|"
     r"have (?:its|their|the) (?:[a-z]+ ){1,2}(?:set|adjusted|changed) (?:to|at|as) |come in (?:the |a |an )?|comes in (?:the |a |an )?|"
     r"be (?:selected|chosen|set|specified|served|ordered) (?:as |with |in )?|(?:select|choose|specify|have) the |specify |"
+    r"be (?:labell?ed|tagged|marked) (?:as |with )?(?:the |a |an )?|"
     r"be made (?:of|with|from) |be made (?=[a-z])|"
     r"be (?:a |an |the )?|be for |select |choose |pick |opt for |order |buy |purchase |use |include |includes |"
     r"contain |contains |have |has |provide |offer |support |feature |serve |come with |allow |specialize in |accepts? |come |comes |"
     r"be made (?:of|with) |be in |be of |place (?:a |an )?(?:new )?order (?:for |of )|reorder |re-order |"
     rf"{BOOK_AT_EN})")
 _FEATURE_VERBS_ZH = re.compile(r"^(?:仍然|依然|仍|继续|还是|也|都|均|同时|要)?(?P<v>调整为|设置为|设为|改为|改成|勾选|搭配|选择|选为|选定为|选|是|为|包含|包括|含有|含|带有|有|提供|支持|具有|具备|配有|"
-                               r"配备|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
+                               r"配备|配(?![送置])|附带|附有|属于|使用|用|加|放|做成|能够|可以|出现|点|买|购买|订购|(?:可|能)(?=堂食|外带|外卖|自取|打包|预约|预订|停车|刷卡|配送))")
 _GENERIC_TAIL_EN = re.compile(r"\s+(?:flavou?r(?:ed)?|taste|style|type|version|option|specification|variety|kind|items?|"
                               r"products?|dish(?:es)?|properties|property|attribute|choice|drink|beverage|food|temperature|"
                               r"sweetness|size|service|activity|activitie|ingredient|filling|stuffing|topping|(?:health )?benefit|(?:health )?effect|"
                               r"preference|(?:time )?slot|(?:price )?characteristic|(?:price )?feature|trait|one)s?(?: selected| chosen)?$")
 _GENERIC_TAIL_ZH = re.compile(r"(?:的)?(?:口味|味道|风味|规格|选项|属性|类型|类|款|商品|产品|菜品|的|种类|温度|甜度|辣度|饮品|饮料|"
                               r"食品|版本|形式|服务|标签|相关|[两二三四五六]种|成分|食材|配料|配菜|做法|制作方式|方式|元素|"
-                              r"这?[两二三四五六]样|馅|馅料|特征|特点|品牌|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
+                              r"这?[两二三四五六]样|这?[两二三四五六七八九]道(?:菜品|菜肴|菜)?|的菜肴|的菜|主食|馅|馅料|特征|特点|品牌|(?:养生|保健|健康|食疗)?功效|(?:养生|保健)?作用|偏好|口味偏好)$")
 _GENERIC_HEAD_EN = re.compile(r"^(?:products?|items?|dish(?:es)?|options?|drinks?|beverages?|food|packages?|set meals?|"
                               r"set menus?|sets?|combos?|services?|meals?) (?:(?:that|which) (?:are|is|have|has|contain|"
                               r"contains|include|includes|offers?|provides?|features?|comes? with) |with (?:an? |the )?|"
                               r"containing |including |featuring |of )")
-_AND = re.compile(r"\s+and\s+|\s+as well as\s+|\s+along with\s+|\s+plus\s+(?=(?:the|a|an|one|two|\d)\b)|、|和|以及|及|与")
+_AND = re.compile(r"\s+and\s+|\s+as well as\s+|\s+along with\s+|\s+plus\s+(?=(?:the|a|an|one|two|\d)\b)|、|和|以及|及|与|跟(?!.*一样)")
 _OR = re.compile(r"\s+or\s+|或者|或是|或")
 
 
@@ -359,9 +360,9 @@ _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|ca
                         r"choose|avoid|offer|provide)\b)(?P<rest2>.+)$")
 _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|须|需(?=选|包含|含|点|买|加|有|为)|"
                         r"要(?=选|包含|含|点|买|加|有|为)|"
-                        r"(?=选择|避免|不要|不得|不能|不可|不应))"
+                        r"(?=选择|避免|不要|不得|不能|不可|不应|别(?=点|选|买|要|含|有|加|放|用|做)))"
                         r"(?P<rest>.+)$")
-_ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免)")
+_ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免|别(?=点|选|买|要|含|有|加|放|用|做))")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
 _TRAIL_EN = re.compile(r"(?<=\S)\s+and (?:also )?be (?:suitable|ideal|good|appropriate) for\b.*$|"
                        r"(?<=\S)\s+in (?:it|them|there)$|"  # "have any vegetables in it": what the subject holds

@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .text import _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _knorm, phrase_in
+from .text import _NUMBER_WORDS, _PHRASE_STOP, _is_zh, _knorm, phrase_in, phrase_in_any_amount
 
 
 # ----- what the compiler reads of the task's world ---------------------------------------------
@@ -262,6 +262,17 @@ _SEP = " zzsep "  # a word no field holds: no word is next to another field's
 
 def _chose(line: LineFacts, phrases: list[str]) -> bool:
     return any(phrase_in(p, a) for p in phrases for a in _attr_parts(line.attributes))
+
+
+def _line_has_any(line: LineFacts, phrases: list[str]) -> bool:
+    """``_line_has`` where a lessened phrase counts ("Less Ice" has ice): for a negated demand."""
+    return any(phrase_in_any_amount(p, f) for p in phrases for f in _line_fields(line)) or any(
+        across(p, _line_fields(line)) for p in phrases)
+
+
+def _chose_any(line: LineFacts, phrases: list[str]) -> bool:
+    """``_chose`` where a lessened phrase counts ("Less Ice" has ice): for a negated demand."""
+    return any(phrase_in_any_amount(p, a) for p in phrases for a in _attr_parts(line.attributes))
 
 
 def _offers(line: LineFacts, phrases: list[str]) -> bool:

@@ -91,3 +91,41 @@ def test_a_negated_equality_is_not_read_as_the_equality(text: str) -> None:
     assert not (isinstance(spec, nl_rubric.RatingSpec) and spec.op == "=="), text
     spec = nl_rubric.compile_item("The spa rating should not be below 4.5", ctx)
     assert isinstance(spec, nl_rubric.RatingSpec) and (spec.op, spec.value) == (">=", 4.5)
+
+
+ICE = nl_rubric.ItemContext(
+    now=NOW, places=(nl_rubric.PlaceInfo("S1", "Tea Bar", ("Milk Tea",), "Drinks", 4.6),),
+    products=(nl_rubric.ProductInfo("P1", "S1", "Jasmine Milk Tea", (), ("Regular Ice", "Less Ice", "No Ice"), 15.0),
+              nl_rubric.ProductInfo("Z1", "S1", "茉莉奶茶", (), ("正常冰", "少冰", "去冰"), 15.0)),
+)
+
+
+@pytest.mark.parametrize("text, product, chosen, ok", [
+    ("The milk tea must not contain ice", "Jasmine Milk Tea", "Less Ice", False),
+    ("The milk tea must not contain ice", "Jasmine Milk Tea", "Regular Ice", False),
+    ("The milk tea must not contain ice", "Jasmine Milk Tea", "No Ice", True),
+    ("奶茶不能加冰", "茉莉奶茶", "少冰", False),
+    ("奶茶不能加冰", "茉莉奶茶", "正常冰", False),
+    ("奶茶不能加冰", "茉莉奶茶", "去冰", True),
+])
+def test_a_little_of_what_a_negated_demand_excludes_is_not_none_of_it(text: str, product: str, chosen: str,
+                                                                      ok: bool) -> None:
+    spec = nl_rubric.compile_item(text, ICE)
+    assert spec is not None, text
+    pr = next(p for p in ICE.products if p.name == product)
+    facts = nl_rubric.RecordFacts("orders", "o", "S1", lines=(
+        nl_rubric.LineFacts(pr.product_id, pr.name, (), chosen, 1, 15.0, pr.options),))
+    assert nl_rubric.spec_holds(spec, facts, ICE.place("S1")) is ok, (text, chosen, spec)
+
+
+@pytest.mark.parametrize("phrase, field, found", [
+    ("ice", "Less Ice", True), ("ice", "No Ice", False), ("冰", "少冰", True), ("冰", "去冰", False),
+    ("辣", "微辣", True), ("辣", "不辣", False), ("sugar", "Low Sugar", True), ("sugar", "Sugar-free", False),
+    ("糖", "半糖", True), ("糖", "无糖", False), ("ice", "Hot", False),
+])
+def test_a_lessened_phrase_is_there_in_some_amount(phrase: str, field: str, found: bool) -> None:
+    from servicegym.rewards.nl_rubric.text import phrase_in, phrase_in_any_amount
+
+    assert phrase_in_any_amount(phrase, field) is found
+    if field in ("Less Ice", "少冰", "微辣", "Low Sugar", "半糖"):
+        assert not phrase_in(phrase, field)  # what a positive demand reads stays as it was

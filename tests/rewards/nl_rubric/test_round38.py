@@ -1,0 +1,133 @@
+"""Round 38 of the reader, found by rewording read items of the build part: a count said of a product as its
+subject ("包包菜炒馕要1份", "X一共要1份", "订单中X应为1份", "the X in the order should be 1 portion": that product's
+count, not the order's), "共计 / 总计" with a count, dishes counted with "道" ("白切鸡、牛腩煲两道菜"), a place "labeled" with a
+tag; and a negated demand met only by none of it ("without ice" is not "Less Ice", "不要辣" is not "微辣")."""
+
+from __future__ import annotations
+
+import pytest
+
+from servicegym.rewards import nl_rubric
+from tests.rewards.nl_rubric.worlds import NOW
+
+ZH_SHOP = nl_rubric.PlaceInfo("Z1", "新疆菜馆", ("新疆菜", "可堂食"), "新疆菜", 4.5)
+NAAN = nl_rubric.ProductInfo("Z10", "Z1", "包包菜炒馕", (), (), 28.0)
+CHICKEN = nl_rubric.ProductInfo("Z11", "Z1", "白切鸡", (), (), 38.0)
+BRISKET = nl_rubric.ProductInfo("Z12", "Z1", "牛腩煲", (), (), 48.0)
+ZH = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(NAAN, CHICKEN, BRISKET))
+
+EN_SHOP = nl_rubric.PlaceInfo("S1", "Silk Road Kitchen", ("Xinjiang Cuisine", "Dine-in Restaurant"), "Xinjiang", 4.5)
+EN_NAAN = nl_rubric.ProductInfo("S10", "S1", "Cabbage Fried Naan", (), (), 28.0)
+EN_SKEWER = nl_rubric.ProductInfo("S11", "S1", "Lamb Skewer", (), (), 8.0)
+EN = nl_rubric.ItemContext(now=NOW, places=(EN_SHOP,), products=(EN_NAAN, EN_SKEWER))
+
+
+def _record(lines: list[tuple[nl_rubric.ProductInfo, int]], place: nl_rubric.PlaceInfo) -> nl_rubric.RecordFacts:
+    return nl_rubric.RecordFacts(table="orders", record_id="O1", place_id=place.place_id, status="paid", lines=tuple(
+        nl_rubric.LineFacts(p.product_id, p.name, p.tags, "", n, p.price, p.options) for p, n in lines))
+
+
+@pytest.mark.parametrize("text, ctx, place, naan, other", [
+    ("新疆菜订单里的包包菜炒馕要1份", ZH, ZH_SHOP, NAAN, CHICKEN),
+    ("新疆菜订单中包包菜炒馕应为1份", ZH, ZH_SHOP, NAAN, CHICKEN),
+    ("包包菜炒馕要1份", ZH, ZH_SHOP, NAAN, CHICKEN),
+    ("包包菜炒馕一共要1份", ZH, ZH_SHOP, NAAN, CHICKEN),
+    ("The Cabbage Fried Naan in the Xinjiang order should be 1 portion", EN, EN_SHOP, EN_NAAN, EN_SKEWER),
+])
+def test_a_count_of_a_product_subject_counts_that_product(text, ctx, place, naan, other) -> None:
+    spec = nl_rubric.compile_item(text, ctx)
+    assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 1 and spec.phrase, (text, spec)
+    # one naan and three skewers: the naan is 1 portion, whatever else the order holds
+    assert nl_rubric.spec_holds(spec, _record([(naan, 1), (other, 3)], place), place)
+    assert not nl_rubric.spec_holds(spec, _record([(naan, 2)], place), place)
+
+
+@pytest.mark.parametrize("text", ["新疆菜订单共有3件商品", "新疆菜订单共计3件商品", "新疆菜订单总计应有3件商品"])
+def test_a_total_said_with_gong_ji_or_he_ji_counts_the_order(text: str) -> None:
+    spec = nl_rubric.compile_item(text, ZH)
+    assert isinstance(spec, nl_rubric.CountSpec) and (spec.value, spec.phrase) == (3, ""), (text, spec)
+
+
+@pytest.mark.parametrize("text", ["订单中必须包含白切鸡、牛腩煲两道菜", "订单中应点白切鸡和牛腩煲这两道菜品"])
+def test_dishes_counted_with_dao_are_each_demanded(text: str) -> None:
+    spec = nl_rubric.compile_item(text, ZH)
+    assert spec is not None, text
+    assert nl_rubric.spec_holds(spec, _record([(CHICKEN, 1), (BRISKET, 1)], ZH_SHOP), ZH_SHOP)
+    assert not nl_rubric.spec_holds(spec, _record([(CHICKEN, 1), (NAAN, 1)], ZH_SHOP), ZH_SHOP)
+
+
+def test_a_place_labeled_with_a_tag() -> None:
+    spec = nl_rubric.compile_item("The Xinjiang restaurant must be labeled Dine-in Restaurant", EN)
+    assert spec is not None
+    other = nl_rubric.PlaceInfo("S2", "Takeaway Corner", ("Xinjiang Cuisine",), "Xinjiang", 4.5)
+    assert nl_rubric.spec_holds(spec, _record([(EN_NAAN, 1)], EN_SHOP), EN_SHOP)
+    assert not nl_rubric.spec_holds(spec, _record([(EN_NAAN, 1)], other), other)
+
+
+def test_a_single_portion_stays_a_serving_size() -> None:
+    # "a single portion" is for one person (``serving.py``), not "a count of 1", which the new rule reads only in
+    # figures or from two up
+    spec = nl_rubric.compile_item("The Cabbage Fried Naan should be a single portion", EN)
+    assert not isinstance(spec, nl_rubric.CountSpec), spec
+
+
+HEAL = nl_rubric.PlaceInfo("H1", "Mindful Space Meditation Center", ("Healing",), "Healing", 4.5)
+HEAL_NEW = nl_rubric.ProductInfo("H10", "H1", "Deep relaxation meditation course (new customer benefit price)", ("Healing",),
+                                 (), 98.0)
+HEAL_OLD = nl_rubric.ProductInfo("H11", "H1", "Deep relaxation meditation course", ("Healing",), (), 128.0)
+POT = nl_rubric.ProductInfo("H20", "H1", "5-Person Hot Pot Set", (), (), 399.0)
+POT_TWO = nl_rubric.ProductInfo("H21", "H1", "2-Person Hot Pot Set", (), (), 199.0)
+HEAL_CTX = nl_rubric.ItemContext(now=NOW, places=(HEAL,), products=(HEAL_NEW, HEAL_OLD, POT, POT_TWO), evidence=(HEAL_NEW,))
+
+
+@pytest.mark.parametrize("said, known", [
+    # bought "at" a price: the price, not a place called "the new customer benefit price"
+    ("The ordered item at the healing center should be purchased at the new customer benefit price",
+     "The ordered item at the healing center should be at new customer benefit price"),
+    ("The reservation at the restaurant should be for a party of two", "The reservation at the restaurant should be for 2 people"),
+    ("The hot pot package must feed at least five people", "The hot pot package should serve at least 5 people"),
+    ("The meditation course should be 90 minutes long", "The meditation course should be 90 minutes"),
+])
+def test_other_wordings_read_as_the_known_demand(said: str, known: str) -> None:
+    want = nl_rubric.compile_item(known, HEAL_CTX)
+    assert want is not None, known
+    got = nl_rubric.compile_item(said, HEAL_CTX)
+    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+
+
+CUP = nl_rubric.ProductInfo("Z30", "Z1", "红糖姜茶", (), ("中杯", "大杯"), 15.0)
+SALAD = nl_rubric.ProductInfo("Z31", "Z1", "夫妻肺片", (), ("加香菜", "不加香菜"), 32.0)
+CUP_CTX = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(CUP, SALAD))
+
+
+@pytest.mark.parametrize("said, known", [
+    ("姜茶只能选中杯，别选大杯", "姜茶应选中杯，不能选大杯"),  # "别" as the negative modal of a second demand
+    ("夫妻肺片里别放香菜", "夫妻肺片里不要放香菜"),
+])
+def test_bie_is_a_negative_modal(said: str, known: str) -> None:
+    want = nl_rubric.compile_item(known, CUP_CTX)
+    assert want is not None, known
+    got = nl_rubric.compile_item(said, CUP_CTX)
+    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+
+
+@pytest.mark.parametrize("said, known", [
+    ("干锅焖饭要有酥肉跟肥牛", "干锅焖饭应包含酥肉和肥牛"),  # "跟" joins two things as "和" does
+    ("椒麻鸡订单要配面条", "椒麻鸡订单应搭配面条"),  # "配" (not "配送") as "搭配"
+    ("椒麻鸡订单要搭配面条类的主食", "椒麻鸡订单应搭配面条"),  # "主食" after a class says what kind of thing it is
+])
+def test_more_chinese_registers_read_as_the_known_demand(said: str, known: str) -> None:
+    noodles = nl_rubric.ProductInfo("Z40", "Z1", "椒麻鸡拌面", (), (), 26.0)
+    pot = nl_rubric.ProductInfo("Z41", "Z1", "干锅焖饭", (), ("酥肉", "肥牛", "鸡肉"), 30.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(noodles, pot))
+    want = nl_rubric.compile_item(known, ctx)
+    assert want is not None, known
+    got = nl_rubric.compile_item(said, ctx)
+    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+
+
+def test_delivery_is_not_read_as_pei() -> None:
+    noodles = nl_rubric.ProductInfo("Z40", "Z1", "椒麻鸡拌面", (), (), 26.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(noodles,))
+    spec = nl_rubric.compile_item("椒麻鸡订单要配送到公司", ctx)
+    assert spec is None or "product" not in nl_rubric.describe_spec(spec), spec
