@@ -27,6 +27,14 @@ def _record(lines: list[tuple[nl_rubric.ProductInfo, int]], place: nl_rubric.Pla
         nl_rubric.LineFacts(p.product_id, p.name, p.tags, "", n, p.price, p.options) for p, n in lines))
 
 
+def _reads_as(said: str, known: str, ctx: nl_rubric.ItemContext) -> None:
+    """``said`` reads as ``known``, a wording the reader already reads."""
+    want = nl_rubric.compile_item(known, ctx)
+    assert want is not None, known
+    got = nl_rubric.compile_item(said, ctx)
+    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+
+
 @pytest.mark.parametrize("text, ctx, place, naan, other", [
     ("新疆菜订单里的包包菜炒馕要1份", ZH, ZH_SHOP, NAAN, CHICKEN),
     ("新疆菜订单中包包菜炒馕应为1份", ZH, ZH_SHOP, NAAN, CHICKEN),
@@ -89,10 +97,7 @@ HEAL_CTX = nl_rubric.ItemContext(now=NOW, places=(HEAL,), products=(HEAL_NEW, HE
     ("The meditation course should be 90 minutes long", "The meditation course should be 90 minutes"),
 ])
 def test_other_wordings_read_as_the_known_demand(said: str, known: str) -> None:
-    want = nl_rubric.compile_item(known, HEAL_CTX)
-    assert want is not None, known
-    got = nl_rubric.compile_item(said, HEAL_CTX)
-    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+    _reads_as(said, known, HEAL_CTX)
 
 
 CUP = nl_rubric.ProductInfo("Z30", "Z1", "红糖姜茶", (), ("中杯", "大杯"), 15.0)
@@ -105,10 +110,7 @@ CUP_CTX = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(CUP, SALAD
     ("夫妻肺片里别放香菜", "夫妻肺片里不要放香菜"),
 ])
 def test_bie_is_a_negative_modal(said: str, known: str) -> None:
-    want = nl_rubric.compile_item(known, CUP_CTX)
-    assert want is not None, known
-    got = nl_rubric.compile_item(said, CUP_CTX)
-    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+    _reads_as(said, known, CUP_CTX)
 
 
 @pytest.mark.parametrize("said, known", [
@@ -120,10 +122,7 @@ def test_more_chinese_registers_read_as_the_known_demand(said: str, known: str) 
     noodles = nl_rubric.ProductInfo("Z40", "Z1", "椒麻鸡拌面", (), (), 26.0)
     pot = nl_rubric.ProductInfo("Z41", "Z1", "干锅焖饭", (), ("酥肉", "肥牛", "鸡肉"), 30.0)
     ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(noodles, pot))
-    want = nl_rubric.compile_item(known, ctx)
-    assert want is not None, known
-    got = nl_rubric.compile_item(said, ctx)
-    assert got is not None and nl_rubric.describe_spec(got) == nl_rubric.describe_spec(want), (said, got, want)
+    _reads_as(said, known, ctx)
 
 
 def test_delivery_is_not_read_as_pei() -> None:
