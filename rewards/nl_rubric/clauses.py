@@ -102,7 +102,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
 _ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
                    r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到|搭配|配(?![送置]))")
 _ZH_MODAL = re.compile(
-    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加|放|用|做))"
+    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<!切)勿(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
     r"(?<![主只需重想不])要求(?=[^，,。；;]{1,12}$)|(?<![主只需重想不])要(?![求的])(?=[^，,。；;的]{1,6}$)|"
     rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
@@ -203,14 +203,15 @@ _ZH_BARE_THING = re.compile(r"(?!(?:太|过|超|高|低|少|多|在|为|是|选|
                             r"[\u4e00-\u9fff、和]{1,8}")
 _ZH_NONE = re.compile(r"(?:没有|无)(?:任何|一个|一款|一件|一份|一样)?(?:商品|菜品|产品|饮品|东西|单品)$")
 # a subject that negates the demand ("No Ice should be selected" names a value: only a generic noun after "no")
-_NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"
+_NONE_OF = re.compile(r"^(?:none|neither) of (?:the )?|^neither (?=\S)|^nothing (?:in|of|from|inside|within|on) (?:the )?|^no (?=(?:products?|items?|dish(?:es)?|drinks?|beverages?|food|orders?|one|"
                       r"lines?|goods|snacks?|desserts?)\b)")
 
 
 # the value as the subject of a passive of choosing: "boneless chicken feet should be selected for the night snack",
 # "Hand-held Treasure must be included in the order", "seafood should be avoided in the lunch noodles"
-_PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|picked|purchased|bought|included|added|avoided|"
-                             r"excluded|booked|reserved|appointed|used)(?: (?P<prep>for|in|within|into|from|at) (?P<rest>.+))?$")
+_PASSIVE_CHOICE = re.compile(r"^(?:also |both )?be (?P<v>chosen|selected|ordered|re-?ordered|picked|purchased|bought|included|"
+                             r"added|avoided|excluded|booked|reserved|appointed|used)"
+                             r"(?: (?P<prep>for|in|within|into|to|onto|from|at) (?P<rest>.+))?$")
 # a place described by what it offers ("a merchant that supports dine-in", "restaurants with parking"): a demand on it
 _PLACE_THAT = re.compile(r"^(?:a |an |the |any )?(?:restaurants?|stores?|shops?|merchants?|vendors?|places?|outlets?) "
                          r"(?:(?:that|which) (?:supports?|offers?|provides?|has|have|allows?) (?P<f>\S.*)|"

@@ -435,6 +435,9 @@ _BOUGHT_AT_PRICE = re.compile(r"\bbe (?:purchased|bought|ordered|booked|reserved
 # a command's place described, not named ("choose the course at the healing shop"): which record, as "for" says
 _COMMAND_AT = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) (?:at|from) "
                          r"(?P<p>(?:the|a|an|any) \S.*|(?:restaurants|stores|shops|merchants|vendors|places)\b.*)$")
+# a command's value and the record it is for ("choose X for the drinks", "order X for my daughter")
+_COMMAND_FOR = re.compile(r"^(?P<v>select|choose|pick|opt for|order|buy|purchase) (?P<x>\S.*?) for "
+                          r"(?P<r>(?:the|my|his|her|their|our|your) \S.*)$")
 # a visit or an order said by where it is made ("make a reservation at the pet store", "book at X", "place an order at X")
 _BOOK_AT = re.compile(rf"^{BOOK_AT_EN}(?P<p>\S.*)$")
 # a demand said as a command, with no modal: "Place a new order for X at Y", "Avoid X", "重新在X下单Y", "避免Y"
@@ -456,6 +459,7 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         c = re.sub(r"[，,]?也(?=不能|不要|不可|不应)", "，也", c)
     if not _is_zh(c):  # "should be purchased at the new customer price": the price it is bought at, not a place
         c = _BOUGHT_AT_PRICE.sub("be ", c)
+        c = re.sub(r"\s+(?:again|once again|once more)(?=[.;]?$)", "", c)  # "re-ordered from X again": from X
     inverted = _VALUE_FIRST.match(c) if not _is_zh(c) else None
     if inverted is not None:  # "hot should be the temperature of the flat white": the flat white's temperature is hot
         c = f"the {inverted['a']} of {inverted['x']} {inverted['m']} be {inverted['v']}"
@@ -493,6 +497,9 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
             if not re.search(r"价|钱|费|数|量|总", subject):  # ("每份X的价格": a unit price, the price reader's)
                 subject = re.sub(r"^每(?:一)?(?:杯|份|个|款|件|碗|盒|种)(?=.)", "所有", subject)  # "每杯饮品都应是热饮": 所有饮品
     about = f"{about} {subject}".strip()
+    fm = _COMMAND_FOR.match(pred) if not subject else None
+    if fm is not None:  # "(do not) choose X for the drinks": X, for the record the drinks name
+        about, pred = f"{about} {fm['r']}".strip(), f"{fm['v']} {fm['x']}"
     at = _BOOK_AT.match(pred) if not about else None
     if at is not None:  # "(should) make a reservation at the pet store": the place names the record it is about
         about = at.group("p")

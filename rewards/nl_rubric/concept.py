@@ -18,7 +18,7 @@ from .world import (
 
 # ----- classes of food: "must not contain offal (such as ...)", "should be non-spicy" (``lexicon``) ----------
 _AVOIDED_EN = re.compile(r"^be (?:avoided|excluded)$")
-_WITHOUT = re.compile(r"^(?:\S+ ){0,2}?(?:without|free of|that (?:do not|does not|don't|doesn't) (?:contain|include|have)) (?P<x>.+)$"
+_WITHOUT = re.compile(r"^(?:\S+ ){0,2}?(?:without|free of|free from|that (?:do not|does not|don't|doesn't) (?:contain|include|have)) (?P<x>.+)$"
                       r"|^(?:不含|不含有|没有|不带)(?P<z>.+?)(?:的(?:商品|产品|饮品|菜品|食品))?$")
 
 

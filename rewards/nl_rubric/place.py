@@ -109,7 +109,7 @@ def distance_holds(spec: DistanceSpec, place: PlaceInfo) -> bool:
 
 
 # ----- stores ---------------------------------------------------------------------------------------
-_STORE_VERBS = ("be ordered ", "be placed ", "be purchased ", "be bought ", "be booked ", "be reserved ", "be made ",
+_STORE_VERBS = ("be ordered ", "be re-ordered ", "be reordered ", "be placed ", "be purchased ", "be bought ", "be booked ", "be reserved ", "be made ",
                 "be selected ", "be chosen ", "be with ", "be for ", "come from ", "placed ", "ordered ", "purchased ",
                 "bought ", "booked ", "reserved ", "belongs ", "belong ", "select ", "choose ", "pick ", "order ",
                 "use ", "come ", "be ")

@@ -174,6 +174,16 @@ def _goods_priced(subject: str, ctx: ItemContext) -> bool:
     return bought or _head_class(rest) == "product" or _found(rest, ctx, "product")
 
 
+def _goods_named(subject: str, ctx: ItemContext) -> bool:
+    """"The bibimbap", "the ordered bibimbap": a subject that is itself goods the catalogue sells (not
+    an order, a place or a sum), whose price is a unit price."""
+    rest = re.sub(r"^(?:the |a |an )?(?:ordered |purchased |bought |selected |chosen )?|^(?:下单|订购|购买|选择|所选|所点)的?", "",
+                  subject.strip())
+    if not rest or re.search(r"订单|\border\b|\bprice\b|\bcost\b|价", rest) or _head_class(rest) == "place":
+        return False
+    return _found(rest, ctx, "product")
+
+
 # after a price per person, the total it comes to: "..., with a total price between 200 and 300 yuan", "meaning a total of"
 _AND_TOTAL = re.compile(r",\s*(?:with|meaning|i\.e\.,?|that is,?|which means|so)\s+(?:a |the )?total(?: price| cost| amount)?\s+"
                         r"(?:of\s+|is\s+|should be\s+|must be\s+)?(?P<v>[^,;]*\d[^,;]*)$")
@@ -245,8 +255,9 @@ def _price_of(subject: str, neg: bool, pred: str, ctx: ItemContext) -> PriceSpec
         scope = "unit"
     elif re.search(r"\borders?\b|订单", subject):
         scope = "total"
-    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product" or _goods_priced(subject, ctx):
-        scope = "unit"  # "the price of the noodles", "the tea should cost ...", "下单的蛋糕价格"
+    elif re.search(r"\b(?:price|cost) of\b", subject) or _head_class(subject) == "product" or _goods_priced(subject, ctx) \
+            or _goods_named(subject, ctx):
+        scope = "unit"  # "the price of the noodles", "the tea should cost ...", "下单的蛋糕价格", "the bibimbap should cost"
     else:
         raise _Unclear
     for rel, rx in (_PRICE_ZH if zh else _PRICE_EN):

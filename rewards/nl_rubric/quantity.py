@@ -197,7 +197,7 @@ _PEOPLE_WORDS = r"(?:people|persons?|guests?|diners?|adults?|participants?|custo
 _VISIT_WORDS = re.compile(r"\b(?:reservations?|bookings?|appointments?|reserved|booked|appointed|visit)\b|预约|预订|预定|订座|订位")
 
 
-_BOOKED_FOR = re.compile(rf"(?:be )?(?:reserved|booked|appointed)(?: for)? {_NUM_RE} {_PEOPLE_WORDS}")
+_BOOKED_FOR = re.compile(rf"(?:be )?(?:reserved|booked|appointed)(?: for)? (?:just |only )?{_NUM_RE} {_PEOPLE_WORDS}(?: only| alone)?")
 
 
 def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSpec | None:
@@ -216,7 +216,8 @@ def _people_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountS
                    subject):
         m = re.fullmatch(rf"(?:be )?(?:for )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p)
     elif _VISIT_WORDS.search(subject) and _head_class(subject) != "product":
-        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?(?:a (?:party|group|table) of )?{_NUM_RE}(?: {_PEOPLE_WORDS})?", p) or \
+        m = re.fullmatch(rf"(?:be )?(?:made )?for (?:just |only )?(?:a (?:party|group|table) of )?{_NUM_RE}(?: {_PEOPLE_WORDS})?"
+                         r"(?: only| alone)?", p) or \
             re.fullmatch(rf"(?:include|includes|cover|covers|accommodate|accommodates|seat|seats|hold|holds|have|has)"
                          rf" (?:just |only |exactly )?{_NUM_RE} {_PEOPLE_WORDS}", p)  # "has to be for two", "seat 2 guests"
         if m is None:

@@ -130,3 +130,86 @@ def test_delivery_is_not_read_as_pei() -> None:
     ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(noodles,))
     spec = nl_rubric.compile_item("椒麻鸡订单要配送到公司", ctx)
     assert spec is None or "product" not in nl_rubric.describe_spec(spec), spec
+
+
+BUN_SHOP = nl_rubric.PlaceInfo("B1", "Mochi House", ("Bakery",), "Bakery", 4.6)
+BUN = nl_rubric.ProductInfo("B10", "B1", "Pineapple Bun", (), ("With Butter", "Without Butter"), 9.0)
+BIBIMBAP = nl_rubric.ProductInfo("B11", "B1", "Tuna Bibimbap", (), (), 28.0)
+BUN_CTX = nl_rubric.ItemContext(now=NOW, places=(BUN_SHOP,), products=(BUN, BIBIMBAP))
+
+
+@pytest.mark.parametrize("said, known", [
+    # the thing added "to" a product is what it includes (before: the demand on the product, the butter dropped)
+    ("Butter should not be added to the pineapple bun", "The pineapple bun should come without butter"),
+    ("The bun should be re-ordered from Mochi House again", "The bun should be ordered from Mochi House"),
+    ("The bibimbap should cost more than 25 yuan", "The price of the bibimbap should be more than 25 yuan"),
+])
+def test_english_wordings_read_as_the_known_demand(said: str, known: str) -> None:
+    _reads_as(said, known, BUN_CTX)
+
+
+def test_a_thing_added_to_a_product_is_what_it_includes() -> None:
+    spec = nl_rubric.compile_item("Butter should be added to the pineapple bun", BUN_CTX)
+    assert spec is not None and "butter" in nl_rubric.describe_spec(spec), spec
+
+
+def test_nothing_in_the_record_is_a_negation() -> None:
+    # "Nothing in X should contain Y" had been read as "X contains Y": the demand inverted
+    cinema = nl_rubric.PlaceInfo("C1", "Star Cinema", ("Private cinema",), "Cinema", 4.6)
+    tea = nl_rubric.ProductInfo("C10", "C1", "Movie Package with Milk Tea", ("Contains Caffeine",), (), 99.0)
+    juice = nl_rubric.ProductInfo("C11", "C1", "Movie Package with Juice", ("Caffeine-free",), (), 99.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(cinema,), products=(tea, juice))
+    spec = nl_rubric.compile_item("Nothing in the private cinema package should contain caffeine", ctx)
+    assert spec is not None
+    assert not nl_rubric.spec_holds(spec, _record([(tea, 1)], cinema), cinema)
+    assert nl_rubric.spec_holds(spec, _record([(juice, 1)], cinema), cinema)
+
+
+@pytest.mark.parametrize("text", ["The table tennis hall should be booked for one person only",
+                                  "The table tennis hall reservation should be for 1 person only"])
+def test_a_party_of_one_only(text: str) -> None:
+    hall = nl_rubric.PlaceInfo("T1", "Ping Pong Hall", ("Table tennis",), "Sports", 4.6)
+    spec = nl_rubric.compile_item(text, nl_rubric.ItemContext(now=NOW, places=(hall,), products=()))
+    assert isinstance(spec, nl_rubric.CountSpec) and (spec.what, spec.value) == ("people", 1), spec
+
+
+@pytest.mark.parametrize("said, known", [
+    ("粽子别从巴比馒头买", "粽子不要从巴比馒头买"),  # "别从": had been read as buying there (the negation dropped)
+    ("粽子别在巴比馒头下单", "粽子不能在巴比馒头下单"),
+])
+def test_bie_before_where_is_a_negation(said: str, known: str) -> None:
+    baozi = nl_rubric.PlaceInfo("Z2", "巴比馒头", ("包子",), "早餐", 4.5)
+    zongzi = nl_rubric.ProductInfo("Z20", "Z2", "鲜肉粽", (), (), 8.0)
+    zongzi2 = nl_rubric.ProductInfo("Z21", "Z1", "蛋黄肉粽", (), (), 9.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP, baozi), products=(zongzi, zongzi2))
+    _reads_as(said, known, ctx)
+    spec = nl_rubric.compile_item(said, ctx)
+    assert not nl_rubric.spec_holds(spec, _record([(zongzi, 1)], baozi), baozi)
+
+
+SALAD = nl_rubric.ProductInfo("B12", "B1", "Chicken Salad", (), ("With Green Onion", "No Green Onion"), 30.0)
+MIXUE = nl_rubric.PlaceInfo("M1", "Mixue Ice Cream", ("Drinks",), "Drinks", 4.2)
+TEA_HOUSE = nl_rubric.PlaceInfo("M2", "Leaf Tea House", ("Drinks",), "Drinks", 4.6)
+DRINKS = nl_rubric.ItemContext(now=NOW, places=(BUN_SHOP, MIXUE, TEA_HOUSE), products=(
+    SALAD, nl_rubric.ProductInfo("M10", "M1", "Lemon Tea", (), (), 8.0),
+    nl_rubric.ProductInfo("M20", "M2", "Jasmine Tea", (), (), 12.0)))
+
+
+@pytest.mark.parametrize("said, known", [
+    # the record a command is for, after "for": before, 'mixue ice cream for the' was the value (a vacuous exclusion)
+    ("Do not choose Mixue Ice Cream for the drinks", "The drinks should not come from Mixue Ice Cream"),
+    ("The salad must be free from green onion", "The salad must be free of green onion"),
+])
+def test_negated_wordings_read_as_the_known_demand(said: str, known: str) -> None:
+    _reads_as(said, known, DRINKS)
+
+
+@pytest.mark.parametrize("said", ["粽子勿从巴比馒头买", "粽子请勿在巴比馒头下单"])
+def test_wu_is_a_negation(said: str) -> None:
+    # "勿" had been dropped: the item read as ordering there
+    baozi = nl_rubric.PlaceInfo("Z2", "巴比馒头", ("包子",), "早餐", 4.5)
+    zongzi = nl_rubric.ProductInfo("Z20", "Z2", "鲜肉粽", (), (), 8.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP, baozi), products=(
+        zongzi, nl_rubric.ProductInfo("Z21", "Z1", "蛋黄肉粽", (), (), 9.0)))
+    spec = nl_rubric.compile_item(said, ctx)
+    assert spec is not None and not nl_rubric.spec_holds(spec, _record([(zongzi, 1)], baozi), baozi), spec
