@@ -141,7 +141,7 @@ def _address_parts(text: str) -> frozenset[str]:
 _DELIVERED_TO_EN = re.compile(r"^(?P<s>.+?)\s+(?:should|must|needs to|has to|is to|will|shall)\s+be\s+(?:delivered|sent|"
                               r"shipped)\s+(?:directly\s+)?to\s+(?P<x>.+)$|^(?:please\s+)?(?:deliver|send|ship)\s+(?P<s2>.+?)\s+"
                               r"(?:directly\s+)?to\s+(?P<x2>.+)$")
-_DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|需要|须|要)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
+_DELIVERED_TO_ZH = re.compile(r"^(?P<s>.+?)(?:应该|应当|应|必须|务必|需要|须|需|要)(?:被)?(?:送到|送至|送往|配送到|配送至)(?P<x>.+)$")
 
 
 def _address_en(c: str) -> tuple[str, str] | None:

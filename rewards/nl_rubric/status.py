@@ -57,7 +57,8 @@ _STATUS_TAIL = re.compile(
     r"(?:the )?(?:order |reservation |booking |appointment )?(?:status )?(?:(?:should|must) (?:be )?|is |has been |was )?"
     r"(?:changed |updated |modified |set )?(?:to )?(?:be )?(?:cancell?ed|'cancell?ed')(?: status| state)?$"
     r"|订单(?:的)?(?:最新)?状态(?:应|应该)?(?:变更|更新|修改|改|设置)?(?:为|成)?(?:cancelled|已取消|取消)$"
-    r"|状态(?:应|应该)?(?:变更|更新|修改|改)?(?:为|成)?(?:cancelled|已取消)$")
+    r"|状态(?:应|应该)?(?:变更|更新|修改|改)?(?:为|成)?(?:cancelled|已取消)$"
+    r"|(?:应该|应当|应|需要|需|须|必须|务必|要)(?:被)?取消(?:掉)?$")
 _MORE_WORK = re.compile(r"\b(?:and|then|also)\b (?:re-?order|place|book|reserve|make|create|order|buy|purchase|select|"
                         r"choose|pay)|重新|再下|并(?:且)?(?:重新|下单|预约|预订|支付)|然后|之后再")
 
@@ -83,12 +84,12 @@ def _status_item(t: str, ctx: ItemContext) -> StatusSpec | None:
         raise _Unclear
     head = t[:cancel.start()]
     starts = re.fullmatch(r"(?:(?:successfully|please|need to|needs to|should|must|the agent should|agent should) )?",
-                          head.lstrip()) is not None or re.fullmatch(r"(?:成功|需要|应|应该|请|已)?", head.strip()) is not None
+                          head.lstrip()) is not None or re.fullmatch(r"(?:成功|需要|需|须|必须|务必|应|应该|应当|请|已)?", head.strip()) is not None
     zh_to = re.search(r"需要将|应将|将", head) and re.search(r"取消$", t)
     tail = _STATUS_TAIL.search(t)
     if not (starts or zh_to or tail):
         raise _Unclear
-    if re.search(r"\b(?:not|don't|never)\b|不要|不能|不应|不得|不可|切勿|禁止|无需|不需要|不必", t):
+    if re.search(r"\b(?:not|don't|never)\b|不要|不能|不应|不得|不可|切勿|勿|别|禁止|无需|不需要|不必|不用", t):
         raise _Unclear  # "不要取消", "状态不应变更为已取消": not this demand
     if re.search(r"\b(?:if|unless)\b|如果|若", t):
         raise _Unclear

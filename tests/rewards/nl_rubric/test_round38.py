@@ -213,3 +213,22 @@ def test_wu_is_a_negation(said: str) -> None:
         zongzi, nl_rubric.ProductInfo("Z21", "Z1", "蛋黄肉粽", (), (), 9.0)))
     spec = nl_rubric.compile_item(said, ctx)
     assert spec is not None and not nl_rubric.spec_holds(spec, _record([(zongzi, 1)], baozi), baozi), spec
+
+
+@pytest.mark.parametrize("text, cancelled", [
+    ("需取消订单T01", True), ("id为T01的订单需要被取消", True), ("id为T01的订单应被取消", True),
+    ("id为T01的订单不应被取消", None), ("id为T01的订单别取消", None),
+])
+def test_a_chinese_cancellation_said_with_xu_or_bei(text: str, cancelled: bool | None) -> None:
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(NAAN,), record_ids=("T01",))
+    spec = nl_rubric.compile_item(text, ctx)
+    if cancelled is None:  # a negated cancellation is never read as the cancellation
+        assert spec is None, spec
+    else:
+        assert isinstance(spec, nl_rubric.StatusSpec) and (spec.status, spec.record_id) == ("cancelled", "T01"), spec
+
+
+@pytest.mark.parametrize("said", ["拉面订单需配送至幸福路3号天元大厦", "拉面订单需送到幸福路3号天元大厦"])
+def test_an_address_said_with_xu(said: str) -> None:
+    spec = nl_rubric.compile_item(said, ZH)
+    assert isinstance(spec, nl_rubric.AddressSpec) and "天元大厦" in spec.address, spec
