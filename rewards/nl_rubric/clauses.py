@@ -287,6 +287,10 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     if m.group("prep") == "for" and (_A_NUMBER.match(m.group("rest") + " ") or m.group("rest").startswith("one ")) and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
+    if m.group("prep") == "for" and re.fullmatch(r"(?:about |around |at least |at most )?(?:\d+(?:\.\d+)?|an?|half an?|one|two|three|"
+                                                 r"four|five|six|seven|eight|nine|ten|twelve)[\s-]*(?:hours?|hrs?|minutes?|mins?)",
+                                                 m.group("rest")):
+        return subject, neg, pred  # "booked for two hours": how long, the duration reader's
     pm = _PLACE_THAT.match(m.group("rest")) if m.group("prep") in ("from", "at") else None
     if pm is not None:  # "X should be ordered from a merchant that supports dine-in": what X's merchant offers
         return f"{subject} merchant", neg, "offer " + (pm.group("f") or pm.group("g"))

@@ -225,13 +225,23 @@ def _dur_minutes(n: str, unit: str, half: str = "") -> float:
 def _duration_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> DurationSpec | None:
     text = f"{subject} {pred}"
     zh = _is_zh(text)
-    if not (_LEN.search(text) or re.search(r"\b(?:an?|half an?) (?:hour|minute)s?\b|半小时|unlimited|time limit|限时", text)):
+    if not (_LEN.search(text) or re.search(r"\b(?:an?|half an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)[ -]"
+                                           r"(?:hour|minute)s?\b|半小时|unlimited|time limit|限时", text)):
         return None
     if _NOT_PRODUCT.search(text):
         return None  # a delivery, a walk, a time of day: not how long a product lasts
-    if _head_class(subject) == "place" and not _DUR_NOUN.search(subject):
-        return None  # "the club should offer a 3-hour lesson": which place sells it (``product``)
     p = pred.strip(" .")
+    # "the hall should be booked for two hours", "the table tennis booking should be for 2 hours": how long
+    # the booked product lasts
+    booked = None if zh else re.fullmatch(r"be (?:booked |reserved |made )?for (?P<r>(?:about |around )?\S+[\s-]*"
+                                          r"(?:hours?|hrs?|h|minutes?|mins?))", p)
+    if booked is not None and not (p.startswith(("be booked", "be reserved", "be made"))
+                                   or re.search(r"\b(?:booking|reservation|appointment|session)s?$", subject)):
+        booked = None
+    if booked is not None:
+        p = booked.group("r")
+    elif _head_class(subject) == "place" and not _DUR_NOUN.search(subject):
+        return None  # "the club should offer a 3-hour lesson": which place sells it (``product``)
     if zh:
         p = re.sub(r"^(?:的)?(?:服务|使用|体验|游玩)?(?:时长|时间)(?:应)?", "", p)
         if neg and re.fullmatch(r"限时(?:长)?", p):
@@ -259,7 +269,7 @@ def _duration_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Dura
                 raise _Unclear  # a length said some other way
             return None
         rest = m.group("rest") or ""
-        if not (_DUR_NOUN.search(text) or m.group("verb") or rest.strip()
+        if not (_DUR_NOUN.search(text) or m.group("verb") or rest.strip() or booked is not None
                 or _head_class(subject) == "product"):
             return None
         cmp, tail = m.group("cmp"), (m.group("tail") or "").strip()

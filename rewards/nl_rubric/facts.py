@@ -167,6 +167,9 @@ _YEARS_EN = (
     re.compile(rf"^(?:be )?(?:an? )?(?:(?:established|old|time-honou?red)\s+\S+(?:\s+\S+)?\s+with\s+|have\s+|has\s+)"
                rf"(?:{_MORE_EN}\s+|{_LEAST_EN}\s+)?{_N}(?P<plus>\+)?\s+years?(?P<ormore>\s+or more)?\s+(?:of\s+)?(?:history|operation|"
                r"business)$"),
+    # "have a history of over 10 years", "have a track record of at least 5 years"
+    re.compile(rf"^(?:have |has )(?:an? )?(?:history|track record|heritage) of\s+(?:{_MORE_EN}\s+|{_LEAST_EN}\s+)?{_N}"
+               rf"(?P<plus>\+)?\s+years?(?P<ormore>\s+or more)?$"),
 )
 _YEARS_ZH = re.compile(rf"^(?:为|是)?(?:一家)?(?:经营|开业|成立|营业|开店)?(?:时间)?(?:已)?(?:(?P<more>超过|多于|大于)|(?P<least>至少|不少于|不低于))?"
                        rf"{_N}年(?:(?P<ormore>以上|及以上|或以上)|(?P<plus>\+))?(?:的)?(?:老店|老字号|历史)?(?:的)?(?:商家|店铺|餐厅|门店)?$")

@@ -251,6 +251,10 @@ def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Rating
     else:
         p = re.sub(r"^(?:be |have |has |with |a |an |the |merchant |store |shop |overall |user |customer |rating |score |"
                    r"of |rated )+", "", p)
+        # "at least a 4.0 rating", "a 4.5-star rating or higher": the bound, then the value with its noun
+        p = re.sub(r"^((?:at least|no less than|not less than|above|over|at most|no more than|below|under|more than|"
+                   r"less than|higher than|lower than) )(?:a |an )", r"\1", p)
+        p = re.sub(r"(?<=\d)(?:[- ]stars?)? (?:rating|score)(?=$| or | and |\s*[(（])", "", p)
     inclusive = bool(re.search(r"[(（](?:inclusive|including|含)", p))
     p = re.sub(r"\s*[(（](?:inclusive|including|含)[^)）]*[)）]$", "", p)
     for op, rx in (_RATING_ZH if zh else _RATING_EN):
@@ -272,7 +276,7 @@ def _rating_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> Rating
 _UNIT = r"(?P<unit>km|kilometers?|kilometres?|m|meters?|metres?|公里|千米|米)"
 _INC = r"(?:\s*[(（](?P<inc>inclusive|including[^)）]*|included|exclusive|not including[^)）]*|含[^)）]*|包含[^)）]*|不含[^)）]*)[)）])?"
 _DIST_EN = (
-    re.compile(rf"^(?:be )?(?:located )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?:(?P<lo>\d+(?:\.\d+)?)\s*(?:-|–|to)\s*)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
+    re.compile(rf"^(?:be )?(?:located |situated |lie |lies )?(?:within|in)\s+(?:a\s+)?(?:radius of\s+)?(?:(?P<lo>\d+(?:\.\d+)?)\s*(?:-|–|to)\s*)?(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}{_INC}"
                rf"(?:\s+(?:range|radius|walking distance|distance))?{_INC.replace('inc>', 'inc2>')}\s+(?:of|from|to|away from|"
                rf"around)\s+(?P<ref>.+)$"),
     re.compile(rf"^(?:be )?(?:located |situated )?(?:no more than|not more than|at most|less than or equal to|up to|no farther than|no further than)"

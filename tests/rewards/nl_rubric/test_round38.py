@@ -232,3 +232,22 @@ def test_a_chinese_cancellation_said_with_xu_or_bei(text: str, cancelled: bool |
 def test_an_address_said_with_xu(said: str) -> None:
     spec = nl_rubric.compile_item(said, ZH)
     assert isinstance(spec, nl_rubric.AddressSpec) and "天元大厦" in spec.address, spec
+
+
+HALL = nl_rubric.PlaceInfo("P1", "Ping Pong Hall", ("Table tennis", "Established 12 years"), "Sports", 4.6,
+                           longitude=112.55, latitude=37.80)
+HALL_CTX = nl_rubric.ItemContext(now=NOW, places=(HALL,), products=(
+    nl_rubric.ProductInfo("P10", "P1", "Table Tennis 2 Hours", ("2 hours",), (), 60.0),
+    nl_rubric.ProductInfo("P11", "P1", "Table Tennis 1 Hour", ("1 hour",), (), 35.0)))
+
+
+@pytest.mark.parametrize("said, known", [
+    # how long the booking lasts (before: only the place, 'table tennis hall', was checked)
+    ("The table tennis hall should be booked for two hours", "The table tennis package should last exactly 2 hours"),
+    ("The table tennis booking should be for 2 hours", "The table tennis package should last exactly 2 hours"),
+    ("The hall should have at least a 4.0 rating", "The hall's rating must be no lower than 4.0"),
+    ("The hall should have a 4.5-star rating or above", "The hall's rating should be 4.5 or above"),
+    ("The hall must have a history of over 10 years", "The hall should have been open for more than ten years"),
+])
+def test_in_store_wordings_read_as_the_known_demand(said: str, known: str) -> None:
+    _reads_as(said, known, HALL_CTX)
