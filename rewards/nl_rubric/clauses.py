@@ -100,7 +100,7 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
                         r"(?=(?:includes?|contains?) ))")
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
 _ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
-                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到|搭配|配(?![送置])|配送|送到|送至|送达|取消)")
+                   r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到|搭配|配(?![送置])|配送|送到|送至|送达|取消|去(?![往到店那哪这吃玩]))")
 _ZH_MODAL = re.compile(
     r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<!切)勿(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单))"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
@@ -346,6 +346,8 @@ def _head_class(subject: str) -> str | None:
 
 
 def _cut_purpose(pred: str) -> str:
+    if _is_zh(pred):  # "应满足不含韭菜", "需符合：少油": the demand itself, not a purpose ("满足...需求")
+        pred = re.sub(r"^(?:满足|符合)[：:]?(?=..)", "", pred.strip())
     pred = _ZH_WHO_REASON.sub("", _PURPOSE_ZH.sub("", pred)) if _is_zh(pred) else _PURPOSE_EN.sub("", pred)
     return pred.strip(" ,，")
 

@@ -251,3 +251,15 @@ HALL_CTX = nl_rubric.ItemContext(now=NOW, places=(HALL,), products=(
 ])
 def test_in_store_wordings_read_as_the_known_demand(said: str, known: str) -> None:
     _reads_as(said, known, HALL_CTX)
+
+
+@pytest.mark.parametrize("said, known", [
+    ("水饺应满足不含韭菜", "水饺不应含有韭菜"),  # "满足" right after the modal is the demand, not a purpose
+    ("饮品均需去冰", "饮品应选择去冰"),  # "需去冰": 去 as the verb of an option
+])
+def test_man_zu_and_qu_read_as_the_known_demand(said: str, known: str) -> None:
+    dumpling = nl_rubric.ProductInfo("Z50", "Z1", "猪肉韭菜水饺", (), (), 20.0)
+    dumpling2 = nl_rubric.ProductInfo("Z51", "Z1", "猪肉白菜水饺", (), (), 20.0)
+    drink = nl_rubric.ProductInfo("Z52", "Z1", "柠檬茶饮品", (), ("正常冰", "少冰", "去冰"), 12.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(dumpling, dumpling2, drink))
+    _reads_as(said, known, ctx)
