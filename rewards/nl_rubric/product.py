@@ -296,7 +296,8 @@ def _one_feature_as_said(subject: str, neg: bool, pred: str, ctx: ItemContext) -
         if nm and not _found("no " + nm.group("x"), ctx, "product"):
             neg, p = not neg, f"{nm.group('v')} {nm.group('x')}"
         # "be free of X", "be without X", "be meat-free" (where nothing is called so): not having X
-        fm = re.match(r"^(?:be|come|comes|arrive|be served|be made) (?:free of|free from|without) (?P<x>\S.*)$", p) or \
+        fm = re.match(r"^(?:be|come|comes|arrive|be served|be made|be ordered|be prepared|be cooked|be done|be selected|be chosen) "
+                      r"(?:free of|free from|without) (?P<x>\S.*)$", p) or \
             re.match(r"^be (?P<x>[a-z][a-z ]{1,30}?)-free$", p)
         if fm and not (p.endswith("-free") and _found(p[3:], ctx, "product")):
             neg, p = not neg, "have " + fm.group("x")

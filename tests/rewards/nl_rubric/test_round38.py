@@ -263,3 +263,12 @@ def test_man_zu_and_qu_read_as_the_known_demand(said: str, known: str) -> None:
     drink = nl_rubric.ProductInfo("Z52", "Z1", "柠檬茶饮品", (), ("正常冰", "少冰", "去冰"), 12.0)
     ctx = nl_rubric.ItemContext(now=NOW, places=(ZH_SHOP,), products=(dumpling, dumpling2, drink))
     _reads_as(said, known, ctx)
+
+
+def test_ordered_without_is_none_of_it() -> None:
+    # "should be ordered without ice" had become the phrase 'without ice', which the option "No Ice" does not spell
+    _reads_as("The milk tea should be ordered without ice", "The milk tea should come without ice", ICE_CTX)
+
+
+ICE_CTX = nl_rubric.ItemContext(now=NOW, places=(BUN_SHOP,), products=(
+    nl_rubric.ProductInfo("I10", "B1", "Jasmine Milk Tea", (), ("Regular Ice", "Less Ice", "No Ice"), 15.0),))
