@@ -28,6 +28,11 @@ class Entity(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     key_field: ClassVar[str] = "id"
+    # a class whose rows a write returns on most of its steps may write their JSON text out itself:
+    # a method ``json_text(self) -> str | None`` giving exactly what the tool result encoder prints
+    # for the row (``world_state.tools.dumps``), or None to leave the row to the encoder (a value
+    # not of its field's plain type). None here: the encoder makes every row's text
+    json_text: ClassVar[Callable[[Any], str | None] | None] = None
 
     @property
     def key(self) -> str:
@@ -514,14 +519,18 @@ _new_tuple = tuple.__new__
 class History:
     """Append-only log of every tool call, message and event, in the order they happened."""
 
-    __slots__ = ("entries", "_executed", "_noted", "_results")
+    __slots__ = ("entries", "_calls", "_known", "_noted", "_results")
 
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
-        # (tool name, key argument value) of executed calls, for O(1) "called earlier" checks:
-        # entries[:_noted] are in it. ``add_call`` and ``append`` keep it up to date as they log (a
-        # few set insertions per call); ``called`` catches up on whatever was logged otherwise
-        self._executed: set[tuple[str, str]] = set()
+        # tool name -> the arguments of its executed calls, in order (entries[:_noted] are in it), for
+        # "called earlier" checks: ``add_call`` and ``append`` note a call as they log it (one list
+        # append: the work of a step that nothing asks about), ``called`` catches up on whatever
+        # was logged otherwise and reads the calls of the tool it is asked about
+        self._calls: dict[str, list[dict[str, Any]]] = {}
+        # (tool name, value) pairs ``called`` has answered True: still true for every later question
+        # (the log only grows), so a write's pre-condition asked at every step is a set look-up
+        self._known: set[tuple[str, str]] = set()
         self._noted = 0
         # tools -> [entries scanned, result texts of their executed calls in order] (``results_of``)
         self._results: dict[tuple[str, ...], list[Any]] = {}
@@ -551,34 +560,45 @@ class History:
                                           content, call_id))
         entries.append(entry)
         if self._noted == n:
-            # the index is up to date: note this call now (a write's pre-condition then asks a set,
-            # instead of the first question of an episode scanning every call before it)
+            # the index is up to date: note this call now (a write's pre-condition then reads the
+            # calls of one tool, instead of the first question of an episode scanning every call)
             self._noted = n + 1
             if outcome == "executed":
-                add = self._executed.add
-                add((name, ""))
-                for v in arguments.values():
-                    if type(v) is str:
-                        add((name, v))
+                calls = self._calls.get(name)
+                if calls is None:
+                    calls = self._calls[name] = []
+                calls.append(arguments)  # (the same calls for a tool's first call as for any later one)
         return entry
 
     def called(self, tool: str, value: str = "") -> bool:
-        """Whether ``tool`` was executed earlier, with ``value`` among its string arguments."""
+        """Whether ``tool`` was executed earlier, with ``value`` among its string arguments (any
+        call of it when ``value`` is empty)."""
+        key = (tool, value)  # (a value that cannot be hashed raises TypeError here, as a set look-up would)
+        if key in self._known:
+            return True
         entries = self.entries
         if self._noted < len(entries):
-            # the calls since the last question (a write's pre-condition may be the first of an
-            # episode to ask): one pass, by tuple position (kind 3, name 5, arguments 6, outcome 7)
-            add = self._executed.add
+            # the calls since the index was last brought up to date (logged by ``append``): one
+            # pass, by tuple position (kind 3, name 5, arguments 6, outcome 7)
+            by_tool = self._calls
             for i in range(self._noted, len(entries)):
                 e = entries[i]
                 if e[7] == "executed" and e[3] == "tool_call":
-                    name = e[5]
-                    add((name, ""))
-                    for v in e[6].values():
-                        if type(v) is str:
-                            add((name, v))
+                    calls = by_tool.get(e[5])
+                    if calls is None:
+                        calls = by_tool[e[5]] = []
+                    calls.append(e[6])
             self._noted = len(entries)
-        return (tool, value) in self._executed
+        calls = self._calls.get(tool)
+        if not calls:
+            return False
+        if value != "" and not (
+            isinstance(value, str)  # only string arguments are values: nothing else equals one
+            and any(v == value and type(v) is str for args in calls for v in args.values())
+        ):
+            return False
+        self._known.add(key)
+        return True
 
     def results_of(self, tools: tuple[str, ...]) -> list[str]:
         """The result texts of the executed calls of ``tools``, oldest first (read only): kept per
@@ -761,7 +781,7 @@ class World:
         """Start journaling changes; ``rollback`` undoes them, ``commit`` keeps them."""
         journal: list[tuple[Any, ...]] = []
         self._journal.entries = journal  # every table's (one cell, whatever their number)
-        return _new_tuple(Transaction, (journal, dict(self.ids.counts), self.clock._now, dict(self.extra)))
+        return _new_tuple(Transaction, (journal, self.ids.counts.copy(), self.clock._now, self.extra.copy()))
 
     def rollback(self, txn: Transaction) -> None:
         for table, key, old in reversed(txn.journal):

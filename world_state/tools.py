@@ -744,9 +744,13 @@ class Toolkit:
             elif t is str:
                 content = encode_basestring(value)  # what ``_ENCODER.encode`` gives for a string
             elif _encode_chunks is not None and isinstance(value, Entity):
-                # a row: what the encoder's callback (``_entity_json``) gives for it, encoded without the callback
-                fields = value.json_fields()
-                content = _join(_encode_chunks(fields if fields is not None else value.model_dump(mode="json"), 0))
+                # a row: its class's own text when it writes one (``Entity.json_text``), else what the
+                # encoder's callback (``_entity_json``) gives for it, encoded without the callback
+                write = value.json_text
+                content = write() if write is not None else None
+                if content is None:
+                    fields = value.json_fields()
+                    content = _join(_encode_chunks(fields if fields is not None else value.model_dump(mode="json"), 0))
             elif _encode_chunks is None:
                 content = _ENCODER.encode(value)
             else:

@@ -7,6 +7,8 @@ another), and each of those rows has its own stock.
 
 from __future__ import annotations
 
+import math
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, ClassVar, Literal
 
 from servicegym.world_state.core import Entity
@@ -65,6 +67,11 @@ class Booking(Entity):
     book_price: float = 0.0
     status: InStoreStatus
 
+    def json_text(self) -> str | None:
+        """The row's JSON as a tool result prints it (``Entity.json_text``), written out: the row
+        ``instore_book`` returns (``_row_text``)."""
+        return _row_text(self, _BOOKING_LAYOUT)
+
 
 class Reservation(Entity):
     """A service appointment at a shop (VitaBench's ``ReservationInfo``)."""
@@ -77,6 +84,45 @@ class Reservation(Entity):
     customer_id: str
     customer_count: int
     status: InStoreStatus
+
+    def json_text(self) -> str | None:
+        """The row's JSON as a tool result prints it (``Entity.json_text``), written out: the row
+        ``instore_reservation`` and ``instore_modify_reservation`` return (``_row_text``)."""
+        return _row_text(self, _RESERVATION_LAYOUT)
+
+
+def _layout(model: type[Entity]) -> tuple[tuple[str, str, str], ...]:
+    """Per field of ``model``, in order: its name, its JSON key text and the kind of value ``_row_text``
+    writes ("s" a string, "i" an int, "f" a finite float)."""
+    kinds = {str: "s", int: "i", float: "f"}
+    return tuple((name, encode_basestring(name) + ": ", kinds.get(f.annotation, "s"))  # (a Literal of strings: "s")
+                 for name, f in model.model_fields.items())
+
+
+def _row_text(row: Entity, layout: tuple[tuple[str, str, str], ...]) -> str | None:
+    """The row's JSON as the tool result encoder prints it (``world_state.tools.dumps``), written field by
+    field; None (the encoder's text) unless its fields are those of ``layout`` in that order, the text ones
+    strings (a string of a subclass is written alike), the ints ints and the floats finite floats."""
+    d = row.__dict__
+    if len(d) != len(layout):
+        return None
+    parts = []
+    for (name, key, kind), (field, value) in zip(layout, d.items()):
+        if field != name:
+            return None
+        if kind == "s":
+            if not isinstance(value, str):
+                return None
+            parts.append(key + encode_basestring(value))
+        elif kind == "i" and type(value) is int or kind == "f" and type(value) is float and math.isfinite(value):
+            parts.append(key + repr(value))
+        else:
+            return None
+    return "{" + ", ".join(parts) + "}"
+
+
+_BOOKING_LAYOUT = _layout(Booking)
+_RESERVATION_LAYOUT = _layout(Reservation)
 
 
 class InStoreWorld(LifeWorld):

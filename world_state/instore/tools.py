@@ -41,6 +41,7 @@ from servicegym.world_state.instore.entities import (
 )
 from servicegym.world_state.life.entities import LifeWorld, Order, OrderLine
 from servicegym.world_state.life.tools import (
+    RELEASE_KEY,
     SHARED_TOOLS,
     order_check,
     search_hits,
@@ -252,38 +253,70 @@ def _record_check(table: str, arg: str, what: str, prior: Precondition | None, a
     return check
 
 
+def _when_problem(world: LifeWorld, shop: Shop | None, time: str, release: str | None) -> str | None:
+    """``_time_ok`` then ``_closed_problem(shop, time)``, the same messages in the same order, for a
+    check that has looked up the shop and the world's VitaBench release (``vitabench_release``)
+    already (``time`` is ``args["time"]``)."""
+    try:
+        t = parse_time(time)
+    except ValueError:
+        return f"time {time!r} must have the form YYYY-MM-DD HH:MM:SS"
+    if t < world.clock.now and not release:
+        return f"time {time} is before the current time {world.clock.text()}"
+    if shop is not None and not shop.is_open_at(time_hhmm(time)):  # (the time parsed: so does its HH:MM)
+        return _closed_problem(shop, time)
+    return None
+
+
 def _new_visit_check(flag: str, service: str) -> Any:
     """The rules of ``instore_book`` (``enable_book``) and ``instore_reservation``
     (``enable_reservation``): the user, the shop (looked up once), its service, the time, the
     shop's hours and the party size."""
 
     def check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-        problem = _user_matches(world, history, args)
-        if problem:
-            return problem
+        extra = world.extra
+        user_id = args.get("user_id")
+        if user_id != extra.get("user_id", ""):  # ``_user_matches``, ``world.user_id`` read directly
+            return f"user_id {user_id!r} is not this user's id"
         sid = args.get("shop_id")
         shop = world.tables["shops"].rows.get(sid)
         if shop is None:
             return no_record("shop", sid)
-        return (_service_problem(shop, flag, service) or _time_ok(world, history, args)
-                or _closed_problem(shop, args["time"]) or _COUNT(world, history, args))
+        if not getattr(shop, flag):
+            return _service_problem(shop, flag, service)
+        problem = _when_problem(world, shop, args["time"], extra.get(RELEASE_KEY))
+        if problem:
+            return problem
+        count = args.get("customer_count")  # ``_COUNT``
+        return None if count is not None and count > 0 else f"customer_count must be a positive integer, got {count!r}"
 
     return check
 
 
 _MOVED_LIVE = ("consumed", "cancelled")  # what a VitaBench task refuses to move
+_reservation_looked_up = _RESERVATION_LOOKED_UP.check
 
 
 def _modify_reservation_check(world: LifeWorld, history: History, args: dict[str, Any]) -> str | None:
-    """The rules of ``instore_modify_reservation``, the reservation looked up once."""
+    """The rules of ``instore_modify_reservation``, the reservation looked up once and the
+    world's VitaBench release read once."""
     rid = args.get("reservation_id")
     r = world.tables["reservations"].rows.get(rid)
     if r is None:
         return no_record("reservation", rid)
-    return (_RESERVATION_LOOKED_UP.check(world, history, args)
-            or status_problem(world, r, "reservation", LIVE, _MOVED_LIVE) or _time_ok(world, history, args)
-            or _closed_problem(world.tables["shops"].rows.get(r.shop_id), args["time"])
-            or _COUNT_IF_GIVEN(world, history, args))
+    problem = _reservation_looked_up(world, history, args)
+    if problem:
+        return problem
+    release = world.extra.get(RELEASE_KEY)
+    status = r.status
+    # ``status_problem(world, r, "reservation", LIVE, _MOVED_LIVE)``, with the release read above
+    if status not in LIVE if release is None else status in _MOVED_LIVE:
+        return status_problem(world, r, "reservation", LIVE, _MOVED_LIVE)
+    problem = _when_problem(world, world.tables["shops"].rows.get(r.shop_id), args["time"], release)
+    if problem:
+        return problem
+    count = args.get("customer_count")  # ``_COUNT_IF_GIVEN``
+    return None if count is None or count > 0 else f"customer_count must be a positive integer, got {count!r}"
 
 
 # ----- stock ----------------------------------------------------------------------------------
@@ -505,11 +538,16 @@ def get_instore_orders(world: LifeWorld, user_id: str) -> list[Order]:
 
 
 # ----- seat bookings --------------------------------------------------------------------------
+# every field of the model: the set fields of a row made with all of them. One set shared by those
+# rows, as ``Table.update`` shares a row's with its copy (rows are frozen: never changed in place)
+_ALL_FIELDS = {model: set(model.model_fields) for model in (Booking, Reservation)}
+
+
 def _row(model: type[Booking] | type[Reservation], fields: dict[str, Any], plain: bool) -> Any:
     """``model(**fields)`` (``fields``: every field of ``model``, in field order): made without
     validation when ``plain`` (the caller checked that every value has its field's exact type),
     else by pydantic."""
-    return unvalidated(model, fields, set(fields)) if plain else model(**fields)
+    return unvalidated(model, fields, _ALL_FIELDS[model]) if plain else model(**fields)
 
 
 @tool(
@@ -535,7 +573,7 @@ def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, custom
         time: Arrival time, YYYY-MM-DD HH:MM:SS.
         customer_count: Number of people (default 1).
     """
-    shop = _shop(world, shop_id)
+    price = _shop(world, shop_id).book_price
     fields = {
         "book_id": world.new_order_id(BOOK_PREFIX, "books"),
         "shop_id": shop_id,
@@ -543,12 +581,11 @@ def instore_book(world: LifeWorld, user_id: str, shop_id: str, time: str, custom
         "update_time": world.clock.text(),
         "customer_id": user_id,
         "customer_count": customer_count,
-        "book_price": shop.book_price,
-        "status": "unpaid" if shop.book_price > 0 else "paid",
+        "book_price": price,
+        "status": "unpaid" if price > 0 else "paid",
     }
     # the ids, times and status are strings made here; the rest must have their fields' types
-    plain = (type(shop_id) is str and type(user_id) is str and type(customer_count) is int
-             and type(fields["book_price"]) is float)
+    plain = type(shop_id) is str and type(user_id) is str and type(customer_count) is int and type(price) is float
     return world.tables["books"].insert(_row(Booking, fields, plain))
 
 
@@ -672,10 +709,11 @@ def instore_modify_reservation(
         time: The new service time, YYYY-MM-DD HH:MM:SS.
         customer_count: The new number of people; omit it to keep the current one.
     """
-    changes: dict[str, Any] = {"reservation_time": time_text(time), "update_time": world.clock.text()}
-    if customer_count is not None:
-        changes["customer_count"] = customer_count
-    return world.tables["reservations"].update(reservation_id, **changes)
+    reservations = world.tables["reservations"]
+    if customer_count is None:
+        return reservations.update(reservation_id, reservation_time=time_text(time), update_time=world.clock.text())
+    return reservations.update(reservation_id, reservation_time=time_text(time), update_time=world.clock.text(),
+                               customer_count=customer_count)
 
 
 @tool(

@@ -20,11 +20,12 @@ class OpeningHours:
     close_time: str | None
 
     def is_open_at(self, hhmm: str) -> bool:
-        if self.open_time is None or self.close_time is None:
+        opens, closes = self.open_time, self.close_time  # read once (every booking asks)
+        if opens is None or closes is None:
             return True
-        if self.open_time <= self.close_time:
-            return self.open_time <= hhmm < self.close_time
-        return hhmm >= self.open_time or hhmm < self.close_time  # open past midnight
+        if opens <= closes:
+            return opens <= hhmm < closes
+        return hhmm >= opens or hhmm < closes  # open past midnight
 
 
 class Location(Entity):
@@ -96,9 +97,10 @@ class LifeWorld(World):
         Each domain passes its own prefix (delivery ``D``), so one cross-scenario world can hold
         every domain's orders without collisions."""
         rows = self.tables[table].rows  # read directly: ``Table.__contains__``'s own test
-        p = self.order_prefix if prefix is None else prefix
+        counter = self.ids.next
+        key = f"{self.extra.get('task_key', 'T')}{self.order_prefix if prefix is None else prefix}"
         while True:
-            oid = self.ids.next(f"{self.extra.get('task_key', 'T')}{p}", width=2)
+            oid = counter(key, 2)
             if oid not in rows:
                 return oid
 

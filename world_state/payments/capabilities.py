@@ -14,7 +14,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from itertools import islice
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -49,7 +51,6 @@ from servicegym.world_state.tools import (
     _validation_message,
     dumps,
     json_array,
-    validate_with,
 )
 
 
@@ -65,6 +66,10 @@ class Capability:
     # naming it), which the checker reads to tell the task's records from protected ones
     post: tuple[str, ...] = ()
     target: tuple[str, str] | None = None
+    # the JSON text of a result as ``dumps`` gives it, written out for the result's one shape (the
+    # payout and refund writes: the encoder's walk and its row callback cost more than the write's
+    # own work); ``call`` answers with it. None: ``call`` answers with the result, for the encoder
+    result_json: Callable[[Any], str] | None = None
 
     def __post_init__(self) -> None:
         self.model = create_model(
@@ -84,15 +89,26 @@ class Capability:
         return out
 
     def invoke(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
+        """``fn`` on ``arguments`` validated by the capability's schema (refused with ``ToolError``)."""
         fast = self.fast_args
         if fast is None and self.plan is not None:
             fast = self.fast_args = _compile_plan(self.plan)
-        try:
-            args = validate_with(self.model, fast, arguments)
-        except ValidationError as err:
-            raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
-                            f"parameters: {json.dumps(self.parameters)}") from None
+        # ``validate_with`` written out: plain arguments of the right types are taken as they are
+        args = fast(arguments) if fast is not None else None
+        if args is None:
+            try:
+                args = self.model.model_validate(arguments).__dict__
+            except ValidationError as err:
+                raise ToolError(f"invalid arguments for capability {self.name}: {_validation_message(err)}; "
+                                f"parameters: {json.dumps(self.parameters)}") from None
         return self.fn(world, **args)
+
+    def call(self, world: PaymentsWorld, arguments: dict[str, Any]) -> Any:
+        """``invoke`` as ``call_capability`` answers it: the result's JSON text when the capability
+        writes it out (``result_json``), else the result (which the tool's caller encodes)."""
+        out = self.invoke(world, arguments)
+        encode = self.result_json
+        return out if encode is None else RawJson(encode(out))
 
 
 REQ = ...
@@ -177,12 +193,34 @@ def _amounts_by_account(entries: Any) -> dict[str, list[float]]:
     return out
 
 
-def _available(w: PaymentsWorld, account_id: str) -> float:
-    """``w.available(account_id)``, the same sum of the same amounts in the same order, without a
-    scan of the whole ledger: the ledger is append-only, so the amounts of the rows the task's
-    world started with are indexed once per task (``World.prefix_cached``) and only the entries
-    posted since are read; a ledger changed otherwise is scanned as before."""
+def _books(w: PaymentsWorld, account_id: str) -> tuple[float, float, float]:
+    """``(w.balance(account_id), w.held(account_id), w.available(account_id))``, the same sums of the
+    same amounts in the same order, without a scan of the whole ledger: the ledger is append-only,
+    so the amounts of the rows the task's world started with are indexed once per task
+    (``World.prefix_cached``) and only the entries posted since are read; a ledger changed otherwise
+    is scanned as before. The figures are kept per account while the ledger and the holds keep their
+    content (their stamps, as ``World.cached_text`` keeps text, for every world of the lineage): a
+    payout or refund reads the figures the balance read before it left (an agent checks the balance
+    before it moves money), and figures asked again of the same books are read, not summed again."""
     ledger = w.tables["ledger"]
+    holds = w.tables["holds"]
+    key = ("_books", account_id)
+    stamps = (ledger.stamp, holds.stamp)
+    kept = w._texts.get(key)
+    if kept is not None and kept[0] == stamps:
+        return kept[1]
+    books = _books_summed(w, ledger, holds, account_id)
+    w._texts[key] = (stamps, books, None)
+    return books
+
+
+def _available(w: PaymentsWorld, account_id: str) -> float:
+    """``w.available(account_id)`` (``_books``'s third figure)."""
+    return _books(w, account_id)[2]
+
+
+def _books_summed(w: PaymentsWorld, ledger: Any, holds: Any, account_id: str) -> tuple[float, float, float]:
+    """``_books`` summed from the ledger's indexed prefix and the entries posted since."""
     base = ledger.base
     if base is None:
         base = (ledger.stamp, len(ledger.rows))  # unchanged since copied: all its rows (``prefix_cached``'s test)
@@ -192,7 +230,7 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
     else:
         cached = w.prefix_cached("_ledger_amounts", "ledger", _amounts_by_account)
         if cached is None:
-            return w.available(account_id)
+            return w.balance(account_id), w.held(account_id), w.available(account_id)
         index, n = cached
     amounts = index.get(account_id, [])
     rows = ledger.rows
@@ -204,10 +242,10 @@ def _available(w: PaymentsWorld, account_id: str) -> float:
         if posted:
             posted.reverse()
             amounts = amounts + posted
+    balance = money(sum(amounts))
     # ``w.held(account_id)``, the same list summed, without its call
-    held = money(sum([h.amount for h in w.tables["holds"].rows.values()
-                      if h.account_id == account_id and h.status == "active"]))
-    return money(money(sum(amounts)) - held)
+    held = money(sum([h.amount for h in holds.rows.values() if h.account_id == account_id and h.status == "active"]))
+    return balance, held, money(balance - held)
 
 
 def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:
@@ -217,21 +255,28 @@ def _account_of(w: PaymentsWorld, merchant_id: str, kind: str) -> Any:
     accounts = w.tables["accounts"]
     if not accounts.shared:
         return w.account_of(merchant_id, kind)
-
-    def build() -> dict[tuple[str, str], Any]:
-        out: dict[tuple[str, str], Any] = {}
-        for a in accounts.rows.values():
-            out.setdefault((a.merchant_id, a.kind), a)
-        return out
-
-    acc = w.cached_text("_accounts_by_kind", ("accounts",), build).get((merchant_id, kind))  # type: ignore[attr-defined]
+    kept = w._texts.get("_accounts_by_kind")
+    if kept is not None and kept[0] == accounts.stamp and kept[2] is None:
+        index = kept[1]  # ``cached_text``'s hit, without its call
+    else:
+        index = w.cached_text("_accounts_by_kind", ("accounts",), partial(_accounts_by_kind, accounts))
+    acc = index.get((merchant_id, kind))
     return acc if acc is not None else w.account_of(merchant_id, kind)  # none: the world's own refusal
+
+
+def _accounts_by_kind(accounts: Any) -> dict[tuple[str, str], Any]:
+    """The first account of each ``(merchant_id, kind)`` in table order (``_account_of``'s index)."""
+    out: dict[tuple[str, str], Any] = {}
+    for a in accounts.rows.values():
+        out.setdefault((a.merchant_id, a.kind), a)
+    return out
 
 
 def _balance(w: PaymentsWorld, account_id: str) -> dict[str, Any]:
     acc = w.tables["accounts"].get(account_id) or _missing("accounts", account_id)
-    return {"account_id": acc.id, "kind": acc.kind, "currency": acc.currency, "balance": w.balance(acc.id),
-            "held": w.held(acc.id), "available": w.available(acc.id)}
+    balance, held, available = _books(w, acc.id)
+    return {"account_id": acc.id, "kind": acc.kind, "currency": acc.currency, "balance": balance,
+            "held": held, "available": available}
 
 
 _add(Capability("accounts.balance", "read", "Balance (derived from the ledger), held amount and available amount of an account.",
@@ -311,9 +356,10 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
         raise ToolError("idempotency_key must be a non-empty string")
     tables = w.tables
     payouts = tables["payouts"]
-    old = _replay(payouts, idempotency_key, _PAYOUT_TERMS, (merchant_id, account_id, bank_account_id, amount))
-    if old is not None:
-        return {"payout": old, "idempotent_replay": True}
+    if payouts.rows:  # (none yet: no key to repeat)
+        old = _replay(payouts, idempotency_key, _PAYOUT_TERMS, (merchant_id, account_id, bank_account_id, amount))
+        if old is not None:
+            return {"payout": old, "idempotent_replay": True}
     acc = tables["accounts"].rows.get(account_id)
     if acc is None or acc.merchant_id != merchant_id or acc.kind != "operating":
         raise ToolError(f"{account_id!r} is not an operating account of merchant {merchant_id!r}")
@@ -337,8 +383,42 @@ def _payouts_create(w: PaymentsWorld, merchant_id: str, account_id: str, bank_ac
                               "bank_account_id": bank_account_id, "amount": amount, "idempotency_key": idempotency_key,
                               "time": w.clock.text(), "step": _step(w)}, set(_PAYOUT_FIELDS))
     payouts.insert(po)
-    w.post(account_id, -amount, "payout", po.id)
+    w.post_cents(account_id, -amount, "payout", po.id)  # (``post``'s entry: -amount is to the cent too)
     return {"payout": po, "idempotent_replay": False}
+
+
+_enc = encode_basestring  # a string's JSON text, as the encoder writes it (``ensure_ascii=False``)
+
+# the rows the two texts below write out, field by field in this order: a change to either class
+# must change the text too (a test could not catch every field; the import does)
+if _PAYOUT_FIELDS != ("id", "merchant_id", "account_id", "bank_account_id", "amount", "idempotency_key", "time", "step"):
+    raise RuntimeError(f"Payout's fields changed ({_PAYOUT_FIELDS}): update _payout_json")
+if _REFUND_FIELDS != ("id", "payment_id", "amount", "idempotency_key", "time", "step"):
+    raise RuntimeError(f"Refund's fields changed ({_REFUND_FIELDS}): update _refund_json")
+
+
+def _payout_json(out: dict[str, Any]) -> str:
+    """``dumps(out)`` of ``payouts.create``'s result. A new payout's fields are the capability's
+    string arguments, ids and the clock's text (each a string's JSON), ``money``'s float (its repr,
+    as the encoder writes a finite float) and the step (an int); a replayed one is a stored row
+    (a task's own, perhaps), encoded as any row."""
+    if out["idempotent_replay"] is not False:
+        return dumps(out)
+    f = out["payout"].__dict__
+    return (f'{{"payout": {{"id": {_enc(f["id"])}, "merchant_id": {_enc(f["merchant_id"])}, '
+            f'"account_id": {_enc(f["account_id"])}, "bank_account_id": {_enc(f["bank_account_id"])}, '
+            f'"amount": {float.__repr__(f["amount"])}, "idempotency_key": {_enc(f["idempotency_key"])}, '
+            f'"time": {_enc(f["time"])}, "step": {int.__repr__(f["step"])}}}, "idempotent_replay": false}}')
+
+
+def _refund_json(out: dict[str, Any]) -> str:
+    """``dumps(out)`` of ``refunds.create``'s result, as ``_payout_json`` writes a payout's."""
+    if out["idempotent_replay"] is not False:
+        return dumps(out)
+    f = out["refund"].__dict__
+    return (f'{{"refund": {{"id": {_enc(f["id"])}, "payment_id": {_enc(f["payment_id"])}, '
+            f'"amount": {float.__repr__(f["amount"])}, "idempotency_key": {_enc(f["idempotency_key"])}, '
+            f'"time": {_enc(f["time"])}, "step": {int.__repr__(f["step"])}}}, "idempotent_replay": false}}')
 
 
 _add(Capability("payouts.create", "write", "Pay out funds from an operating account to the merchant's bank account.",
@@ -349,22 +429,26 @@ _add(Capability("payouts.create", "write", "Pay out funds from an operating acco
                                   "available balance (balance minus active holds) covers the amount",
                                   "a repeated idempotency_key with the same terms returns the first payout"),
                 ("a payout record to the bank account; a payout ledger entry debits the operating account",),
-                ("merchants", "merchant_id")))
+                ("merchants", "merchant_id"), _payout_json))
 
 
 def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotency_key: str) -> dict[str, Any]:
     amount = money(amount)
     if not idempotency_key:
         raise ToolError("idempotency_key must be a non-empty string")
-    refunds = w.tables["refunds"]
-    old = _replay(refunds, idempotency_key, _REFUND_TERMS, (payment_id, amount))
-    if old is not None:
-        return {"refund": old, "idempotent_replay": True}
-    p = w.tables["payments"].rows.get(payment_id) or _missing("payments", payment_id)
+    tables = w.tables
+    refunds = tables["refunds"]
+    if refunds.rows:  # (none yet: no key to repeat)
+        old = _replay(refunds, idempotency_key, _REFUND_TERMS, (payment_id, amount))
+        if old is not None:
+            return {"refund": old, "idempotent_replay": True}
+    p = tables["payments"].rows.get(payment_id) or _missing("payments", payment_id)
     if amount <= 0:
         raise ToolError("amount must be positive")
-    # what ``payments.refundable`` reports as ``refundable``, without building its record
-    left = money(p.amount - money(sum([r.amount for r in refunds.rows.values() if r.payment_id == payment_id])))
+    # what ``payments.refundable`` reports as ``refundable``, without building its record (nothing
+    # refunded yet: its amount less 0.0, which is its amount)
+    done = [r.amount for r in refunds.rows.values() if r.payment_id == payment_id]
+    left = money(p.amount - money(sum(done))) if done else money(p.amount)
     if amount > left:
         raise ToolError(f"payment {payment_id} has only {left:.2f} left to refund")
     reserve = _account_of(w, p.merchant_id, "reserve")
@@ -374,7 +458,7 @@ def _refunds_create(w: PaymentsWorld, payment_id: str, amount: float, idempotenc
                               "idempotency_key": idempotency_key, "time": w.clock.text(), "step": _step(w)},
                      set(_REFUND_FIELDS))
     refunds.insert(rf)
-    w.post(reserve.id, -amount, "refund", rf.id)
+    w.post_cents(reserve.id, -amount, "refund", rf.id)
     return {"refund": rf, "idempotent_replay": False}
 
 
@@ -382,7 +466,8 @@ _add(Capability("refunds.create", "write", "Refund (part of) a customer payment;
                 {"payment_id": (str, REQ), "amount": (float, REQ), "idempotency_key": (str, REQ)}, _refunds_create,
                 ("amount does not exceed what is left to refund", "the reserve account balance covers the amount",
                  "a repeated idempotency_key with the same terms returns the first refund"),
-                ("a refund record; a refund ledger entry debits the reserve account",), ("payments", "payment_id")))
+                ("a refund record; a refund ledger entry debits the reserve account",), ("payments", "payment_id"),
+                _refund_json))
 
 
 def _holds_place(w: PaymentsWorld, account_id: str, amount: float, reason: str) -> Hold:

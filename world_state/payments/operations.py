@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from servicegym.world_state.core import TIME_FORMAT
-from servicegym.world_state.payments.capabilities import REQ, Capability, _add, _missing, _rows_view, _step
+from servicegym.world_state.payments.capabilities import REQ, Capability, _add, _books, _missing, _rows_view, _step
 from servicegym.world_state.payments.records import FEE_KINDS, AccountChange, Notification, Statement
 from servicegym.world_state.payments.world import OPERATION_EVENTS, Event, PaymentsWorld, money
 from servicegym.world_state.tools import ToolError
@@ -570,8 +570,8 @@ def _reserve_position(w: PaymentsWorld, merchant_id: str) -> dict[str, Any]:
     m = _merchant(w, merchant_id)
     acc = w.account_of(m.id, "reserve")
     floor = _rule(w, "reserves", m.id, "reserve_floor", None)
-    bal = w.balance(acc.id)
-    return {"account_id": acc.id, "balance": bal, "available": w.available(acc.id), "floor": floor,
+    bal, _, available = _books(w, acc.id)
+    return {"account_id": acc.id, "balance": bal, "available": available, "floor": floor,
             "headroom": None if floor is None else money(bal - floor)}
 
 

@@ -120,7 +120,7 @@ def call_capability(world: PaymentsWorld, name: str, arguments: dict[str, Any] |
         name: the capability name
         arguments: the capability's arguments (see describe_capability)
     """
-    return CATALOGUE[name].invoke(world, arguments or {})
+    return CATALOGUE[name].call(world, arguments or {})
 
 
 @tool("read")

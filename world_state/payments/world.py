@@ -112,6 +112,7 @@ class PaymentsWorld(World):
         return money(self.balance(account_id) - self.held(account_id))
 
     def post(self, account_id: str, amount: float, kind: str, ref: str) -> LedgerEntry:
+        """Append the ledger entry of ``amount`` (rounded to the cent) on ``account_id``."""
         extra = self.extra
         seq = int(extra.get("ledger_seq", 0)) + 1
         extra["ledger_seq"] = seq
@@ -125,6 +126,17 @@ class PaymentsWorld(World):
         else:
             entry = LedgerEntry(id=f"LE{seq:05d}", seq=seq, time=self.clock.text(), step=step, account_id=account_id,
                                 amount=amount, kind=kind, ref=ref)
+        return self.tables["ledger"].insert(entry)
+
+    def post_cents(self, account_id: str, amount: float, kind: str, ref: str) -> LedgerEntry:
+        """``post`` of string ids and an amount already to the cent (a float ``money`` gave, or its
+        negation): the same entry, without rounding the amount again or testing the ids' types."""
+        extra = self.extra
+        seq = int(extra.get("ledger_seq", 0)) + 1
+        extra["ledger_seq"] = seq
+        entry = unvalidated(LedgerEntry, {"id": f"LE{seq:05d}", "seq": seq, "time": self.clock.text(),
+                                          "step": int(extra.get("_step", 0)), "account_id": account_id, "amount": amount,
+                                          "kind": kind, "ref": ref}, set(_LEDGER_FIELDS))
         return self.tables["ledger"].insert(entry)
 
     def account_of(self, merchant_id: str, kind: str) -> Account:

@@ -7,6 +7,7 @@ cancel, move to another date, the orders of a user)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal
 
@@ -55,28 +56,18 @@ _LEDGER_FIELDS = frozenset(LedgerEntry.model_fields)
 
 
 def _entry(world: World, order: Order, kind: Literal["payment", "refund"], amount: float, reason: str) -> float:
-    """Record a payment or refund of ``order``; its signed amount (``_signed_amounts``' term)."""
-    entry_id = world.ids.next(f"{world.extra.get('task_key', 'T')}LG", width=3)
-    amount = round2(amount)  # _money
-    if (kind == "payment" or kind == "refund") and type(reason) is str:
-        # every value already has its field's type: the entry ``LedgerEntry(...)`` makes, unvalidated
-        row = unvalidated(LedgerEntry, {"entry_id": entry_id, "order_id": order.order_id, "kind": kind, "amount": amount,
-                                        "reason": reason, "time": world.clock.text()}, set(_LEDGER_FIELDS))
-    else:
-        row = LedgerEntry(entry_id=entry_id, order_id=order.order_id, kind=kind, amount=amount, reason=reason,
-                          time=world.clock.text())
-    world.tables["travel_ledger"].insert(row)
+    """Record a payment or refund of ``order`` (``amount`` already to the cent: ``round2`` of it is
+    itself); its signed amount (``_signed_amounts``' term). The callers are this module's writes,
+    whose kinds, amounts and reasons have the entry's field types: the row ``LedgerEntry(...)``
+    makes, made without validation."""
+    entry_id = world.ids.next(world.extra.get("task_key", "T") + "LG", 3)
+    world.tables["travel_ledger"].insert(unvalidated(
+        LedgerEntry,
+        {"entry_id": entry_id, "order_id": order.order_id, "kind": kind, "amount": amount, "reason": reason,
+         "time": world.clock.text()},
+        set(_LEDGER_FIELDS),
+    ))
     return amount if kind == "payment" else -amount
-
-
-def _open_ledger(world: World, order: Order, signed: list[float] | None = None) -> list[float]:
-    """Before the first money movement of an order paid before this episode, record that payment.
-    The order's signed ledger amounts after it (``signed``: before it, when the caller has them)."""
-    if signed is None:
-        signed = _signed_amounts(world, order.order_id)
-    if order.status == "paid" and not signed:
-        signed.append(_entry(world, order, "payment", order.total_price, "paid before this conversation"))
-    return signed
 
 
 def _adjust(world: World, kind: Kind, product_id: str, delta: int) -> None:
@@ -104,7 +95,10 @@ USER_RULE = rule("user_id must be the current user's id", _user_is_current)
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
+@lru_cache(maxsize=4096)
 def _date_problem(text: str, what: str) -> str | None:
+    """Why ``text`` (argument ``what``) is not a ``YYYY-MM-DD`` date, or None; kept per text (the
+    rules of a booking or date change ask it of the same few dates again and again)."""
     # strptime alone would take "2025-7-1", which then names no product's date
     try:
         if not _ISO_DAY.fullmatch(text.strip()):
@@ -250,13 +244,15 @@ def _started_problem(kind: Kind, world: World, o: Order) -> str | None:
     products = o.products
     if not products:
         return None
-    first = products[0].date if len(products) == 1 else min(x.date for x in products)
-    place = world.tables[kind.places].rows.get(o.store_id)
-    if kind.name in ("flight", "train") and place is not None:
-        if _departs(place.departure_time, first) < world.clock.now:
-            return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
-        return None
-    if parse_day(first).date() < world.clock.now.date():
+    first = products[0].date if len(products) == 1 else min([x.date for x in products])
+    now = world.clock.now
+    if kind.name in ("flight", "train"):
+        place = world.tables[kind.places].rows.get(o.store_id)
+        if place is not None:
+            if _departs(place.departure_time, first) < now:
+                return f"{kind.name} of order {o.order_id} departed on {first}; it can no longer be changed"
+            return None
+    if parse_day(first).date() < now.date():
         return f"order {o.order_id} started on {first}; it can no longer be changed"
     return None
 
@@ -490,65 +486,86 @@ def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> RawJson:
     orders = world.tables["orders"]
     order = orders.require(order_id)
     signed = _signed_amounts(world, order_id)
-    if signed:  # ``_paid_of`` after ``_open_ledger``
-        paid = round2(sum(signed))
-    elif order.status == "paid":  # paid before this episode: the opening entry first
-        signed.append(_entry(world, order, "payment", order.total_price, "paid before this conversation"))
-        paid = round2(sum(signed))
+    if signed:  # ``_paid_of``
+        refund = round2(sum(signed))
+    elif order.status == "paid":  # paid before this episode: the opening entry first, of the whole price
+        refund = _entry(world, order, "payment", round2(order.total_price), "paid before this conversation")
     else:
-        paid = 0.0
-    refund = max(0.0, paid)
+        refund = 0.0
     if refund > 0:
         _entry(world, order, "refund", refund, "cancellation")
-    _restock(world.tables[kind.products], order.products, 1)
+        message = f"Cancellation successful, refund amount: {refund:g}"
+    else:
+        refund = 0.0  # ``max(0.0, paid)``
+        message = "Cancellation successful, refund amount: 0"
+    lines = order.products
+    if lines:
+        _restock(world.tables[kind.products], lines, 1)
     orders.update(order_id, status="cancelled", update_time=world.clock.text())
     return RawJson(
         f'{{"order_id": {encode_basestring(order_id)}, "status": "cancelled", "refund": {_num_json(refund)}, '
-        f'"message": {encode_basestring(f"Cancellation successful, refund amount: {refund:g}")}}}'
+        f'"message": {encode_basestring(message)}}}'
     )
+
+
+# the fields a date change sets in the order's line
+_MOVED_LINE_FIELDS = frozenset(("product_id", "price", "date"))
 
 
 def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson:
     """Move the order's single line to ``new_date``; the result's JSON text (an object of the moved
-    order's view, the price difference, what is due, what was refunded and a message)."""
-    orders = world.tables["orders"]
+    order's view, the price difference, what is due, what was refunded and a message).
+
+    The ledger is read once (an order paid before this episode gets its opening entry first: a
+    payment of its price), each stock row is changed as ``_adjust_in`` changes it, and the
+    new line is the old one's copy with the new product, price and date (``_copy_with``'s row,
+    made directly)."""
+    tables = world.tables
+    orders = tables["orders"]
     order = orders.require(order_id)
     line = order.products[0]
     new_date = new_date.strip()
     pid = products_by_slot(world, kind)[(order.store_id, line.name, new_date)]
-    products = world.tables[kind.products]
-    p = products.require(pid)
-    signed = _open_ledger(world, order)
+    products = tables[kind.products]
+    price = products.require(pid).price
+    status = order.status
+    signed = _signed_amounts(world, order_id)
+    if status == "paid" and not signed:  # paid before this episode: the opening entry
+        signed.append(_entry(world, order, "payment", round2(order.total_price), "paid before this conversation"))
     qty = line.quantity
     _adjust_in(products, line.product_id, qty)
     _adjust_in(products, pid, -qty)
-    price = p.price
     new_total = round2(price * qty)  # _money
     diff = round2(new_total - order.total_price)  # _money
-    refund = 0.0
-    status = order.status
-    if diff < 0 and status == "paid":
-        refund = -diff
-        signed.append(_entry(world, order, "refund", refund, f"cheaper new date {new_date}"))
+    due = refund = 0.0  # ``max(diff, 0.0)``, the refund
     if diff > 0:
         status = "unpaid"
+        due = diff
         message = f"Modification successful, please pay the additional {diff:g}"
     elif diff < 0:
+        if status == "paid":
+            refund = -diff
+            signed.append(_entry(world, order, "refund", refund, "cheaper new date " + new_date))
         message = f"Modification successful, {refund:g} refunded"
-    else:
+    else:  # 0.0, -0.0 (or nan): ``max(diff, 0.0)`` is ``diff`` itself
+        due = diff
         message = "Modification successful, no price difference"
+    if line.__pydantic_extra__ is None and line.__pydantic_private__ is None:
+        fields_set = line.__pydantic_fields_set__
+        new_line = unvalidated(
+            line.__class__, {**line.__dict__, "product_id": pid, "price": price, "date": new_date},
+            fields_set if _MOVED_LINE_FIELDS <= fields_set else fields_set | _MOVED_LINE_FIELDS,
+        )
+    else:
+        new_line = _copy_with(line, {"product_id": pid, "price": price, "date": new_date})
     moved = orders.update(
-        order_id,
-        products=[_copy_with(line, {"product_id": pid, "price": price, "date": new_date})],
-        total_price=new_total,
-        status=status,
-        update_time=world.clock.text(),
+        order_id, products=[new_line], total_price=new_total, status=status, update_time=world.clock.text()
     )
     # ``dumps`` of {"order": order_view(...), "price_difference": ..., "amount_due": ..., "refund":
     # ..., "message": ...}, written directly (``order_json``)
     return RawJson(
         f'{{"order": {order_json(world, moved, _paid_of(moved, signed))}, "price_difference": {_num_json(diff)}, '
-        f'"amount_due": {_num_json(max(diff, 0.0))}, "refund": {_num_json(refund)}, '
+        f'"amount_due": {_num_json(due)}, "refund": {_num_json(refund)}, '
         f'"message": {encode_basestring(message)}}}'
     )
 

@@ -529,6 +529,27 @@ def _modify_pre(kind: Kind) -> list[Any]:
     ]
 
 
+def _named_order(kind: Kind, name: str, detail: str, prior: Any, world: World, history: History,
+                 args: dict[str, Any]) -> tuple[str | None, Any]:
+    """The rules a date change and a cancellation share, in their order (the user is the current
+    one, the order exists, is of ``kind``, is the user's, and its details were read before): the
+    first problem and no order, or no problem and the order."""
+    problem = _user_is_current(world, history, args)
+    if problem:
+        return problem, None
+    oid = args.get("order_id")
+    o = world.tables["orders"].rows.get(oid)
+    if o is None:
+        return no_record("order", oid), None
+    if o.order_type != name:
+        return _kind_problem(kind, o), None
+    if o.user_id != args["user_id"]:
+        return _owner_problem(o, args["user_id"]), None
+    if not history.called(detail, oid):
+        return prior(world, history, args), None
+    return None, o
+
+
 def _modify_check(kind: Kind) -> Any:
     """``_modify_pre(kind)`` in one function (``tool(check=...)``): the order looked up once, each
     record (the order, its place, the new date's product) read once, and a rule's message made
@@ -537,20 +558,10 @@ def _modify_check(kind: Kind) -> Any:
     detail, name, places, products = _detail_tool(kind), kind.name, kind.places, kind.products
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        problem = _user_is_current(world, history, args)
-        if problem:
-            return problem
-        oid = args.get("order_id")
-        tables = world.tables
-        o = tables["orders"].rows.get(oid)
+        problem, o = _named_order(kind, name, detail, prior, world, history, args)
         if o is None:
-            return no_record("order", oid)
-        if o.order_type != name:
-            return _kind_problem(kind, o)
-        if o.user_id != args["user_id"]:
-            return _owner_problem(o, args["user_id"])
-        if not history.called(detail, oid):
-            return prior(world, history, args)
+            return problem
+        tables = world.tables
         if o.status != "paid":
             return field_problem(o, "order", _PAID_ONLY)
         lines = o.products
@@ -623,23 +634,23 @@ def _cancel_pre(kind: Kind) -> list[Any]:
 
 
 def _cancel_check(kind: Kind) -> Any:
-    """``_cancel_pre(kind)`` in one function (``tool(check=...)``): the order looked up once."""
+    """``_cancel_pre(kind)`` in one function (``tool(check=...)``): the order looked up once, and a
+    rule's message made only when it fails (the same first problem, the same message, as the
+    rules one by one)."""
     prior = requires_prior_call(_detail_tool(kind), "order_id", "order").check
+    detail, name = _detail_tool(kind), kind.name
 
     def check(world: World, history: History, args: dict[str, Any]) -> str | None:
-        problem = _user_is_current(world, history, args)
-        if problem:
-            return problem
-        oid = args.get("order_id")
-        o = world.tables["orders"].rows.get(oid)
+        problem, o = _named_order(kind, name, detail, prior, world, history, args)
         if o is None:
-            return no_record("order", oid)
-        release = vitabench_release(world)
-        return (
-            _kind_problem(kind, o) or _owner_problem(o, args["user_id"]) or prior(world, history, args)
-            or status_problem(world, o, "order", _CANCELLABLE)
-            or (None if release else _started_problem(kind, world, o))
-        )
+            return problem
+        release = world.extra.get(RELEASE_KEY)  # ``vitabench_release``
+        if release is None:  # ``status_problem``
+            if o.status not in _CANCELLABLE:
+                return field_problem(o, "order", _CANCELLABLE)
+        elif o.status == "cancelled":  # a VitaBench task's: any status but cancelled
+            return status_problem(world, o, "order", _CANCELLABLE)
+        return None if release else _started_problem(kind, world, o)
 
     return check
 

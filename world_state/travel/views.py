@@ -211,15 +211,14 @@ def order_json(world: World, order: Order, paid: float | None = None) -> RawJson
     text is built without a dict of the view or the encoder's walk of it (a date change shows the
     moved order). String fields are strings (the rows are validated, or made from validated
     values), encoded as the encoder encodes them; a finite float is its ``repr``, any other number
-    goes through ``_num_json``."""
+    goes through ``_num_json``. What never changes in an order's life (its ids and place name, a
+    trip's departure and arrival on a date) is encoded once (``_order_head``, ``_trip_json``)."""
     order_type = order.order_type
-    kind = KINDS[order_type]
     if paid is None:
         paid = net_paid(world, order)
     enc, num, fr = encode_basestring, _num_json, _float_repr
-    frag = _KIND_JSON[order_type]
     products = order.products
-    type_key = frag.type_key
+    type_key = _KIND_JSON[order_type].type_key
     lines = []
     for x in products:
         price, q = x.price, x.quantity
@@ -232,9 +231,8 @@ def order_json(world: World, order: Order, paid: float | None = None) -> RawJson
     status = order.status
     due = round2(total - paid) if status == "unpaid" else 0.0  # _money
     text = (
-        f'{{"order_id": {enc(order.order_id)}{frag.order_type}{enc(order.user_id)}{frag.owner}{enc(order.store_id)}'
-        f'{frag.name_field}{enc(products[0].store_name if products else "")}, '
-        f'"total_price": {fr(total) if type(total) is float and total - total == 0.0 else num(total)}, '
+        f'{_order_head(order.order_id, order_type, order.user_id, order.store_id, products[0].store_name if products else "")}'
+        f'{fr(total) if type(total) is float and total - total == 0.0 else num(total)}, '
         f'"amount_paid": {fr(paid) if type(paid) is float and paid - paid == 0.0 else num(paid)}, '
         f'"amount_due": {fr(due) if type(due) is float and due - due == 0.0 else num(due)}, '
         f'"create_time": {enc(order.create_time)}, "update_time": {enc(order.update_time)}, '
@@ -242,10 +240,9 @@ def order_json(world: World, order: Order, paid: float | None = None) -> RawJson
     )
     if products:
         if order_type == "flight" or order_type == "train":
-            place = world.tables[kind.places].rows.get(order.store_id)
+            place = world.tables[KINDS[order_type].places].rows.get(order.store_id)
             if place is not None:
-                dep, arr = _trip_times(place.departure_time, place.arrival_time, products[0].date)
-                text += f', "departure_time": {enc(dep)}, "arrival_time": {enc(arr)}'
+                return RawJson(f"{text}{_trip_json(place.departure_time, place.arrival_time, products[0].date)}}}")
         elif order_type == "hotel":
             if len(products) == 1:
                 first = last = products[0].date
@@ -254,6 +251,25 @@ def order_json(world: World, order: Order, paid: float | None = None) -> RawJson
                 first, last = nights[0], nights[-1]
             text += f', "check_in_date": {enc(first)}, "check_out_date": {enc(add_days(last, 1))}'
     return RawJson(text + "}")
+
+
+@lru_cache(maxsize=4096)
+def _order_head(order_id: str, order_type: str, user_id: str, store_id: str, store_name: str) -> str:
+    """The JSON of an order view (``order_json``) up to its total price's value: the order's ids,
+    its place's and the place's name, which an order keeps for life (kept per order)."""
+    frag, enc = _KIND_JSON[order_type], encode_basestring
+    return (
+        f'{{"order_id": {enc(order_id)}{frag.order_type}{enc(user_id)}{frag.owner}{enc(store_id)}'
+        f'{frag.name_field}{enc(store_name)}, "total_price": '
+    )
+
+
+@lru_cache(maxsize=4096)
+def _trip_json(departure_time: str, arrival_time: str, date: str) -> str:
+    """The departure and arrival fields of a flight or train order's JSON (``order_json``), kept
+    per timetable and date like ``_trip_times``."""
+    dep, arr = _trip_times(departure_time, arrival_time, date)
+    return f', "departure_time": {encode_basestring(dep)}, "arrival_time": {encode_basestring(arr)}'
 
 
 class _Timetable(NamedTuple):
