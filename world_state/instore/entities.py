@@ -70,7 +70,7 @@ class Booking(Entity):
     def json_text(self) -> str | None:
         """The row's JSON as a tool result prints it (``Entity.json_text``), written out: the row
         ``instore_book`` returns (``_row_text``)."""
-        return _row_text(self, _BOOKING_LAYOUT)
+        return _row_text(self, _BOOKING_FIELDS, _booking_text)
 
 
 class Reservation(Entity):
@@ -88,41 +88,50 @@ class Reservation(Entity):
     def json_text(self) -> str | None:
         """The row's JSON as a tool result prints it (``Entity.json_text``), written out: the row
         ``instore_reservation`` and ``instore_modify_reservation`` return (``_row_text``)."""
-        return _row_text(self, _RESERVATION_LAYOUT)
+        return _row_text(self, _RESERVATION_FIELDS, _reservation_text)
 
 
-def _layout(model: type[Entity]) -> tuple[tuple[str, str, str], ...]:
-    """Per field of ``model``, in order: its name, its JSON key text and the kind of value ``_row_text``
-    writes ("s" a string, "i" an int, "f" a finite float)."""
-    kinds = {str: "s", int: "i", float: "f"}
-    return tuple((name, encode_basestring(name) + ": ", kinds.get(f.annotation, "s"))  # (a Literal of strings: "s")
-                 for name, f in model.model_fields.items())
-
-
-def _row_text(row: Entity, layout: tuple[tuple[str, str, str], ...]) -> str | None:
-    """The row's JSON as the tool result encoder prints it (``world_state.tools.dumps``), written field by
-    field; None (the encoder's text) unless its fields are those of ``layout`` in that order, the text ones
-    strings (a string of a subclass is written alike), the ints ints and the floats finite floats."""
+def _row_text(row: Entity, fields: list[str], write: Any) -> str | None:
+    """The row's JSON as the tool result encoder prints it (``world_state.tools.dumps``): ``write`` of its
+    values, which refuses (TypeError) a value not of its field's plain type; None (the encoder's text) then,
+    or when the row's fields are not ``fields`` in that order."""
     d = row.__dict__
-    if len(d) != len(layout):
+    if list(d) != fields:
         return None
-    parts = []
-    for (name, key, kind), (field, value) in zip(layout, d.items()):
-        if field != name:
-            return None
-        if kind == "s":
-            if not isinstance(value, str):
-                return None
-            parts.append(key + encode_basestring(value))
-        elif kind == "i" and type(value) is int or kind == "f" and type(value) is float and math.isfinite(value):
-            parts.append(key + repr(value))
-        else:
-            return None
-    return "{" + ", ".join(parts) + "}"
+    try:
+        return write(*d.values())
+    except TypeError:
+        return None
 
 
-_BOOKING_LAYOUT = _layout(Booking)
-_RESERVATION_LAYOUT = _layout(Reservation)
+_enc = encode_basestring  # a string's JSON text (TypeError for anything but a string, a subclass included)
+
+
+def _plain(count: Any, price: Any = 0.0) -> None:
+    """TypeError unless ``count`` is an int and ``price`` a finite float (what the encoder writes as their repr)."""
+    if type(count) is not int or type(price) is not float or not math.isfinite(price):
+        raise TypeError("not a plain count or price")
+
+
+def _booking_text(book_id: str, shop_id: str, book_time: str, update_time: str, customer_id: str, count: int,
+                  price: float, status: str) -> str:
+    _plain(count, price)
+    return (f'{{"book_id": {_enc(book_id)}, "shop_id": {_enc(shop_id)}, "book_time": {_enc(book_time)}, '
+            f'"update_time": {_enc(update_time)}, "customer_id": {_enc(customer_id)}, "customer_count": {count!r}, '
+            f'"book_price": {price!r}, "status": {_enc(status)}}}')
+
+
+def _reservation_text(reservation_id: str, shop_id: str, reservation_time: str, update_time: str, customer_id: str,
+                      count: int, status: str) -> str:
+    _plain(count)
+    return (f'{{"reservation_id": {_enc(reservation_id)}, "shop_id": {_enc(shop_id)}, '
+            f'"reservation_time": {_enc(reservation_time)}, "update_time": {_enc(update_time)}, '
+            f'"customer_id": {_enc(customer_id)}, "customer_count": {count!r}, "status": {_enc(status)}}}')
+
+
+# the field order the writers above take (a row's dict in another order is left to the encoder)
+_BOOKING_FIELDS = list(Booking.model_fields)
+_RESERVATION_FIELDS = list(Reservation.model_fields)
 
 
 class InStoreWorld(LifeWorld):
