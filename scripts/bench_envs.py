@@ -44,6 +44,10 @@ work. For each env, from its frozen test suite, every figure through the public 
   episode after another call, and over the same call as a later step of another env right after
   this one's reset (the caches step 1 meets; goal: like any other step, <= 1.2x).
 
+Each env is measured in a process of its own, forked from the bench's (which has imported the package
+and built no env): a training process holds one env id, and an env measured after the others in one
+process paid for their objects in the garbage collections its own steps trigger (about 1.5 us a write
+step on this machine); ``--same-process`` measures them one after another in one process, as before.
 Each ratio comes from samples taken in turn with what it is compared to (medians), so load on a
 shared machine moves both sides alike. A second table gives user-message steps, scoring, new
 generated tasks and memory. Episodes (and Workspace sessions) that end are reset, so every env
@@ -51,15 +55,19 @@ runs to the end. Asserts nothing.
 
     python scripts/bench_envs.py            # about half a minute
     python scripts/bench_envs.py --quick    # about ten seconds
+    python scripts/bench_envs.py --same-process   # every env in one process
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gymnasium as gym  # noqa: E402
@@ -457,77 +465,101 @@ def x(v: float | None, goal: float | None = None) -> str:
     return f"{v:.1f}x{mark}" if v >= 10 else f"{v:.2f}x{mark}"
 
 
+def measure(env_id: str, q: bool, reads: int, writes: int, resets: int, firsts: int) -> tuple[list[Any], ...]:
+    """One env's rows and notes (the tables' rows, the notes, the fixed primitive taken before and after it)."""
+    main_rows: list[Any] = []
+    other_rows: list[Any] = []
+    notes: list[str] = []
+    fixed_rows: list[Any] = []
+    fixed_samples = [primitive_us() * 1e-6]
+    b = Bench(env_id, q)
+    name = env_id.split("/")[1]
+    step, prim, read_name = b.read(reads)
+    w = {lab: b.write(lab, writes) for lab in WRITES}  # cold
+    ws = {lab: b.write_steady(lab, reads // 3) for lab in WRITES}  # steady-state: the goal's
+    s = {lab: b.search(lab, max(50, reads // 10), prim) for lab in ("search_documents", "search_capabilities")}
+    n = resets if "Workspace" not in env_id else max(5, resets // 3)
+    untouched, played, cold, held = b.resets(n)
+    s_untouched, s_played, s_cold, _ = b.resets(n, seed=0)
+    one, steady, later, after_reset, first_name = b.step1(firsts if "Workspace" not in env_id else firsts // 3)
+    wcells, wcold = [], []
+    for lab in WRITES:
+        r, rs = w[lab], ws[lab]
+        if isinstance(rs, str):
+            notes.append(f"{name} {lab}: {r[2]} not timed steady-state: {rs}")
+            rs = ws[lab] = None
+        wcells.append("-" if rs is None else x(rs[0] / rs[1], GOALS["write"]))
+        wcold.append("-" if r is None else x(r[0] / r[1]))
+        if r is not None:
+            notes.append(f"{name} {lab}: {r[2]} steady-state "
+                         f"{'-' if rs is None else fmt_time(rs[0])} vs primitive {'-' if rs is None else fmt_time(rs[1])}; "
+                         f"cold {fmt_time(r[0])} vs primitive {fmt_time(r[1])}")
+    scells = ["-" if s[lab] is None else x(s[lab][0], GOALS["search"]) for lab in ("search_documents", "search_capabilities")]
+    fixed_samples.append(primitive_us() * 1e-6)  # again beside the env: load moves it
+    fixed = median(fixed_samples[-2:])
+    fixed_rows.append([name, fmt_time(fixed), f"{fmt_time(step)} ({x(step / fixed, GOALS['read'])})",
+                       *["-" if ws[lab] is None else f"{fmt_time(ws[lab][0])} ({x(ws[lab][0] / fixed, GOALS['write'])})"
+                         for lab in WRITES],
+                       *["-" if w[lab] is None else f"{fmt_time(w[lab][0])} ({x(w[lab][0] / fixed)})"
+                         for lab in WRITES],
+                       *["-" if s[lab] is None else f"{x(s[lab][0] * prim / fixed, GOALS['search'])}"
+                         for lab in ("search_documents", "search_capabilities")]])
+    main_rows.append([name, fmt_time(prim), x(step / prim, GOALS["read"]), *wcells, *wcold, *scells,
+                      x(untouched / prim), x(played / prim), x(played / untouched), x(played / cold, GOALS["reset"]),
+                      x(one / later), x(one / after_reset, GOALS["step1"])])
+    notes.append(f"{name} read: {read_name} {fmt_time(step)} (the env's own work: {fmt_time(step - prim)}); step 1: "
+                 f"{first_name} {fmt_time(one)}, repeated at once {fmt_time(steady)}, later {fmt_time(later)}, "
+                 f"later after a reset {fmt_time(after_reset)}; resets {fmt_time(untouched)} untouched, "
+                 f"{fmt_time(played)} after a golden episode of {len(b.u.task.golden_actions)} actions, "
+                 f"{fmt_time(cold)} untouched after the same episode played by another env, {fmt_time(held)} after "
+                 f"the episode with its records held by the bench ({held / cold:.2f}x); seeded every time: "
+                 f"{fmt_time(s_untouched)}, {fmt_time(s_played)} and {fmt_time(s_cold)} "
+                 f"({s_played / s_untouched:.2f}x, {s_played / s_cold:.2f}x)")
+    n_actions = len(b.u.task.golden_actions)
+    per_action, per_action_cold = (played - untouched) / n_actions, (played - cold) / n_actions
+    notes.append(f"{name} reset after a golden episode, per earlier action ({n_actions} actions): "
+                 f"{per_action * 1e6:+.2f} us over the untouched reset, {per_action_cold * 1e6:+.2f} us over the "
+                 f"untouched one with the same caches (goal <= {PER_ACTION_GOAL * 1e6:g} us)")
+    msg = b.message(max(50, reads // 10))
+    long_msg = b.message(max(50, reads // 10), LONG_MESSAGE)
+    score = b.scoring(max(30, reads // 30))
+    new = b.reset_new(max(30, resets * 2))
+    mem = memory_per_env(10, lambda i, e=env_id: gym.make(e))
+    other_rows.append([name, f"{fmt_time(msg)} ({x(msg / prim)})", f"{fmt_time(long_msg)} ({x(long_msg / prim)})",
+                       f"{fmt_time(score)} ({x(score / prim)})",
+                       f"{fmt_time(new)} ({x(new / prim)}){' (over)' if new > NEW_TASK_RESET_GOAL else ''}",
+                       f"{per_action * 1e6:.2f} us / {per_action_cold * 1e6:.2f} us"
+                       f"{' (over)' if per_action_cold > PER_ACTION_GOAL else ''}",
+                       f"{mem / 2**20:.3f}"])
+    print(f"  {name} done", file=sys.stderr)
+    return main_rows, other_rows, notes, fixed_rows, fixed_samples
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (about half a minute)")
     ap.add_argument("--env", action="append", help="only this env id (repeatable)")
+    ap.add_argument("--same-process", action="store_true",
+                    help="measure every env in this process, one after another (by default each env is measured in a "
+                         "process of its own)")
     args = ap.parse_args(argv)
     q = args.quick
     reads, writes, resets, firsts = (600, 60, 15, 60) if q else (3000, 300, 60, 300)
     ids = args.env or sorted(servicegym.ENV_IDS)
     main_rows, other_rows, notes, fixed_rows = [], [], [], []
-    fixed_samples = [primitive_us() * 1e-6]
+    fixed_samples: list[float] = []
+    # each env in a process of its own (forked from this one, which has imported the package and built
+    # nothing): a training process holds one env id, and an env measured after others in one process pays
+    # for their objects in every garbage collection its steps trigger (about 1.5 us a write step here)
+    ctx = multiprocessing.get_context("fork") if not args.same_process else None
     for env_id in ids:
-        b = Bench(env_id, q)
-        name = env_id.split("/")[1]
-        step, prim, read_name = b.read(reads)
-        w = {lab: b.write(lab, writes) for lab in WRITES}  # cold
-        ws = {lab: b.write_steady(lab, reads // 3) for lab in WRITES}  # steady-state: the goal's
-        s = {lab: b.search(lab, max(50, reads // 10), prim) for lab in ("search_documents", "search_capabilities")}
-        n = resets if "Workspace" not in env_id else max(5, resets // 3)
-        untouched, played, cold, held = b.resets(n)
-        s_untouched, s_played, s_cold, _ = b.resets(n, seed=0)
-        one, steady, later, after_reset, first_name = b.step1(firsts if "Workspace" not in env_id else firsts // 3)
-        wcells, wcold = [], []
-        for lab in WRITES:
-            r, rs = w[lab], ws[lab]
-            if isinstance(rs, str):
-                notes.append(f"{name} {lab}: {r[2]} not timed steady-state: {rs}")
-                rs = ws[lab] = None
-            wcells.append("-" if rs is None else x(rs[0] / rs[1], GOALS["write"]))
-            wcold.append("-" if r is None else x(r[0] / r[1]))
-            if r is not None:
-                notes.append(f"{name} {lab}: {r[2]} steady-state "
-                             f"{'-' if rs is None else fmt_time(rs[0])} vs primitive {'-' if rs is None else fmt_time(rs[1])}; "
-                             f"cold {fmt_time(r[0])} vs primitive {fmt_time(r[1])}")
-        scells = ["-" if s[lab] is None else x(s[lab][0], GOALS["search"]) for lab in ("search_documents", "search_capabilities")]
-        fixed_samples.append(primitive_us() * 1e-6)  # again beside each env: load moves it
-        fixed = median(fixed_samples[-2:])
-        fixed_rows.append([name, fmt_time(fixed), f"{fmt_time(step)} ({x(step / fixed, GOALS['read'])})",
-                           *["-" if ws[lab] is None else f"{fmt_time(ws[lab][0])} ({x(ws[lab][0] / fixed, GOALS['write'])})"
-                             for lab in WRITES],
-                           *["-" if w[lab] is None else f"{fmt_time(w[lab][0])} ({x(w[lab][0] / fixed)})"
-                             for lab in WRITES],
-                           *["-" if s[lab] is None else f"{x(s[lab][0] * prim / fixed, GOALS['search'])}"
-                             for lab in ("search_documents", "search_capabilities")]])
-        main_rows.append([name, fmt_time(prim), x(step / prim, GOALS["read"]), *wcells, *wcold, *scells,
-                          x(untouched / prim), x(played / prim), x(played / untouched), x(played / cold, GOALS["reset"]),
-                          x(one / later), x(one / after_reset, GOALS["step1"])])
-        notes.append(f"{name} read: {read_name} {fmt_time(step)} (the env's own work: {fmt_time(step - prim)}); step 1: "
-                     f"{first_name} {fmt_time(one)}, repeated at once {fmt_time(steady)}, later {fmt_time(later)}, "
-                     f"later after a reset {fmt_time(after_reset)}; resets {fmt_time(untouched)} untouched, "
-                     f"{fmt_time(played)} after a golden episode of {len(b.u.task.golden_actions)} actions, "
-                     f"{fmt_time(cold)} untouched after the same episode played by another env, {fmt_time(held)} after "
-                     f"the episode with its records held by the bench ({held / cold:.2f}x); seeded every time: "
-                     f"{fmt_time(s_untouched)}, {fmt_time(s_played)} and {fmt_time(s_cold)} "
-                     f"({s_played / s_untouched:.2f}x, {s_played / s_cold:.2f}x)")
-        n_actions = len(b.u.task.golden_actions)
-        per_action, per_action_cold = (played - untouched) / n_actions, (played - cold) / n_actions
-        notes.append(f"{name} reset after a golden episode, per earlier action ({n_actions} actions): "
-                     f"{per_action * 1e6:+.2f} us over the untouched reset, {per_action_cold * 1e6:+.2f} us over the "
-                     f"untouched one with the same caches (goal <= {PER_ACTION_GOAL * 1e6:g} us)")
-        msg = b.message(max(50, reads // 10))
-        long_msg = b.message(max(50, reads // 10), LONG_MESSAGE)
-        score = b.scoring(max(30, reads // 30))
-        new = b.reset_new(max(30, resets * 2))
-        mem = memory_per_env(10, lambda i, e=env_id: gym.make(e))
-        other_rows.append([name, f"{fmt_time(msg)} ({x(msg / prim)})", f"{fmt_time(long_msg)} ({x(long_msg / prim)})",
-                           f"{fmt_time(score)} ({x(score / prim)})",
-                           f"{fmt_time(new)} ({x(new / prim)}){' (over)' if new > NEW_TASK_RESET_GOAL else ''}",
-                           f"{per_action * 1e6:.2f} us / {per_action_cold * 1e6:.2f} us"
-                           f"{' (over)' if per_action_cold > PER_ACTION_GOAL else ''}",
-                           f"{mem / 2**20:.3f}"])
-        print(f"  {name} done", file=sys.stderr)
+        if ctx is None:
+            out = measure(env_id, q, reads, writes, resets, firsts)
+        else:
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+                out = pool.submit(measure, env_id, q, reads, writes, resets, firsts).result()
+        for acc, part in zip((main_rows, other_rows, notes, fixed_rows, fixed_samples), out):
+            acc.extend(part)
 
     print(f"servicegym env benchmark ({'quick' if q else 'full'} run, python {sys.version.split()[0]})")
     print(f"fixed primitive (../shared/tools/primitive.py, verbatim): {fmt_time(median(fixed_samples))} median of "
