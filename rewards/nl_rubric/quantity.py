@@ -287,7 +287,7 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
                 raise _Unclear
             return [*(spec if isinstance(spec, list) else [spec]), store]
     if _is_zh(subject + p):
-        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
+        m = re.search(r"^(?P<x>.*?)(?:的)?(?:商品|订购|下单|购买|点单)?(?:总数量|总数|数量|份数|件数|杯数|个数|总量)$", subject)
         om = re.fullmatch(rf"(?:订购|购买|买|点|选择|下单)(?:了)?{_NUM_RE}{units}", p) if m is None and not neg else None
         if om is not None and subject:  # "黑芝麻糊须订购3份": how many of the subject's product
             try:
@@ -302,6 +302,8 @@ def _count_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> CountSp
             if phrase:
                 return CountSpec(what="items", value=int(_num(bare.group(1))), phrase=phrase)
         tm = _ZH_TOTAL_OF.match(p) if m is None and not neg and _head_class(subject) != "place" else None
+        if tm is not None and re.search(r"^[^的]+的(?:商品|菜品|产品|饮品)$", re.sub(r"^.{1,20}?订单(?:中|里)?的?", "", subject)):
+            raise _Unclear  # "奶茶订单中不含奶的商品要有2杯": a count of some of the goods, not of the order's
         if tm is not None:  # "一共应有2个商品，且均来自<place>", "应共有2个商品", "共应有12杯": the order's goods, counted
             _, more = _zh_count_rest(subject, p, ctx)
             total = CountSpec(what="items", value=int(_num(tm.group(1))))

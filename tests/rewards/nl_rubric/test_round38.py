@@ -272,3 +272,12 @@ def test_ordered_without_is_none_of_it() -> None:
 
 ICE_CTX = nl_rubric.ItemContext(now=NOW, places=(BUN_SHOP,), products=(
     nl_rubric.ProductInfo("I10", "B1", "Jasmine Milk Tea", (), ("Regular Ice", "Less Ice", "No Ice"), 15.0),))
+
+
+def test_a_count_of_some_of_the_goods_is_not_the_orders_total() -> None:
+    # "奶茶订单中不含奶的商品要有2杯" had been read as the order holding 2 items in all
+    assert nl_rubric.compile_item("奶茶订单中不含奶的商品要有2杯", ZH) is None
+    spec = nl_rubric.compile_item("奶茶订单的商品应共有12杯", ZH)
+    assert isinstance(spec, nl_rubric.CountSpec) and (spec.value, spec.phrase) == (12, ""), spec
+    spec = nl_rubric.compile_item("包包菜炒馕的购买数量为1份", ZH)
+    assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 1 and spec.phrase, spec
