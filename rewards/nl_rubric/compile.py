@@ -542,7 +542,11 @@ def _requirement(c: str, ctx: ItemContext) -> list[Any]:
         spec = parser(subject, neg, pred, ctx)
         if spec is not None:
             parts = spec if isinstance(spec, list) else [spec]
-            if not neg and (_SOME_OF.match(subject) or _SOME_OF_ZH.search(subject)):  # "at least one juice ...": one line
+            if _COUNT_OF.match(subject):  # "two of the milk teas should be dairy-free": some lines, not every line
+                if neg or not all(isinstance(p, FeatureSpec) and p.scope == "product" for p in parts):
+                    raise _Unclear  # ("two of the teas should not be X": some are not, which no spec says)
+                parts = [p.model_copy(update={"some": True}) for p in parts]  # (weaker: one such line)
+            elif not neg and (_SOME_OF.match(subject) or _SOME_OF_ZH.search(subject)):  # "at least one juice ...": one line
                 parts = [p.model_copy(update={"some": True}) if isinstance(p, FeatureSpec) and p.scope == "product"
                          else p for p in parts]
             return [_with_about(p, about) for p in parts]
@@ -576,6 +580,9 @@ def _two_demands(subject: str, neg: bool, pred: str) -> list[str]:
 
 # a subject that says one of the goods ("at least one juice", "one of the noodle items"): one line is enough
 _SOME_OF = re.compile(r"^(?:at least one|one of (?:the|its|their|these)|any one of (?:the|its)|one) (?=[a-z])")
+# a subject that says some of the goods by their number ("two of the milk teas", "at least 3 of the dishes")
+_COUNT_OF = re.compile(r"^(?:at least |only |exactly )?(?:two|three|four|five|six|seven|eight|nine|ten|\d+) of "
+                       r"(?:the|its|their|these|those) (?=[a-z])")
 _SOME_OF_ZH = re.compile(r"(?:至少有?|其中(?:有)?)(?:一|1)(?:杯|份|个|款|件|种|碗|盒)")
 # a subject that says none of the goods ("no milk tea in the order", "none of the drinks"): not "No Ice", an option
 _NONE_OF = re.compile(r"^(?:no\s+|none of\s+(?:the |its |their |these )?)(?P<x>[a-z].*)$")

@@ -65,7 +65,8 @@ def product_feature_holds(spec: FeatureSpec, record: RecordFacts) -> bool:
         # where one does, the order says the absence there, and the other lines need only not show the concept
         opted = [w for w in said if w not in VAGUE_ABSENCE]
         silent = all(c in SILENT_ABSENCE for c in spec.absent) or any(_offers(x, opted) for x in lines)
-        return bool(lines) and all(_chose(x, spec.phrases) if _offers(x, spec.phrases) else
+        each = any if spec.some else all  # "two of the teas should be dairy-free": some line, not every line
+        return bool(lines) and each(_chose(x, spec.phrases) if _offers(x, spec.phrases) else
                                    _chose(x, opted) if _offers(x, opted) else
                                    _line_has(x, spec.phrases) or _line_has(x, said) and not _mentions_line(spec.absent, x)
                                    or silent and not _mentions_line(spec.absent, x) for x in lines)

@@ -281,3 +281,17 @@ def test_a_count_of_some_of_the_goods_is_not_the_orders_total() -> None:
     assert isinstance(spec, nl_rubric.CountSpec) and (spec.value, spec.phrase) == (12, ""), spec
     spec = nl_rubric.compile_item("包包菜炒馕的购买数量为1份", ZH)
     assert isinstance(spec, nl_rubric.CountSpec) and spec.value == 1 and spec.phrase, spec
+
+
+def test_two_of_the_goods_is_some_lines_not_every_line() -> None:
+    # "Two of the milk teas should be dairy-free" had asked it of every tea (a legal order of 2 dairy-free and
+    # 10 other teas failed); a class said by its absence ("dairy-free") now honours "some" too
+    shop = nl_rubric.PlaceInfo("T1", "Tea Bar", ("Milk Tea",), "Drinks", 4.6)
+    oat = nl_rubric.ProductInfo("T10", "T1", "Oat Milk Tea", ("Dairy-free",), (), 16.0)
+    milk = nl_rubric.ProductInfo("T11", "T1", "Classic Milk Tea", ("Fresh Milk",), (), 15.0)
+    ctx = nl_rubric.ItemContext(now=NOW, places=(shop,), products=(oat, milk))
+    spec = nl_rubric.compile_item("Two of the milk teas should be dairy-free", ctx)
+    assert spec is not None
+    assert nl_rubric.spec_holds(spec, _record([(oat, 2), (milk, 10)], shop), shop)
+    assert not nl_rubric.spec_holds(spec, _record([(milk, 12)], shop), shop)
+    assert nl_rubric.compile_item("Two of the milk teas should not be dairy-free", ctx) is None
