@@ -578,7 +578,11 @@ def compile_time_item(text: str, now: datetime) -> TimeWindow | None:
 def _compile(text: str, now: datetime) -> TimeWindow | None:
     if not isinstance(text, str) or len(text) > MAX_ITEM_CHARS:
         return None
-    subject, clauses = subject_of(_clauses(_ZH_NOT_AFTER.sub(_not_after, normalise(text))))
+    norm = _NOON_12.sub("12:00", normalise(text))  # "around 12 noon": 12:00 (the "noon" is no second time)
+    either = _WITHIN_OF.search(norm)  # "within 30 minutes of 12:00": 12:00 with 30 minutes either side
+    if either is not None:
+        norm = norm[:either.start()] + "around " + norm[either.end():]
+    subject, clauses = subject_of(_clauses(_ZH_NOT_AFTER.sub(_not_after, norm)))
     if subject is None:
         return None
     wins: list[tuple[str, datetime | None, datetime | None]] = []
@@ -609,8 +613,24 @@ def _compile(text: str, now: datetime) -> TimeWindow | None:
         return None
     if lo is not None and hi is not None and hi < lo:
         return None
+    tolerance = TOLERANCE_MIN[rel]
+    if either is not None:  # one time, with the item's own margin either side of it
+        if rel != "around" or lo != hi:
+            return None
+        n, hours = either.group("n"), either.group("u").startswith("h")
+        if n.startswith("half"):
+            tolerance = 30.0 if hours else 0.5
+        else:
+            tolerance = (1.0 if n in ("a", "an") else float(n)) * (60.0 if hours else 1.0)
     return TimeWindow(subject=subject, relation=rel, earliest=lo, latest=hi,  # type: ignore[arg-type]
-                      tolerance_min=TOLERANCE_MIN[rel])
+                      tolerance_min=tolerance)
+
+
+# "12 noon", "12 midday": 12:00
+_NOON_12 = re.compile(r"\b12\s*(?:noon|midday)\b")
+# "within 30 minutes of / either side of 12:00": a margin around one time
+_WITHIN_OF = re.compile(r"\bwithin (?:about )?(?P<n>\d{1,3}|an?|half an?) (?P<u>minutes?|mins?|hours?|hrs?) "
+                        r"(?:of|either side of|around|before or after) ")
 
 
 def subject_text(text: str) -> str:

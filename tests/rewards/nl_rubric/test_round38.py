@@ -295,3 +295,22 @@ def test_two_of_the_goods_is_some_lines_not_every_line() -> None:
     assert nl_rubric.spec_holds(spec, _record([(oat, 2), (milk, 10)], shop), shop)
     assert not nl_rubric.spec_holds(spec, _record([(milk, 12)], shop), shop)
     assert nl_rubric.compile_item("Two of the milk teas should not be dairy-free", ctx) is None
+
+
+@pytest.mark.parametrize("text, tolerance", [
+    ("The ramen should arrive around 12 noon on 2025-07-11", 15.0),  # "noon" had made it an exact time (±5 min)
+    ("The ramen must be delivered within 30 minutes of 2025-07-11 12:00", 30.0),  # had been ±5 min
+    ("The ramen must be delivered within an hour of 12:00 on 2025-07-11", 60.0),
+    ("The ramen must be delivered within half an hour of 2025-07-11 12:00", 30.0),
+])
+def test_a_margin_around_noon_or_said_as_within_of(text: str, tolerance: float) -> None:
+    from datetime import datetime
+
+    win = nl_rubric.compile_time_item(text, NOW)
+    assert win is not None and win.relation == "around" and win.tolerance_min == tolerance, (text, win)
+    assert win.earliest == win.latest == datetime(2025, 7, 11, 12, 0)
+
+
+def test_within_a_margin_of_two_times_is_not_read() -> None:
+    assert nl_rubric.compile_time_item("The ramen must be delivered within 30 minutes of 12:00 or 13:00 on 2025-07-11",
+                                       NOW) is None
