@@ -27,7 +27,7 @@ import re
 import unicodedata
 from typing import Any
 
-from .text import _is_zh, _Unclear
+from .text import EN_LENGTH_NUM, _is_zh, _Unclear
 
 # ----- the time reader's clauses ---------------------------------------------------------------
 _CONCLUSION = re.compile(
@@ -101,8 +101,11 @@ _EN_COPULA = re.compile(r"\b(?P<neg>is not|are not|isn't|aren't|will not be|won'
 # what may follow a bare "需" / "要" as a modal ("需包含", "要选择"): a verb of choosing, holding or buying
 _ZH_MODAL_VERBS = (r"(?:包含|包括|提供|支持|选择|选用|选|含有|含|有|来自|从|购买|买|点|下单|订购|预订|预约|加|避免|使用|具有|具备|配有|同时|"
                    r"可以|可|能够|调整为|设置为|设为|改为|改成|勾选|做成|做|达到|搭配|配(?![送置])|配送|送到|送至|送达|取消|去(?![往到店那哪这吃玩]))")
+# "别" / "勿" as a negative modal: before a verb of choosing, holding, buying or where ("别选", "勿从X买")
+_DONT_VERBS = "点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单"
+ZH_DONT = rf"(?<!切)勿(?={_DONT_VERBS})|(?<![特区识鉴级类])别(?={_DONT_VERBS})"
 _ZH_MODAL = re.compile(
-    r"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|(?<!切)勿(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)|(?<![特区识鉴级类])别(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单))"
+    rf"(?P<neg>不能|不应该|不应当|不应|不得|不可以|不可|不要|禁止|切勿|不宜|不允许|不准|严禁|{ZH_DONT})"
     r"|(?P<pos>应该|应当|(?<![供相适反响对答效])应|必须|只能|需要|务必|须|(?<![主只需重想不])要(?=在|为|是|能)|"
     r"(?<![主只需重想不])要求(?=[^，,。；;]{1,12}$)|(?<![主只需重想不])要(?![求的])(?=[^，,。；;的]{1,6}$)|"
     rf"(?<![主只需重想不])要(?={_ZH_MODAL_VERBS})|(?<![无不毋只必])需(?=为|是|能|在|{_ZH_MODAL_VERBS}))")
@@ -287,9 +290,8 @@ def passive_choice(subject: str, neg: bool, pred: str, named: Any = None, spelle
     if m.group("prep") == "for" and (_A_NUMBER.match(m.group("rest") + " ") or m.group("rest").startswith("one ")) and \
             re.search(r"\b(?:people|persons?|guests|adults|diners|pax)\b", m.group("rest")):
         return subject, neg, pred  # "reserved for 2 people": a party size, the people reader's
-    if m.group("prep") == "for" and re.fullmatch(r"(?:about |around |at least |at most )?(?:\d+(?:\.\d+)?|an?|half an?|one|two|three|"
-                                                 r"four|five|six|seven|eight|nine|ten|twelve)[\s-]*(?:hours?|hrs?|minutes?|mins?)",
-                                                 m.group("rest")):
+    if m.group("prep") == "for" and re.fullmatch(rf"(?:about |around |at least |at most )?(?:{EN_LENGTH_NUM})[\s-]*"
+                                                 r"(?:hours?|hrs?|minutes?|mins?)", m.group("rest")):
         return subject, neg, pred  # "booked for two hours": how long, the duration reader's
     pm = _PLACE_THAT.match(m.group("rest")) if m.group("prep") in ("from", "at") else None
     if pm is not None:  # "X should be ordered from a merchant that supports dine-in": what X's merchant offers

@@ -59,7 +59,7 @@ import re
 from typing import Any, Literal
 
 from .clauses import _head_class
-from .text import _OP_FLIP, _compare, _is_zh, _num, _Unclear
+from .text import _OP_FLIP, EN_LENGTH_NUM, _compare, _is_zh, _num, _Unclear
 from .world import ItemContext, PlaceInfo, RecordFacts, _Spec
 
 
@@ -191,7 +191,7 @@ _NOT_PRODUCT = re.compile(r"\b(?:deliver(?:y|ed)?|arriv(?:e|al|es|ing)|walk(?:in
                           r"车程|之前|以前|之后|提前|营业")
 _OFFER_VERBS = r"(?:provide|provides|include|includes|support|supports|offer|offers|cover|covers|allow|allows|guarantee|last|lasts|" \
                r"give|gives|be used for|be usable for|can be used for|be valid for|run for|runs for)"
-_EN_NUM = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?|half an?)"
+_EN_NUM = rf"({EN_LENGTH_NUM})"
 _EN_CMP = {"at least": ">=", "no less than": ">=", "not less than": ">=", "a minimum of": ">=", "minimum of": ">=",
            "more than": ">", "over": ">", "longer than": ">", "exceed": ">", "exceeding": ">",
            "at most": "<=", "no more than": "<=", "not more than": "<=", "up to": "<=", "a maximum of": "<=",
@@ -225,8 +225,8 @@ def _dur_minutes(n: str, unit: str, half: str = "") -> float:
 def _duration_item(subject: str, neg: bool, pred: str, ctx: ItemContext) -> DurationSpec | None:
     text = f"{subject} {pred}"
     zh = _is_zh(text)
-    if not (_LEN.search(text) or re.search(r"\b(?:an?|half an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)[ -]"
-                                           r"(?:hour|minute)s?\b|半小时|unlimited|time limit|限时", text)):
+    if not (_LEN.search(text) or re.search(rf"\b(?:{EN_LENGTH_NUM})[ -](?:hour|minute)s?\b|半小时|unlimited|time limit|限时",
+                                           text)):
         return None
     if _NOT_PRODUCT.search(text):
         return None  # a delivery, a walk, a time of day: not how long a product lasts

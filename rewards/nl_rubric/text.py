@@ -119,6 +119,8 @@ _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # ----- numbers -------------------------------------------------------------------------------------
 _NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
                  "eight": "8", "nine": "9", "ten": "10", "single": "1", "twelve": "12", "twenty": "20"}
+# how many hours or minutes, in English ("2", "1.5", "two", "an", "half an"): a length's number
+EN_LENGTH_NUM = r"\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|an?|half an?"
 _NUM_RE = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|a single|single|[一二两三四五六七八九十]{1,3})"
 # a negated equality ("should not be 5.0") is no bound any spec holds: absent, so a reader leaves the item unread
 _OP_FLIP = {">=": "<", ">": "<=", "<=": ">", "<": ">="}

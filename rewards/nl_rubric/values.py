@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .clauses import ZH_DONT
 from .note import spice_levels
 from .place import StoreSpec
 from .quantity import _COUNT_UNITS
@@ -360,9 +361,9 @@ _SECOND_EN = re.compile(r",\s*(?:and |but )?(?:(?:(?P<neg>should not|must not|ca
                         r"choose|avoid|offer|provide)\b)(?P<rest2>.+)$")
 _SECOND_ZH = re.compile(r"[，,](?:(?:且|并且|并|同时|但)(?:应该|应当|应|必须|需要|要)?|应该|应当|应|必须|需要|须|需(?=选|包含|含|点|买|加|有|为)|"
                         r"要(?=选|包含|含|点|买|加|有|为)|"
-                        r"(?=选择|避免|不要|不得|不能|不可|不应|勿(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)|别(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)))"
+                        rf"(?=选择|避免|不要|不得|不能|不可|不应|{ZH_DONT}))"
                         r"(?P<rest>.+)$")
-_ZH_NEG_START = re.compile(r"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免|勿(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单)|别(?=点|选|买|要|含|有|加|放|用|做|从|在|去|到|订|下单))")
+_ZH_NEG_START = re.compile(rf"^(?:不能|不应该|不应|不得|不可以|不可|不要|避免|{ZH_DONT})")
 # after the value, what only describes or explains it: "..., suitable for hand-warming", "，一般体现在标签中"
 _TRAIL_EN = re.compile(r"(?<=\S)\s+and (?:also )?be (?:suitable|ideal|good|appropriate) for\b.*$|"
                        r"(?<=\S)\s+in (?:it|them|there)$|"  # "have any vegetables in it": what the subject holds

@@ -508,18 +508,13 @@ def _cancel(world: LifeWorld, kind: Kind, order_id: str) -> RawJson:
     )
 
 
-# the fields a date change sets in the order's line
-_MOVED_LINE_FIELDS = frozenset(("product_id", "price", "date"))
-
-
 def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson:
     """Move the order's single line to ``new_date``; the result's JSON text (an object of the moved
     order's view, the price difference, what is due, what was refunded and a message).
 
     The ledger is read once (an order paid before this episode gets its opening entry first: a
     payment of its price), each stock row is changed as ``_adjust_in`` changes it, and the
-    new line is the old one's copy with the new product, price and date (``_copy_with``'s row,
-    made directly)."""
+    new line is the old one's copy with the new product, price and date (``_copy_with``)."""
     tables = world.tables
     orders = tables["orders"]
     order = orders.require(order_id)
@@ -550,14 +545,7 @@ def _move(world: LifeWorld, kind: Kind, order_id: str, new_date: str) -> RawJson
     else:  # 0.0, -0.0 (or nan): ``max(diff, 0.0)`` is ``diff`` itself
         due = diff
         message = "Modification successful, no price difference"
-    if line.__pydantic_extra__ is None and line.__pydantic_private__ is None:
-        fields_set = line.__pydantic_fields_set__
-        new_line = unvalidated(
-            line.__class__, {**line.__dict__, "product_id": pid, "price": price, "date": new_date},
-            fields_set if _MOVED_LINE_FIELDS <= fields_set else fields_set | _MOVED_LINE_FIELDS,
-        )
-    else:
-        new_line = _copy_with(line, {"product_id": pid, "price": price, "date": new_date})
+    new_line = _copy_with(line, {"product_id": pid, "price": price, "date": new_date})
     moved = orders.update(
         order_id, products=[new_line], total_price=new_total, status=status, update_time=world.clock.text()
     )

@@ -142,7 +142,8 @@ def _subject_words(text: str) -> list[str]:
     return words if set(words) - _GENERIC else []
 
 
-def _mentions(text: str, words: list[str]) -> bool:
+def mentions(text: str, words: list[str]) -> bool:
+    """Whether ``text`` names the subject ``words`` (``_subject_words`` of another item)."""
     t = normalise(text)
     if all(not w.isascii() for w in words):
         return "".join(words) in t.replace("的", "") or "".join(words) in t
@@ -159,7 +160,7 @@ def _co_text(k: int, nl: list[str], ctx: ItemContext) -> str:
         return ""
     out = []
     for j, other in enumerate(nl):
-        if j == k or not isinstance(other, str) or not _mentions(other, words):
+        if j == k or not isinstance(other, str) or not mentions(other, words):
             continue
         spec = compile_item(other, ctx)
         if isinstance(spec, TimeWindow) or getattr(spec, "kind", "") == "address" or _ADDRESS_WORD.search(other):
@@ -182,11 +183,6 @@ def subjects_tied(items: list[TimeItem]) -> list[tuple[list[str], dict[int, tupl
             per.setdefault(s, set()).update((r["table"], r["id"]) for r in refs)
     return [(list(words), {s: next(iter(recs)) for s, recs in per.items() if len(recs) == 1})
             for words, per in out.items()]
-
-
-def mentions(text: str, words: list[str]) -> bool:
-    """Whether ``text`` names the subject ``words`` (``_subject_words`` of another item)."""
-    return _mentions(text, words)
 
 
 _ADDRESS_WORD = re.compile(r"\baddress\b|地址|送到|送至|配送到")
@@ -269,7 +265,7 @@ def time_items(nl: list[str], states: list[GoldState], world: Any, notes: _Notes
             distinct = bool(mine) and all(named) and len(named) == len(cands)
             # another time item about the same subject ("Breakfast orders should be delivered
             # before 10:00" beside "the breakfast order"), tied to one record: that record
-            same = {id(g): g for it, gs in pending if it is not item and mine and _mentions(it.text, list(mine))
+            same = {id(g): g for it, gs in pending if it is not item and mine and mentions(it.text, list(mine))
                     for s2, _i, g in gs if s2 == s and not _disjoint(it.window, item.window, earliest(g, world))}
             if len(same) == 1:
                 g = next(iter(same.values()))
