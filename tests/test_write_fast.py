@@ -12,6 +12,8 @@ import json
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import servicegym  # noqa: F401  registers the ids
 from servicegym.envs.environments.parsing import parse_action, single_call
@@ -216,3 +218,36 @@ def test_a_refused_capability_leaves_the_world_unchanged(env_id, name, bad):
     out = env.step(json.dumps(call))
     assert out[4]["tool_errors"] == 1 and "refused" in out[0]
     assert json.dumps(u.world.state_dict(), sort_keys=True, default=str) == before
+
+
+_JSON_SCALARS = (st.none() | st.booleans() | st.text(max_size=8)
+                 | st.integers(min_value=-(1 << 80), max_value=1 << 80) | st.floats(allow_nan=False, allow_infinity=False))
+_JSON_VALUES = st.recursive(_JSON_SCALARS, lambda inner: st.lists(inner, max_size=3)
+                            | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+
+
+def _typed(value):
+    """``value`` with every number's type kept apart (1 and 1.0 and True compare equal)."""
+    if isinstance(value, dict):
+        return [(k, _typed(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(args=st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=4),
+       literal=st.sampled_from(["", "NaN", "-Infinity", "1E400", "18446744073709551616", "-9223372036854775809",
+                                "9223372036854775807", "1e19", "12345678901234567890.5", "-0.0"]))
+def test_the_one_call_parse_reads_numbers_and_nesting_as_json_does(args, literal):
+    # orjson reads the common call; what it reads otherwise than json (integers beyond 64 bits, NaN,
+    # 1E400) goes to json's scanner: the arguments are json's in every case, types and key order too
+    action = json.dumps({"name": "get_x", "arguments": args}, ensure_ascii=True)
+    if literal:
+        action = action[:-2] + ("" if action.endswith("{}}") else ", ") + f'"z": {literal}}}}}'
+    call = single_call(action)
+    if "\\u" in action:
+        assert call is None  # an escape: the general path, which scrubs
+        return
+    assert call is not None
+    assert _typed(call[2]) == _typed(json.loads(action)["arguments"])
