@@ -186,7 +186,10 @@ def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
         except _OrjsonError:
             obj = None
         else:
-            if type(obj) is not dict or _wide_number(obj):
+            if type(obj) is not dict or len(obj) != 2:
+                return None  # (json's reading too: the same keys)
+            args = obj.get("arguments")
+            if type(args) is dict and args and _wide_number(args):
                 obj = None
     if obj is None:
         try:

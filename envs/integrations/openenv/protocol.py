@@ -2,8 +2,8 @@
 place: the JSON codec every message goes through, the checks a message passes before anything
 parses it (size, nesting depth, a JSON object), the error frames and the idle close reason.
 
-The codec is orjson where it is installed (the ``server`` extra installs it: about 5x faster
-than the standard library on the protocol's messages), the standard library otherwise, with the
+The codec is orjson (a core dependency: about 5x faster than the standard library on the
+protocol's messages), the standard library where it is missing, with the
 same results: non-finite floats as ``null``, anything else that JSON has no form for as its
 ``str``, non-string keys as strings.
 """
@@ -26,7 +26,7 @@ MAX_JSON_DEPTH = 128
 
 try:
     import orjson as _orjson
-except ImportError:  # pragma: no cover - the server extra installs it
+except ImportError:  # pragma: no cover - a core dependency
     _orjson = None
 
 
