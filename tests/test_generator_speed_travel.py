@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-import servicegym.envs.tasks.generators.travel as travel_gen
+import servicegym.envs.tasks.generators.travel_shared as travel_shared
 from servicegym.envs.tasks.generators.common import IdPool
 from servicegym.envs.tasks.generators.cross import generate_cross_task
 from servicegym.envs.tasks.generators.travel import _new_id, city_pairs, generate_travel_task, holiday_options
@@ -109,8 +109,9 @@ def test_per_process_tables_are_not_recomputed_per_task(domain: str, monkeypatch
         calls["haversine"] += 1
         return haversine_m(*a)
 
-    monkeypatch.setattr(travel_gen, "haversine_m", counting_haversine)
-    monkeypatch.setattr(travel_gen, "china_holidays", lambda *a: calls.__setitem__("holidays", 1) or {})
+    # where ``city_pairs`` and ``holiday_options`` look them up
+    monkeypatch.setattr(travel_shared, "haversine_m", counting_haversine)
+    monkeypatch.setattr(travel_shared, "china_holidays", lambda *a: calls.__setitem__("holidays", 1) or {})
     before = (city_pairs.cache_info().misses, holiday_options.cache_info().misses)
     for s in range(100, 140):
         gen(s, 4, "train", violations=False)
