@@ -28,6 +28,7 @@ import pytest
 import servicegym  # noqa: F401  registers the ids
 import servicegym.envs.environments.workspace as ws_env
 import servicegym.envs.tasks.generators.workspace as ws_gen
+import servicegym.envs.tasks.generators.workspace_episode as ws_episode
 from servicegym.envs.tasks.generators.content_workspace import PERSONA_ORDER
 from servicegym.envs.tasks.generators.workspace import Episode, generate_workspace_task, item, item_json
 from servicegym.envs.tasks.sources import _GENERATED
@@ -275,9 +276,9 @@ def test_the_cue_check_still_rejects_an_untargeted_question(monkeypatch: pytest.
     with pytest.raises(AssertionError):
         ep.check_cues()
     monkeypatch.undo()
-    monkeypatch.setattr(ws_gen, "_CUES_CHECKED", set())
+    monkeypatch.setattr(ws_episode, "_CUES_CHECKED", set())  # (the cache of ``Episode``'s module)
     ep.check_cues()
-    assert ws_gen._CUES_CHECKED
+    assert ws_episode._CUES_CHECKED
 
 
 def test_generated_tasks_are_a_function_of_their_inputs() -> None:
