@@ -1,0 +1,778 @@
+"""The cross-scenario task builder (``_Builder``): it picks the legs and the options for the
+difficulty (with its base ``TaskFeatures``), draws the trip, the evening visit and the
+late-night delivery with their decoys and the rest of the world (its places from its base
+``CrossPlaces``), the past orders, the facts the user states or holds back, the rubric, the golden
+route and the violation routes (``Route``; their prices and action strings come from its base
+``RouteActions``). ``cross.generate_cross_task`` runs it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from servicegym.envs.tasks.generators.common import (
+    FactSheet,
+    IdPool,
+    Retry,
+    Rubric,
+    article,
+    at_distance,
+    draw_user,
+    fmt_amount,
+    generated_task,
+    hhmm,
+    offset,
+    task_rng,
+    user_script,
+)
+from servicegym.envs.tasks.generators.content_cross import (
+    DELIVERY_WISH,
+    EVENING_VISITS,
+    HOTEL_NOTES,
+    HUB_NOUN,
+    OPENINGS,
+    SUPPER_CUISINES,
+    WRONG_WEEK,
+)
+from servicegym.envs.tasks.generators.content_delivery import CUISINES, DIETS
+from servicegym.envs.tasks.generators.content_instore import CATEGORIES
+from servicegym.envs.tasks.generators.content_travel import (
+    CITIES,
+    EVENTS,
+    FLIGHT_CLASSES,
+    MODE_WISH,
+    ROOM_TYPES,
+    TRAIN_CLASSES,
+)
+from servicegym.envs.tasks.generators.cross_features import (
+    CHANGE_TOOLS,
+    CREATE_TOOLS,
+    EVENING_CATEGORIES,
+    HOTEL_NOTE_KEYS,
+    KEYWORDS,
+    MAX_DIFFICULTY,
+    SEAT_DATES,
+    TaskFeatures,
+    _evening_types,
+    reasoning_points_for,
+)
+from servicegym.envs.tasks.generators.cross_places import CrossPlaces
+from servicegym.envs.tasks.generators.cross_route import Route, RouteActions
+from servicegym.envs.tasks.generators.delivery import (
+    _DIET_VARIANT as DIET_VARIANT,  # how a dish is named with what a diet forbids
+)
+from servicegym.envs.tasks.generators.delivery import StoreWorld
+from servicegym.envs.tasks.generators.instore import ShopWorld
+from servicegym.envs.tasks.generators.travel import (
+    HOTEL_TAG_NAMES,
+    PRODUCT_TABLES,
+    DrawnTable,
+    SlotIndex,
+    TravelCatalogue,
+    TravelItems,
+    city_pairs,
+    draw_hotel,
+    holiday_options,
+    journey,
+    process_violations,
+    state_hotel_wishes,
+    state_ticket_wishes,
+    state_travel_date,
+    ticket_budget,
+    weather,
+)
+from servicegym.envs.tasks.model import Task
+from servicegym.rewards.life_service import HOTEL_CHECK_IN
+from servicegym.world_state.core import TIME_FORMAT
+
+GENERATOR_VERSION = 1
+
+
+class _Builder(TaskFeatures, CrossPlaces, RouteActions):
+    def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
+        self.seed, self.difficulty, self.split = seed, difficulty, split
+        self.with_violations = with_violations
+        self.rng = task_rng("cross", split, seed, difficulty, GENERATOR_VERSION, attempt)
+        self.ids = IdPool(self.rng)
+        self.addresses: set[str] = set()
+        self.names: set[str] = set()
+        # the dated products' tables are drawn (``DrawnTable``): their rows are made when the world is read
+        self.tables: dict[str, Any] = {
+            t: DrawnTable() if t in PRODUCT_TABLES else []
+            for t in (
+                "flights",
+                "flight_seats",
+                "trains",
+                "train_seats",
+                "hotels",
+                "hotel_rooms",
+                "shops",
+                "shop_products",
+                "stores",
+                "products",
+            )
+        }
+        self.places: dict[str, dict[str, Any]] = {}  # id -> row (services, hotels, shops, stores)
+        self.items: dict[str, dict[str, Any]] = {}  # product id -> row (packages and dishes)
+        # (place, type, date) -> (product id, price), indexed per place when first looked up
+        self.slot: dict[tuple[str, str, str], tuple[str, float]] = SlotIndex()
+        self.cat = TravelCatalogue(self.rng, self.ids, self.tables, self.places, self.slot)
+        self.segments: dict[tuple[Any, ...], list[str]] = {}
+        self.days: dict[int, str] = {}
+        self.store_world = StoreWorld(
+            self.rng,
+            self.ids,
+            self.tables["stores"],
+            self.tables["products"],
+            lambda stems: self._store_name(self.cuisine, self.city_b, stems),
+            lambda: self._address(self.city_b),
+            self.places,
+            self.items,
+        )
+        self.shop_world = ShopWorld(
+            self.rng,
+            self.ids,
+            self.tables["shops"],
+            self.tables["shop_products"],
+            self._name,
+            lambda: self._address(self.city_b),
+            self.places,
+            self.items,
+        )
+
+    # ----- what to build ------------------------------------------------------------------------
+    def build(self) -> Task:
+        rng = self.rng
+        d = max(0, min(MAX_DIFFICULTY, self.difficulty))
+        legs, c = self._choose()
+        instore, delivery = "instore" in legs, "delivery" in legs
+        intent = "intent" in c
+
+        # -- who, from where to where, how
+        self.mode = mode = rng.choice(["flight", "train"])
+        classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
+        other_mode = "train" if mode == "flight" else "flight"
+        city_a, city_b, km = rng.choice(city_pairs(mode))
+        self.city_b = city_b
+        dur, base_fare = journey(mode, km)
+        name, style, user_id = draw_user(rng)
+        task_key = f"G{self.seed % 10**6:06d}"
+        home_coords = at_distance(rng, CITIES[city_a][0], CITIES[city_a][1], rng.uniform(1500, 7000))
+        home = {"address": self._address(city_a), "longitude": home_coords[0], "latitude": home_coords[1]}
+
+        # -- when: the arrival day (maybe a holiday), the stay, the evening visit, the delivery
+        holiday = None
+        if d >= 2 and rng.random() < 0.4:
+            hname, year, first, multi = rng.choice(holiday_options())
+            self.arrive = datetime(first.year, first.month, first.day)
+            now = self.arrive - timedelta(days=rng.randint(6, 25))
+            holiday = (hname, year, multi)
+        else:
+            now = datetime(2025, 1, 6) + timedelta(days=rng.randrange(560))
+            self.arrive = now.replace(hour=0, minute=0) + timedelta(days=rng.randint(4, 30))
+        now = now.replace(hour=rng.randint(8, 20), minute=rng.randrange(0, 60, 5), second=0)
+        self.n0 = n0 = rng.choice([1, 2, 2, 3])
+        qty = rng.randint(2, 3) if "travellers" in c else 1
+        visit0 = rng.randrange(18 * 60, 19 * 60 + 31, 30)
+        visit = visit0 + 60 if intent else visit0
+        margin = rng.choice([45, 60, 90])
+        t_arr = visit0 - margin - rng.randrange(15, 61, 5)
+        t0 = t_arr - dur
+        if t0 < 6 * 60 + 30:
+            raise Retry("the journey is too long for the evening")
+        window = rng.randrange(21 * 60, 21 * 60 + 46, 15)  # the delivery arrives within 30 minutes of this
+
+        # -- the flight or train, and its decoys
+        seat_type = rng.choice([x for x, _ in classes[1:]]) if "seat_class" in c else classes[0][0]
+        cheap_class = classes[0][0]
+        fares = self._fares(mode, base_fare, SEAT_DATES)
+        target = self._service(mode, city_a, city_b, t0, dur, fares)
+        decoys: dict[str, dict[str, Any]] = {}
+        # cheaper, but lands too late to make the evening booking after the transfer
+        late = rng.randrange(visit - margin + 15, visit + 21, 5)
+        decoys["after_arrival"] = self._service(mode, city_a, city_b, late - dur, dur, self.cat.cheaper(fares))
+        after = None
+        if "depart_after" in c:
+            after = int(math.floor((t0 - rng.choice([15, 30, 45])) / 15) * 15)
+            decoys["depart_after"] = self._service(
+                mode, city_a, city_b, after - rng.choice([30, 45, 60]), dur, self.cat.cheaper(fares)
+            )
+        budget = None
+        if "ticket_budget" in c:
+            budget = ticket_budget(rng, fares, seat_type, qty)
+            decoys["ticket_budget"] = self.cat.over_budget(
+                mode, city_a, city_b, t0 + 10, dur, classes, [self.day(k) for k in SEAT_DATES], budget, qty, seat_type
+            )
+        self._service(
+            mode, city_a, city_b, rng.randrange(6 * 60, 12 * 60, 5), dur, self._fares(mode, base_fare, SEAT_DATES)
+        )
+        o_dur, o_fare = journey(other_mode, km)
+        self._service(
+            other_mode,
+            city_a,
+            city_b,
+            rng.randrange(7 * 60, 13 * 60, 5),
+            o_dur,
+            self._fares(other_mode, o_fare, SEAT_DATES),
+        )
+        # the way home on the check-out day: the booking the user keeps when cancelling another
+        back = self._service(
+            mode, city_b, city_a, rng.randrange(13 * 60, 18 * 60, 5), dur, self._fares(mode, base_fare, (n0,))
+        )
+
+        # -- the venue, and the hotels in a row: venue - hotel - (shop) - far hotel
+        event, event_noun, venue_stem = rng.choice(EVENTS)
+        v_lon, v_lat = at_distance(rng, CITIES[city_b][0], CITIES[city_b][1], rng.uniform(1000, 5000))
+        venue = {"address": f"{city_b} {venue_stem}, {self._address(city_b)}", "longitude": v_lon, "latitude": v_lat}
+        max_m = float(rng.choice([1000, 1500, 2000]))
+        shop_m = float(rng.choice([800, 1000, 1200]))
+        u, w = rng.uniform(150, 300), rng.uniform(300, 500)
+        bearing = rng.uniform(0, 2 * math.pi)
+
+        def along(dist: float, b: float = bearing) -> tuple[float, float]:
+            return offset(v_lon, v_lat, dist * math.cos(b), dist * math.sin(b))
+
+        h_pos, far_pos, mid = along(max_m - u), along(max_m + w), along((2 * max_m - u + w) / 2)
+        star, min_score, score, tag, tags = draw_hotel(rng, "hotel_rating" in c, "hotel_tag" in c)
+        types = [ROOM_TYPES[0], rng.choice(ROOM_TYPES[1:])]
+        prices = self._room_prices(star, types)
+        hotel = self._hotel(h_pos, star, score, tags, prices)
+        hotels: dict[str, dict[str, Any]] = {"hotel_distance": self._hotel(far_pos, star, score, tags, prices)}
+
+        def beside_hotel() -> tuple[float, float]:
+            # close enough that the venue, the shop and the store stay in reach of the look-alike
+            return at_distance(rng, *h_pos, rng.uniform(30, u - 30))
+
+        if min_score is not None:
+            hotels["hotel_rating"] = self._hotel(
+                beside_hotel(), star, round(min_score - rng.choice([0.2, 0.3, 0.5]), 1), tags, prices
+            )
+        if tag is not None:
+            hotels["hotel_tag"] = self._hotel(beside_hotel(), star, score, [t for t in tags if t != tag], prices)
+        s2 = rng.choice([3, 4, 5])
+        filler_hotel = self._hotel(
+            at_distance(rng, v_lon, v_lat, rng.uniform(2500, 6000)),
+            s2,
+            rng.uniform(3.8, 4.8),
+            sorted(rng.sample(HOTEL_TAG_NAMES, rng.randint(0, 2))),
+            self._room_prices(s2, [ROOM_TYPES[0], rng.choice(ROOM_TYPES[1:])]),
+        )
+
+        # -- the evening visit
+        shop = package = other_package = None
+        shops: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
+        variants: dict[str, dict[str, Any]] = {}
+        same_kind = None
+        category = kind = None
+        item_phrase = ""
+        fee = 0.0
+        instore_budget = shop_min = None
+        if instore:
+            category = rng.choice(EVENING_CATEGORIES)
+            cat = CATEGORIES[category]
+            kind = cat.kind
+            t_type, o_type = rng.sample(_evening_types(category), 2)
+            item_phrase = t_type[0]
+            shop_min = rng.choice([4.5, 4.6, 4.7]) if "shop_rating" in c else None
+            s_score = rng.uniform(shop_min, 5.0) if shop_min else rng.uniform(4.0, 4.9)
+            fee = float(rng.choice([0, 20, 30])) if kind == "book" else 0.0
+            shop = self._shop(category, at_distance(rng, *mid, rng.uniform(0, 120)), s_score, sorted(cat.tags[:2]), fee)
+            markup = float(rng.choice([0, 2, 4]))
+            package = self._package(shop, f"{t_type[1]} for {qty}", (t_type[2] + markup) * qty, list(t_type[3]))
+            self._package(shop, f"{t_type[1]} for {qty + 1}", (t_type[2] + markup) * (qty + 1), list(t_type[3]))
+            other_package = self._package(
+                shop, f"{o_type[1]} for {qty}", min((o_type[2] + markup) * qty, package["price"]), list(o_type[3])
+            )
+            if "instore_budget" in c:
+                instore_budget = float(math.ceil(package["price"] * rng.uniform(1.1, 1.3)))
+                variants["instore_budget"] = self._package(
+                    shop, f"Deluxe {package['name']}", math.ceil(instore_budget) + rng.randint(10, 40), package["tags"]
+                )
+            # the same chain by the venue, beyond it seen from the hotel: near the venue, far from the hotel
+            a = max_m - u
+            shops["shop_near_hotel"] = self._clone_shop(
+                shop, along(max(120.0, shop_m + rng.uniform(250, 450) - a), bearing + math.pi)
+            )
+            if shop_min is not None:
+                s_lon, s_lat = shop["location"]["longitude"], shop["location"]["latitude"]
+                shops["shop_rating"] = self._clone_shop(
+                    shop,
+                    at_distance(rng, s_lon, s_lat, rng.uniform(80, 200)),
+                    score=shop_min - rng.choice([0.2, 0.3, 0.5]),
+                )
+            # another shop of the same kind of visit by the hotel, selling something else
+            others = [k for k in EVENING_CATEGORIES if k != category and CATEGORIES[k].kind == kind]
+            sk = rng.choice(others)
+            same_kind = self._shop(
+                sk,
+                at_distance(rng, shop["location"]["longitude"], shop["location"]["latitude"], rng.uniform(80, 200)),
+                rng.uniform(3.9, 4.8),
+                sorted(CATEGORIES[sk].tags[:2]),
+                float(rng.choice([0, 20])),
+            )
+            st = rng.choice(_evening_types(sk))
+            self._package(same_kind, f"{st[1]} for 2", st[2] * 2, list(st[3]))
+
+        # -- the late-night delivery
+        store = dish = other_dish = None
+        stores: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
+        diet_key = forbidden = None
+        store_max = None
+        note_key = None
+        dish_type = ""
+        if delivery:
+            self.cuisine = rng.choice(SUPPER_CUISINES)
+            dishes = CUISINES[self.cuisine][1]
+            dish_type = rng.choice(sorted(dishes))
+            base = rng.choice(dishes[dish_type])
+            if "diet" in c:
+                options = [k for k, v in sorted(DIETS.items()) if v[0] not in base[2]]
+                if not options:
+                    raise Retry("no diet spares the dish")
+                diet_key = rng.choice(options)
+                forbidden = DIETS[diet_key][0]
+            store = self._store(
+                self.cuisine, city_b, at_distance(rng, *mid, rng.uniform(100, 500)), rng.uniform(4.2, 4.9), []
+            )
+            dish = self._dish(store, base[0], base[1] + rng.choice([0, 2, 4]), list(base[2]))
+            o_type = rng.choice([t for t in sorted(dishes) if t != dish_type] or [dish_type])
+            o_name, o_price, o_tags = next(x for x in dishes[o_type] if x[0] != dish["name"])
+            other_dish = self._dish(store, o_name, min(o_price, dish["price"]), [t for t in o_tags if t != forbidden])
+            if forbidden:
+                variants["diet"] = self._dish(
+                    store,
+                    DIET_VARIANT[forbidden].format(dish["name"]),
+                    dish["price"],
+                    sorted(set(dish["tags"]) | {forbidden}),
+                )
+            if "store_distance" in c:
+                store_max = float(rng.choice([1500, 2000]))
+                stores["store_distance"] = self._clone_store(
+                    store, city_b, at_distance(rng, *h_pos, store_max + rng.uniform(600, 1200))
+                )
+            note_key = rng.choice(HOTEL_NOTE_KEYS) if "delivery_note" in c else None
+        # the user's usual late-night store back home, where their order history is
+        cz = self.cuisine if delivery else rng.choice(SUPPER_CUISINES)
+        home_store = self._store(
+            cz, city_a, at_distance(rng, *home_coords, rng.uniform(300, 1500)), rng.uniform(4.0, 4.8), []
+        )
+        u_name, u_price, u_tags = rng.choice(
+            [x for v in CUISINES[cz][1].values() for x in v if not dish or x[0] != dish["name"]]
+        )
+        usual = self._dish(home_store, u_name, u_price, [t for t in u_tags if t != forbidden])
+
+        # -- past orders: the usual delivery back home; the hotel booked by mistake and the ticket home
+        orders: list[dict[str, Any]] = []
+
+        def order(
+            seq: int,
+            kind_: str,
+            place: dict[str, Any],
+            status: str,
+            lines: list[dict[str, Any]],
+            when: datetime,
+            **more: Any,
+        ) -> dict[str, Any]:
+            t = when.strftime(TIME_FORMAT)
+            pid_field = {"delivery": "store_id", "hotel": "hotel_id", "flight": "flight_id", "train": "train_id"}[kind_]
+            o = {
+                "order_id": f"{task_key}O{seq:02d}",
+                "order_type": kind_,
+                "user_id": user_id,
+                "store_id": place[pid_field],
+                "total_price": float(round(sum(x["price"] * x["quantity"] for x in lines), 2)),
+                "create_time": t,
+                "update_time": t,
+                "status": status,
+                "products": lines,
+                **more,
+            }
+            orders.append(o)
+            return o
+
+        hint = DIETS[diet_key][2] if diet_key else ""
+        past = now - timedelta(days=rng.randint(5, 40))
+        order(
+            1,
+            "delivery",
+            home_store,
+            "delivered",
+            [
+                {
+                    "product_id": usual["product_id"],
+                    "name": usual["name"],
+                    "store_id": home_store["store_id"],
+                    "store_name": home_store["name"],
+                    "price": usual["price"],
+                    "quantity": 1,
+                    "tags": usual["tags"],
+                }
+            ],
+            past,
+            note=hint,
+            location=home,
+            dispatch_time=past.strftime(TIME_FORMAT),
+            delivery_time=past.strftime(TIME_FORMAT),
+        )
+        mistaken = kept = None
+        if "cancel_old" in c:
+            week = [self.day(7 + k) for k in range(n0)]
+            price = prices[self.day(0)][ROOM_TYPES[0][0]]
+            mistaken = order(
+                2,
+                "hotel",
+                filler_hotel,
+                "paid",
+                [
+                    {
+                        "product_id": f"X{filler_hotel['hotel_id']}{k}",
+                        "name": ROOM_TYPES[0][0],
+                        "store_id": filler_hotel["hotel_id"],
+                        "store_name": filler_hotel["hotel_name"],
+                        "price": price,
+                        "quantity": 1,
+                        "date": day,
+                    }
+                    for k, day in enumerate(week)
+                ],
+                now - timedelta(days=rng.randint(1, 3)),
+            )
+            pid, p = self.slot[(back[f"{mode}_id"], cheap_class, self.day(n0))]
+            number = back["flight_number" if mode == "flight" else "train_number"]
+            kept = order(
+                3,
+                mode,
+                back,
+                "paid",
+                [
+                    {
+                        "product_id": pid,
+                        "name": cheap_class,
+                        "store_id": back[f"{mode}_id"],
+                        "store_name": number,
+                        "price": p,
+                        "quantity": 1,
+                        "date": self.day(n0),
+                    }
+                ],
+                now - timedelta(days=rng.randint(1, 3)),
+            )
+
+        # -- what the user says up front and what it holds back
+        sheet = FactSheet(rng)
+        fact = sheet.add
+        state_travel_date(fact, holiday, self.arrive, KEYWORDS["travel_date"])
+        if "travellers" in c:
+            fact("party_size", f"There will be {qty} of us, so we need {qty} of everything except the room.")
+        state_ticket_wishes(fact, KEYWORDS, mode, after, seat_type if "seat_class" in c else None, budget)
+        fact("stay", f"I'll stay {n0} night{'s' if n0 > 1 else ''}.", KEYWORDS["stay"])
+        fact("distance", f"The hotel should be within {fmt_amount(max_m)} metres of the venue.", KEYWORDS["distance"])
+        state_hotel_wishes(fact, KEYWORDS, min_score, tag)
+        hub = HUB_NOUN[mode]
+        if instore:
+            place = EVENING_VISITS[category][1]
+            fact(
+                "visit_time",
+                f"Make it {hhmm(visit0)} on the evening I arrive; I need {margin} minutes to get there "
+                f"from the {hub}.",
+                KEYWORDS["visit_time"],
+            )
+            fact(
+                "shop_distance",
+                f"The {place} should be within {fmt_amount(shop_m)} metres of my hotel.",
+                KEYWORDS["shop_distance"],
+            )
+            if shop_min is not None:
+                fact("shop_rating", f"The {place} should be rated {shop_min:g} or higher.", KEYWORDS["shop_rating"])
+            if instore_budget is not None:
+                fact(
+                    "instore_budget",
+                    f"The package shouldn't cost more than {fmt_amount(instore_budget)} yuan.",
+                    KEYWORDS["instore_budget"],
+                )
+        if delivery:
+            fact(
+                "delivery_time",
+                f"The food should arrive between {hhmm(window)} and {hhmm(window + 30)} that night.",
+                KEYWORDS["delivery_time"],
+            )
+            if diet_key:
+                fact("diet", DIETS[diet_key][1], hide=True)
+            if store_max is not None:
+                fact(
+                    "store_distance",
+                    f"The food store should be within {fmt_amount(store_max)} metres of the hotel, so it arrives hot.",
+                    KEYWORDS["store_distance"],
+                )
+            if note_key:
+                fact("delivery_note", HOTEL_NOTES[note_key][0], KEYWORDS["delivery_note"])
+        facts, stated = sheet.hidden, sheet.stated
+
+        opening = rng.choice(OPENINGS[style]).format(city=city_b, event=event)
+        opening += f" {MODE_WISH[mode]} The {event_noun} is at the {venue['address']}."
+        if instore:
+            visit_text = EVENING_VISITS[category][0].format(item=item_phrase)
+            opening += f" On the evening I arrive I'd like {article(visit_text)} {visit_text} close to my hotel."
+        if delivery:
+            opening += " " + DELIVERY_WISH.format(dish=dish_type)
+        if mistaken is not None:
+            opening += " " + WRONG_WEEK.format(city=city_b, mode=mode)
+        if stated:
+            opening += " " + " ".join(stated)
+        change_msg = None
+        if intent:
+            noun = "booking" if kind == "book" else "reservation"
+            change_msg = (
+                f"Oh, one change: my evening plans shifted, could you move the {noun} one hour later, "
+                f"to {hhmm(visit)}?"
+            )
+        user = user_script(rng, name, style, ("home city", city_a), opening, facts, change_msg, "first_done")
+
+        # -- rubric: content items first (the reasoning points), then the process items
+        items = Rubric()
+        item = items.add
+
+        table = "books" if kind == "book" else "reservations"
+        trip_items = TravelItems(items, mode)
+        trip_items.outbound(city_a, city_b, self.day(0))
+        item("check_in", "check_in_matches_arrival", "hotel check-in on the arrival day", order_type=mode)
+        item("nights", "nights", f"{n0} night(s) at the hotel", count=n0)
+        trip_items.hotel_distance(max_m, v_lon, v_lat)
+        trip_items.seat_class(seat_type if "seat_class" in c else None)
+        trip_items.travellers(qty if "travellers" in c else None)
+        trip_items.depart_after(after)
+        trip_items.ticket_budget(budget)
+        trip_items.hotel_wishes(min_score, tag)
+        if instore:
+            noun = "booking" if kind == "book" else "reservation"
+            same = [package] + ([variants["instore_budget"]] if "instore_budget" in variants else [])
+            ids = [p["product_id"] for p in same] + [m[p["product_id"]] for _, m in shops.values() for p in same]
+            item("product", "dish", f"the package is {package['name']}", order_type="instore", product_ids=ids)
+            item(
+                "visit_time",
+                "appointment_on_arrival_day",
+                f"the {noun} is at {hhmm(visit)} on the arrival day",
+                order_type=mode,
+                table=table,
+                time=hhmm(visit),
+            )
+            item(
+                "shop_near_hotel",
+                "shop_near_hotel",
+                f"the shop is within {fmt_amount(shop_m)} m of the hotel",
+                table=table,
+                max_m=shop_m,
+            )
+            item(
+                "after_arrival",
+                "booking_after_arrival",
+                f"the {noun} is at least {margin} min after the arrival",
+                order_type=mode,
+                table=table,
+                margin_min=margin,
+            )
+            if "travellers" in c:
+                item("party", "appointment_party", f"the {noun} is for {qty}", table=table, count=qty)
+            if shop_min is not None:
+                item(
+                    "shop_rating", "shop_rating", f"shop rated >= {shop_min}", order_type="instore", min_score=shop_min
+                )
+            if instore_budget is not None:
+                item(
+                    "instore_budget",
+                    "budget",
+                    f"package at most {fmt_amount(instore_budget)}",
+                    order_type="instore",
+                    max_total=instore_budget,
+                )
+        if delivery:
+            same = [dish] + ([variants["diet"]] if "diet" in variants else [])
+            ids = [p["product_id"] for p in same] + [m[p["product_id"]] for _, m in stores.values() for p in same]
+            item("dish", "dish", f"the delivery contains {dish_type}", product_ids=ids)
+            item("delivery_to_hotel", "delivery_to_hotel", "the food goes to the booked hotel")
+            item(
+                "delivery_time",
+                "delivery_after_check_in",
+                f"delivered on the check-in night between {hhmm(window)} and {hhmm(window + 30)}",
+                check_in=HOTEL_CHECK_IN,
+                after=hhmm(window),
+                by=hhmm(window + 30),
+            )
+            if "travellers" in c:
+                item("portions", "quantity", f"{qty} portions", count=qty)
+            if store_max is not None:
+                item(
+                    "store_distance",
+                    "store_distance",
+                    f"store within {fmt_amount(store_max)} m of the hotel",
+                    max_m=store_max,
+                )
+            if forbidden:
+                item("diet", "diet", f"nothing tagged {forbidden}", forbidden_tags=[forbidden])
+            if note_key:
+                item("delivery_note", "note_mentions", f"note: {note_key}", keywords=list(HOTEL_NOTES[note_key][2]))
+        if mistaken is not None:
+            item(
+                "cancel_mistaken",
+                "order_status",
+                "the hotel booked for the wrong week is cancelled",
+                order_id=mistaken["order_id"],
+                status="cancelled",
+            )
+            item("keep_other_order", "untouched", "the ticket home is kept", order_ids=[kept["order_id"]])
+        points = len(items) + int(intent)
+        if points != reasoning_points_for(d):
+            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
+        item("transport_count", "order_count", f"exactly one {mode} order", order_type=mode, count=1)
+        item("hotel_count", "order_count", "exactly one hotel order", order_type="hotel", count=1)
+        item("transport_paid", "paid", f"the {mode} order is paid", order_type=mode)
+        item("hotel_paid", "paid", "the hotel order is paid", order_type="hotel")
+        types_booked = [mode, "hotel"]
+        if instore:
+            item("instore_count", "order_count", "exactly one package order", order_type="instore", count=1)
+            item("instore_paid", "paid", "the package is paid", order_type="instore")
+            item("visit_count", "appointment_count", f"exactly one {noun}", table=table, count=1)
+            item("same_shop", "appointment_at_order_shop", f"the {noun} is at the package's shop", table=table)
+            if "travellers" not in c:
+                item("party", "appointment_party", f"the {noun} is for {qty}", table=table, count=qty)
+            if fee > 0:
+                item("booking_paid", "appointment_paid", "the booking fee is paid", table=table)
+            types_booked.append("instore")
+        if delivery:
+            item("delivery_count", "order_count", "exactly one delivery order", order_type="delivery", count=1)
+            item("delivery_paid", "paid", "the delivery is paid", order_type="delivery")
+            types_booked.append("delivery")
+        item(
+            "confirmed", "confirmed_before_booking", "the user confirmed before anything was booked", tools=CREATE_TOOLS
+        )
+        item("informed_totals", "informed_totals", "the user was told each order's total", order_types=types_booked)
+        if mistaken is not None:
+            item("informed_changes", "informed_changes", "the user was told the refund", tools=CHANGE_TOOLS)
+
+        # -- the golden route and one violation per item
+        golden = Route(
+            transport_id=target[f"{mode}_id"],
+            seat_type=seat_type,
+            qty=qty,
+            hotel_id=hotel["hotel_id"],
+            stay=(0, n0),
+            shop_id=shop["shop_id"] if shop else "",
+            product_id=package["product_id"] if package else "",
+            visit_shop=shop["shop_id"] if shop else "",
+            visit_min=visit0,
+            final_min=visit if intent else None,
+            party=qty,
+            store_id=store["store_id"] if store else "",
+            dish_id=dish["product_id"] if dish else "",
+            portions=qty,
+            delivery_min=window + 10,
+            note=note_key or "",
+        )
+
+        def violation_routes() -> dict[str, Route]:
+            """One route per rubric item that breaks only that item (made only when asked for)."""
+            v: dict[str, Route] = {
+                "outbound": replace(golden, day=1, stay=(1, n0 + 1), visit_day=1, delivery_day=1),
+                "check_in": replace(golden, stay=(-1, n0 - 1), delivery_day=-1),
+                "nights": replace(golden, stay=(0, n0 - 1 if n0 >= 2 else n0 + 1)),
+                **process_violations(golden),
+            }
+            for key, h in hotels.items():
+                v[key] = replace(golden, hotel_id=h["hotel_id"])
+            for key, svc in decoys.items():
+                if key != "after_arrival" or instore:  # without the visit, the late service is only one more option
+                    v[key] = replace(golden, transport_id=svc[f"{mode}_id"])
+            if "seat_class" in c:
+                v["seat_class"] = replace(golden, seat_type=cheap_class)
+            if "travellers" in c:
+                v["travellers"] = replace(golden, qty=qty - 1)
+            if instore:
+                v["product"] = replace(golden, product_id=other_package["product_id"])
+                v["visit_time"] = replace(golden, final_min=None) if intent else replace(golden, visit_min=visit0 + 30)
+                for key, (s, m) in shops.items():
+                    v[key] = replace(
+                        golden, shop_id=s["shop_id"], visit_shop=s["shop_id"], product_id=m[package["product_id"]]
+                    )
+                v["party"] = replace(golden, party=qty + 1)
+                if instore_budget is not None:
+                    v["instore_budget"] = replace(golden, product_id=variants["instore_budget"]["product_id"])
+                v["instore_count"] = replace(golden, extra=frozenset({"instore"}))
+                v["instore_paid"] = replace(golden, pay_instore=False)
+                v["visit_count"] = replace(golden, extra=frozenset({"visit"}))
+                v["same_shop"] = replace(golden, visit_shop=same_kind["shop_id"])
+                if fee > 0:
+                    v["booking_paid"] = replace(golden, pay_book=False)
+            if delivery:
+                v["dish"] = replace(golden, dish_id=other_dish["product_id"])
+                v["delivery_to_hotel"] = replace(golden, delivery_to=hotels["hotel_distance"]["hotel_id"])
+                v["delivery_time"] = replace(golden, delivery_min=window + 60)
+                if "travellers" in c:
+                    v["portions"] = replace(golden, portions=qty - 1)
+                for key, (s, m) in stores.items():
+                    v[key] = replace(golden, store_id=s["store_id"], dish_id=m[dish["product_id"]])
+                if forbidden:
+                    v["diet"] = replace(golden, dish_id=variants["diet"]["product_id"])
+                if note_key:
+                    v["delivery_note"] = replace(golden, note="")
+                v["delivery_count"] = replace(golden, extra=frozenset({"delivery"}))
+                v["delivery_paid"] = replace(golden, pay_delivery=False)
+            if mistaken is not None:
+                v["cancel_mistaken"] = replace(golden, cancel_old=False)
+                v["keep_other_order"] = replace(golden, cancel_kept=True)
+                v["informed_changes"] = replace(golden, tell_changes=False)
+            missing = {i.name for i in items} ^ set(v)
+            if missing:
+                raise RuntimeError(f"rubric items and violation trajectories differ: {sorted(missing)}")
+            return v
+
+        self.ctx = dict(
+            user_id=user_id,
+            task_key=task_key,
+            facts=facts,
+            holiday=holiday,
+            city_a=city_a,
+            city_b=city_b,
+            venue=venue,
+            max_m=max_m,
+            shop_m=shop_m,
+            tag=tag,
+            mistaken=mistaken,
+            kept=kept,
+            kind=kind,
+            instore=instore,
+            delivery=delivery,
+            intent=intent,
+            fee=fee,
+            dish_type=dish_type,
+        )
+        self._check_amounts(golden)
+        violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
+
+        world = {
+            "time": now.strftime(TIME_FORMAT),
+            "user_id": user_id,
+            "task_key": task_key,
+            "language": "en",
+            "locations": [home, venue],
+            "weather": weather(rng, city_b, [self.day(k) for k in range(2)], first_id=1),
+            "orders": orders,
+            **self.tables,
+            "user_profile": {"user id": user_id, "name": name, "home city": city_a, "home address": home["address"]},
+            "user_historical_behaviors": {
+                "user id": user_id,
+                "residence": city_a,
+                "home address": home["address"],
+                "travel habits": [f"usually travels by {mode}", "books hotels near the venue"],
+                "dietary notes": [hint] if hint else [],
+                "usual late-night store": home_store["name"],
+            },
+        }
+        task = generated_task(
+            "cross", self.split, self.seed, self.difficulty, points,
+            world, user, items, lambda: self._actions(golden), violations
+        )
+        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
+        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
