@@ -50,6 +50,13 @@ client = LLMClient(cfg)
 result = client.chat([{"role": "user", "content": "Hello"}])
 result.content, result.tool_calls, result.usage, client.usage
 ```
+
+Layout: this module holds ``LLMClient`` (with its asyncio endpoints per event loop, ``aclose_clients``)
+and re-exports the public names of the sibling modules it is built on, which never import it:
+``llm_config.py`` (``LLMConfig``, ``LLMError``, ``EpisodeBudget``, ``request_key``), ``llm_replies.py``
+(reading replies defensively: ``ChatResult``, ``parse_completion``, ``loads_json``, ``add_usage``) and
+``llm_transport.py`` (the request built once per endpoint, failures told from the exception chain, the
+sync transport's deadline, the request body's JSON and ``Transcript``), all above ``llm_http.py``.
 """
 
 from __future__ import annotations
@@ -57,218 +64,66 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import contextvars
-import errno
-import functools
 import hashlib
 import json
-import math
 import os
 import random
-import re
 import tempfile
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from servicegym.simulators.llm_http import (
-    AsyncPool,
-    BadResponse,
-    DeadlineExpired,
-    Redirect,
-    SyncPool,
-    direct_ok,
-    request_head,
+from servicegym.simulators.llm_config import (
+    CACHE_VERSION,
+    ENV_BASE_URL,
+    ENV_CACHE_DIR,
+    ENV_MODEL,
+    EpisodeBudget,
+    LLMConfig,
+    LLMError,
+    _budget_text,
+    canonical_json,
+    request_key,
 )
-from servicegym.world_state.text import scrub
+from servicegym.simulators.llm_http import BadResponse, Redirect
+from servicegym.simulators.llm_replies import (
+    MAX_JSON_DEPTH,
+    ChatResult,
+    _Body,
+    _error_text,
+    _Expired,
+    _Malformed,
+    _message_result,
+    _nesting_exceeds,
+    _safe,
+    add_usage,
+    loads_json,
+    parse_completion,
+)
+from servicegym.simulators.llm_transport import (
+    _DEADLINE,
+    Transcript,
+    _body_json,
+    _Endpoint,
+    _has_aiohttp,
+    _http_libraries,
+    _json_default,
+    _sync_http_client,
+    _tls_context,
+    _transport_errors,
+    _transport_failure,
+)
 
 __all__ = ["ENV_BASE_URL", "ENV_MODEL", "ENV_CACHE_DIR", "MAX_JSON_DEPTH", "LLMConfig", "ChatResult", "LLMError",
            "LLMClient", "EpisodeBudget", "Transcript", "aclose_clients", "add_usage", "canonical_json", "loads_json",
            "parse_completion", "request_key"]
 
-ENV_BASE_URL = "SERVICEGYM_BASE_URL"
-ENV_MODEL = "SERVICEGYM_MODEL"
-ENV_CACHE_DIR = "SERVICEGYM_CACHE_DIR"
 # sent when the key variable is unset: local servers (vLLM, llama.cpp, Ollama) accept any key
 NO_KEY = "EMPTY"
-CACHE_VERSION = 2  # 2: the key holds the endpoint too
-# a reply nested deeper is malformed: a chat completion nests about 8 deep, and Python's json recurses
-MAX_JSON_DEPTH = 64
-_MAX_COUNT = 2**53  # a token count above this is not one
 _DEADLINE_SLACK_S = 0.05  # a timeout this close to the deadline is the deadline's
-
-
-class LLMConfig(BaseModel):
-    """Where and how to call a chat-completions endpoint (no secret is ever held here)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    seed: int | None = None
-    max_tokens: int | None = None
-    # per read (connect, each read of the headers and body), cut to what is left of deadline_s
-    timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
-    # the most one call may take in all: every attempt (connect, headers, body) and the waits between
-    deadline_s: float = Field(120.0, gt=0, allow_inf_nan=False)
-    # seconds of model calls one episode may spend (each LLM user, the LLM agent policy); None: no limit
-    episode_budget_s: float | None = Field(None, gt=0, allow_inf_nan=False)
-    # a reply body larger than this is malformed (checked while it is read)
-    max_response_bytes: int = Field(16 * 2**20, gt=0)
-    max_retries: int = Field(4, ge=0)
-    backoff_base_s: float = Field(0.5, ge=0)
-    backoff_max_s: float = Field(20.0, ge=0)
-    # a Retry-After up to this many seconds is honoured; a longer one falls back to the backoff
-    retry_after_max_s: float = Field(30.0, ge=0)
-    cache_dir: str | None = None
-    # False: the endpoint has no native tool calling; the agent policy uses the text action path
-    native_tools: bool = True
-    # "lean": requests the openai client builds go out on the pooled keep-alive transport of
-    # ``simulators/llm_http.py`` (a proxy or a redirect still takes the openai client's stack);
-    # "openai": every call through the openai client's own HTTP stack (httpx, or aiohttp when installed)
-    http: Literal["lean", "openai"] = "lean"
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, v: str) -> str:
-        v = v.strip().rstrip("/")
-        if not v.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {v!r}")
-        return v
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("model must not be empty")
-        return v.strip()
-
-    @classmethod
-    def resolve(cls, llm: dict[str, Any] | LLMConfig | None = None) -> LLMConfig:
-        """The config from an ``llm=`` dict, filled in from ``SERVICEGYM_BASE_URL``,
-        ``SERVICEGYM_MODEL`` and ``SERVICEGYM_CACHE_DIR``; a clear ``ValueError`` when the
-        endpoint or model is missing or a field is wrong."""
-        if isinstance(llm, LLMConfig):
-            return llm
-        if llm is not None and not isinstance(llm, dict):
-            raise ValueError(f"llm must be a dict such as {{'base_url': ..., 'model': ...}}, got {type(llm).__name__}")
-        given = dict(llm or {})
-        for secret in ("api_key", "key", "openai_api_key"):
-            if secret in given:
-                raise ValueError(f"llm[{secret!r}]: the API key is read only from an environment variable "
-                                 "(OPENAI_API_KEY, or the variable named by llm['api_key_env'])")
-        merged: dict[str, Any] = {}
-        for name, var in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL), ("cache_dir", ENV_CACHE_DIR)):
-            if os.environ.get(var):
-                merged[name] = os.environ[var]
-        merged.update({k: v for k, v in given.items() if v is not None})
-        missing = [f"{name} (llm={{'{name}': ...}} or {var})" for name, var in
-                   (("base_url", ENV_BASE_URL), ("model", ENV_MODEL)) if not merged.get(name)]
-        if missing:
-            raise ValueError("LLM endpoint not configured: missing " + " and ".join(missing))
-        try:
-            return cls(**merged)
-        except Exception as err:  # pydantic's ValidationError, made one readable line
-            errors = getattr(err, "errors", None)
-            if callable(errors):
-                e = errors(include_url=False)[0]
-                raise ValueError(f"llm[{'.'.join(map(str, e['loc'])) or '?'}]: {e['msg']}") from None
-            raise ValueError(f"bad llm config: {err}") from None
-
-
-@dataclass
-class ChatResult:
-    """One completion: text, tool calls (OpenAI format, arguments as the raw string), usage."""
-
-    content: str | None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
-    cached: bool = False
-    attempts: int = 0
-    # the chat completion's ``id`` as the endpoint sent it ("" when it sent none, and on a cache hit,
-    # which no endpoint served): gateways that record token ids key them on it
-    id: str = ""
-
-    def message(self) -> dict[str, Any]:
-        """The assistant message in OpenAI chat format (for appending to a conversation)."""
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            msg["tool_calls"] = [dict(c) for c in self.tool_calls]
-        return msg
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("cached")
-        d.pop("attempts")
-        d.pop("id")
-        return d
-
-
-class LLMError(RuntimeError):
-    """The endpoint could not give a usable reply (after retries where retrying makes sense)."""
-
-    def __init__(self, message: str, *, base_url: str = "", model: str = "", attempts: int = 0,
-                 status: int | None = None, kind: str = "", detail: str = "") -> None:
-        super().__init__(message)
-        self.base_url, self.model, self.attempts, self.status, self.kind = base_url, model, attempts, status, kind
-        self.detail = detail or message  # what failed, without the endpoint around it
-
-    def to_json(self) -> dict[str, Any]:
-        return {"error": str(self), "kind": self.kind, "status": self.status, "attempts": self.attempts,
-                "base_url": self.base_url, "model": self.model}
-
-
-class EpisodeBudget:
-    """Seconds of model calls one episode may spend (``LLMConfig.episode_budget_s``; None: no limit).
-
-    Pass the same one to every ``chat``/``achat`` of an episode (``budget=``): each call's deadline
-    is bounded by what is left, its wall time (retries and waits included) is charged, and once the
-    budget is spent a call raises ``LLMError`` of kind ``"budget"`` (a cache hit is still free).
-    The LLM users and ``LLMAgentPolicy`` keep one each per episode."""
-
-    def __init__(self, seconds: float | None = None) -> None:
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                    or not math.isfinite(seconds) or seconds <= 0):
-            raise ValueError(f"an episode budget is a positive number of seconds or None, got {seconds!r}")
-        self.seconds = None if seconds is None else float(seconds)
-        self.spent_s = 0.0
-        self._lock = threading.Lock()
-
-    @property
-    def left_s(self) -> float:
-        return math.inf if self.seconds is None else max(0.0, self.seconds - self.spent_s)
-
-    def charge(self, seconds: float) -> None:
-        with self._lock:
-            self.spent_s += max(0.0, seconds)
-
-    def reset(self) -> None:
-        with self._lock:
-            self.spent_s = 0.0
-
-    def __repr__(self) -> str:
-        return f"EpisodeBudget(seconds={self.seconds!r}, spent_s={self.spent_s:.3f})"
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def request_key(request: dict[str, Any], endpoint: str = "") -> str:
-    """The cache key of a request body sent to ``endpoint`` (the ``base_url``): sha256 of their
-    canonical JSON (it never holds the API key). One endpoint's reply never answers another's."""
-    text = canonical_json({"v": CACHE_VERSION, "endpoint": endpoint, "request": request})
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
@@ -729,15 +584,6 @@ _LOOP_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[LLMClie
 _LOOP_LOCK = threading.Lock()
 
 
-@functools.cache
-def _has_aiohttp() -> bool:
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 async def aclose_clients() -> None:
     """Close the HTTP sessions that ``LLMClient.achat`` opened on the running loop. A loop run by
     ``asyncio.run`` (or ended with ``loop.shutdown_asyncgens()``) closes them itself as it ends;
@@ -773,492 +619,3 @@ def _close_at_loop_end(loop: asyncio.AbstractEventLoop) -> Any:
     with contextlib.suppress(StopIteration):  # its first step reaches the ``yield`` at once
         gen.asend(None).send(None)  # the loop's first-iteration hook now knows it
     return gen
-
-
-class _Endpoint:
-    """An ``openai.OpenAI`` / ``AsyncOpenAI`` and the chat-completions request it sends, built
-    once: the URL and the headers (the client's own ``default_headers`` and ``auth_headers``), so a
-    call makes only the request object with its body, sent on ``http``, the HTTP client the openai
-    client was given (its connection pool), or as the same head and body bytes on ``direct``, the
-    lean transport's pool (``llm_http``), when no proxy applies and the endpoint never redirected.
-    A status of 400 or more is the openai client's ``APIStatusError`` (its subclass by status, as
-    its own ``post`` raises)."""
-
-    def __init__(self, openai: Any, httpx2: Any, client: Any, http: Any, asynchronous: bool = False,
-                 direct: bool = True) -> None:
-        self.openai = client
-        self.http = http
-        self._errors = openai
-        self._httpx = httpx2
-        base = str(client.base_url).rstrip("/")
-        self._url = httpx2.URL(base + "/chat/completions")
-        headers = {k: v for k, v in {**client.default_headers, **client.auth_headers}.items() if isinstance(v, str)}
-        self._headers = httpx2.Headers(headers)
-        self._timeouts: dict[float, dict[str, float]] = {}
-        # the lean transport (``llm_http``) for a direct endpoint: the same request (URL, headers,
-        # body) as one write on a pooled keep-alive connection; None: through ``http`` (a proxy applies)
-        self.direct: AsyncPool | SyncPool | None = None
-        self.head = b""
-        self.closed = False  # by ``aclose_clients``: the loop's next call builds a new endpoint
-        if direct and direct_ok(base, headers):
-            host, port, tls, self.head = request_head(base, "/chat/completions", headers)
-            self.direct = (AsyncPool if asynchronous else SyncPool)(host, port, _tls_context(httpx2) if tls else None)
-
-    def close_direct(self) -> None:
-        if self.direct is not None:
-            self.direct.close()
-
-    def direct_status_error(self, reply: Any) -> Exception:
-        """``status_error`` of a reply the lean transport read (an httpx response made for the error)."""
-        response = self._httpx.Response(reply.status, headers=reply.headers, content=reply.body,
-                                        request=self._httpx.Request("POST", self._url))
-        return self.status_error(response, reply.body)
-
-    def request(self, payload: bytes, timeout_s: float) -> Any:
-        timeout = self._timeouts.get(timeout_s)
-        if timeout is None:
-            timeout = self._httpx.Timeout(timeout_s).as_dict()
-            if len(self._timeouts) < 64:  # the configured timeout, reused; a deadline's remainder is new
-                self._timeouts[timeout_s] = timeout
-        return self._httpx.Request("POST", self._url, headers=self._headers, content=payload,
-                                   extensions={"timeout": timeout})
-
-    def status_error(self, response: Any, raw: bytes) -> Exception:
-        try:
-            body: Any = loads_json(raw) if raw else None
-        except (ValueError, UnicodeDecodeError):  # not JSON, or nested too deep to read safely
-            body = raw[:2000].decode("utf-8", "replace")
-        o, status = self._errors, response.status_code
-        cls = {400: o.BadRequestError, 401: o.AuthenticationError, 403: o.PermissionDeniedError, 404: o.NotFoundError,
-               409: o.ConflictError, 422: o.UnprocessableEntityError, 429: o.RateLimitError}.get(status)
-        cls = cls or (o.InternalServerError if status >= 500 else o.APIStatusError)
-        data = body.get("error", body) if isinstance(body, dict) else body
-        return cls(f"Error code: {status} - {str(body)[:500]}", response=response, body=data)
-
-
-def _error_text(err: Any) -> str:
-    body = getattr(err, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            msg = inner["message"]  # any JSON: its str() of a deeply nested value would recurse
-            return msg[:300] if isinstance(msg, str) else f"(an error message that is a {type(msg).__name__})"
-        if isinstance(inner, str):
-            return inner[:300]
-    return str(getattr(err, "message", err))[:300]
-
-
-# ----- reading replies defensively --------------------------------------------------------------
-class _Malformed(ValueError):
-    """A reply that is not a usable chat completion (the text says why)."""
-
-
-_Expired = DeadlineExpired  # the call's deadline (or the episode's budget) passed during an attempt
-
-
-# a JSON string (an unterminated one runs to the end: the pattern never fails, so it never backtracks),
-# an opening bracket (group 1) or a closing one (group 2)
-_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)|([\[{])|([\]}])', re.S)
-
-
-_safe = scrub  # lone surrogates to U+FFFD: the one mechanism of world_state/text.py
-
-
-def _nesting_exceeds(text: str, limit: int) -> bool:
-    """Whether JSON ``text`` nests arrays and objects deeper than ``limit``: one linear pass over its
-    strings and brackets (brackets inside strings do not count), skipped when there are too few
-    brackets to get there. Python's ``json`` recurses per level; this is checked first."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    for m in _JSON_TOKENS.finditer(text):
-        if m.group(1):
-            depth += 1
-            if depth > limit:
-                return True
-        elif m.group(2):
-            depth -= 1
-    return False
-
-
-def loads_json(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads`` for text a model wrote (tool-call arguments, a JSON answer): ``ValueError``
-    for anything that is not JSON nested at most ``max_depth`` deep, never ``RecursionError``
-    (which ``json`` raises on deep nesting, and ``str()`` of a deep value would raise later)."""
-    try:
-        if isinstance(text, (bytes, bytearray)):
-            text = text.decode(json.detect_encoding(text))
-        if _nesting_exceeds(text, max_depth):
-            raise ValueError(f"the JSON nests deeper than {max_depth} levels")
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("the JSON nests too deep to read") from None
-
-
-def _count(value: Any) -> int:
-    """A token count: a finite non-negative integer (an integral float too), anything else 0."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value if 0 <= value <= _MAX_COUNT else 0
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and 0 <= value <= _MAX_COUNT:
-        return int(value)
-    return 0
-
-
-def _text(value: Any) -> str:
-    """A string field of a reply as a safe ``str`` (None: empty; another JSON value: its JSON)."""
-    if value is None:
-        return ""
-    return _safe(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-
-
-def _message_result(msg: dict[str, Any], finish_reason: Any, usage: Any) -> ChatResult:
-    """A ``ChatResult`` from an assistant message, checked and made safe field by field."""
-    raw_calls = msg.get("tool_calls")
-    if raw_calls is None:
-        raw_calls = []
-    if not isinstance(raw_calls, list):
-        raise _Malformed("tool_calls is not a list")
-    calls = []
-    for i, tc in enumerate(raw_calls):
-        fn = tc.get("function") if isinstance(tc, dict) else None
-        if not isinstance(fn, dict):
-            continue
-        args = fn.get("arguments")
-        calls.append({"id": _text(tc.get("id")) or f"call_{i}", "type": "function",
-                      "function": {"name": _text(fn.get("name")),
-                                   "arguments": _safe(args) if isinstance(args, str) else _text(args) or "null"}})
-    u = usage if isinstance(usage, dict) else {}
-    pt, ct = _count(u.get("prompt_tokens")), _count(u.get("completion_tokens"))
-    counts = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": _count(u.get("total_tokens")) or pt + ct}
-    content = msg.get("content")
-    return ChatResult(content=None if content is None else _safe(content if isinstance(content, str) else str(content)),
-                      tool_calls=calls, finish_reason=None if finish_reason is None else _text(finish_reason),
-                      usage=counts)
-
-
-def parse_completion(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> ChatResult:
-    """A ``ChatResult`` from the body of a chat.completion, read defensively: JSON (UTF-8, or as
-    ``json`` detects it) nested at most ``max_depth`` deep, an object with a first choice holding
-    a message; tool calls without a function are skipped, non-string arguments given as their
-    JSON; usage counts that are not finite non-negative integers count as 0; lone surrogates
-    become U+FFFD. Anything else raises ``ValueError`` saying what is wrong (never another error)."""
-    try:
-        text = raw.decode(json.detect_encoding(raw)) if isinstance(raw, (bytes, bytearray)) else raw
-        if _nesting_exceeds(text, max_depth):
-            raise _Malformed(f"the JSON nests deeper than {max_depth} levels")
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise _Malformed("the response is not a JSON object")
-        choices = data.get("choices")
-        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            raise _Malformed("the response has no choices")
-        choice = choices[0]
-        msg = choice.get("message")
-        if not isinstance(msg, dict):
-            raise _Malformed("the first choice has no message")
-        result = _message_result(msg, choice.get("finish_reason"), data.get("usage"))
-        result.id = _text(data.get("id"))
-        return result
-    except _Malformed:
-        raise
-    except RecursionError:
-        raise _Malformed("the JSON nests too deep to read") from None
-    except Exception as err:  # whatever the body held: a reply that cannot be read, said as such
-        raise _Malformed(_safe(f"{type(err).__name__}: {err}")[:300]) from None
-
-
-class _Body:
-    """A reply body gathered chunk by chunk: over ``limit`` bytes (said by Content-Length or found
-    while reading) it is malformed; past the deadline the attempt is over."""
-
-    def __init__(self, response: Any, limit: int, deadline: float) -> None:
-        self.limit, self.deadline = limit, deadline
-        self.parts: list[bytes] = []
-        self.size = 0
-        try:
-            declared = int(response.headers.get("content-length") or 0)
-        except ValueError:
-            declared = 0
-        if declared > limit:
-            raise _Malformed(f"the body is {declared} bytes, over the {limit} byte limit (max_response_bytes)")
-
-    def add(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        if self.size > self.limit:
-            raise _Malformed(f"the body is over the {self.limit} byte limit (max_response_bytes)")
-        self.parts.append(chunk)
-        if time.monotonic() >= self.deadline:
-            raise _Expired()
-
-    def data(self) -> bytes:
-        return b"".join(self.parts)
-
-
-def _json_default(value: Any) -> Any:
-    """What JSON has no form for, as the openai client would send it (pydantic models, datetimes)."""
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json", exclude_unset=True, by_alias=True)
-    iso = getattr(value, "isoformat", None)
-    if callable(iso):
-        return iso()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def _budget_text(seconds: float) -> str:
-    return f"the episode's budget of {seconds:g} s for model calls is spent (episode_budget_s)"
-
-
-# ----- what failed, from the exception chain ---------------------------------------------------
-_RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
-_RESET_NAMES = frozenset({"ServerDisconnectedError", "ClientPayloadError"})
-_REFUSED_NAMES = frozenset({"ConnectError", "ClientConnectorError"})
-_TIMEOUT_NAMES = frozenset({"TimeoutException", "APITimeoutError", "ServerTimeoutError"})
-_CLOSED = re.compile(r"disconnect|closed|incomplete|reset", re.I)
-
-
-def _transport_errors(openai: Any, httpx2: Any) -> tuple[type[BaseException], ...]:
-    """What a failed connection, read or write raises: the openai client's errors around its
-    send, and the HTTP library's (httpx2, aiohttp) while the body is read here."""
-    errors: list[type[BaseException]] = [openai.APIConnectionError, httpx2.RequestError, OSError, asyncio.TimeoutError]
-    if _has_aiohttp():
-        import aiohttp
-
-        errors.append(aiohttp.ClientError)
-    return tuple(errors)
-
-
-def _chain(err: BaseException | None) -> list[BaseException]:
-    out: list[BaseException] = []
-    while err is not None and all(e is not err for e in out):
-        out.append(err)
-        err = err.__cause__ if err.__cause__ is not None else err.__context__
-    return out
-
-
-def _describe(err: BaseException) -> str:
-    text = str(err).strip()
-    return f"{type(err).__name__}: {text}"[:200] if text else type(err).__name__
-
-
-def _transport_failure(err: BaseException) -> tuple[str, str]:
-    """``(kind, what)`` of a transport failure, from its whole exception chain (the openai client
-    and its aiohttp transport report a reset connection as a timeout): ``reset`` (reset or closed
-    mid-reply), ``connection`` (no connection), ``malformed`` (a body that cannot be decoded),
-    ``timeout``."""
-    chain = _chain(err)
-    names = [{t.__name__ for t in type(e).__mro__} for e in chain]
-    for e, n in zip(chain, names):
-        if (isinstance(e, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError))
-                or (isinstance(e, OSError) and not isinstance(e, ConnectionRefusedError) and e.errno in _RESET_ERRNOS)
-                or n & _RESET_NAMES or ("RemoteProtocolError" in n and _CLOSED.search(str(e)))):
-            return "reset", f"the connection was reset or closed mid-reply ({_describe(e)})"
-    for e, n in zip(chain, names):
-        if isinstance(e, ConnectionRefusedError) or n & _REFUSED_NAMES:
-            return "connection", f"connection failed ({_describe(e)})"
-    for e, n in zip(chain, names):
-        if "DecodingError" in n:
-            return "malformed", f"unreadable response ({_describe(e)})"
-    for e, n in zip(chain, names):
-        if isinstance(e, (TimeoutError, asyncio.TimeoutError)) or n & _TIMEOUT_NAMES:
-            return "timeout", "no reply within the timeout"
-    return "connection", f"connection failed ({_describe(chain[-1])})"
-
-
-# ----- the sync transport: every socket wait cut to the deadline of the call in progress --------
-# set by ``LLMClient._attempt`` around one attempt (each thread, each task has its own)
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("servicegym_llm_deadline", default=None)
-
-
-def _clamp(timeout: float | None, expired: type[Exception]) -> float | None:
-    """``timeout`` cut to what is left of the current deadline (``expired`` raised when none is)."""
-    deadline = _DEADLINE.get()
-    if deadline is None:
-        return timeout
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise expired("the deadline of the call has passed")
-    return left if timeout is None else min(timeout, left)
-
-
-def _http_libraries(openai: Any) -> tuple[Any, Any]:
-    """openai's HTTP library and its transport core: ``httpx2`` / ``httpcore2`` from openai 3 on,
-    ``httpx`` / ``httpcore`` before (openai 1.x and 2.x, which e.g. verifiers pins); the two keep
-    one API, so the rest of this module takes them as arguments (named as the current ones)."""
-    try:
-        major = int(str(getattr(openai, "__version__", "3")).split(".")[0])
-    except ValueError:
-        major = 3
-    if major >= 3:
-        import httpcore2
-        import httpx2
-        return httpx2, httpcore2
-    import httpcore
-    import httpx
-    return httpx, httpcore
-
-
-@functools.cache
-def _deadline_backend(httpcore2: Any) -> type:
-    """An ``httpcore2.NetworkBackend`` wrapping another, whose streams cut every connect, read and
-    write wait to the current ``_DEADLINE``: with per-read timeouts only, a server sending one byte
-    per read timeout keeps a call alive without end (httpx has no total timeout). ``httpcore2``:
-    the transport core openai's HTTP library runs on (``_http_libraries``)."""
-
-    class DeadlineStream(httpcore2.NetworkStream):
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return self._inner.read(max_bytes, _clamp(timeout, httpcore2.ReadTimeout))
-
-        def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            self._inner.write(buffer, _clamp(timeout, httpcore2.WriteTimeout))
-
-        def close(self) -> None:
-            self._inner.close()
-
-        def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
-            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                        _clamp(timeout, httpcore2.ConnectTimeout)))
-
-        def get_extra_info(self, info: str) -> Any:
-            return self._inner.get_extra_info(info)
-
-    class DeadlineBackend(httpcore2.NetworkBackend):
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                        socket_options: Any = None) -> Any:
-            return DeadlineStream(self._inner.connect_tcp(host, port, _clamp(timeout, httpcore2.ConnectTimeout),
-                                                          local_address, socket_options))
-
-        def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
-            return DeadlineStream(self._inner.connect_unix_socket(path, _clamp(timeout, httpcore2.ConnectTimeout),
-                                                                  socket_options))
-
-        def sleep(self, seconds: float) -> None:
-            self._inner.sleep(seconds)
-
-    return DeadlineBackend
-
-
-def _dumps(value: Any) -> str:
-    """A request's JSON (or a part of it): compact, UTF-8 text, no NaN."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
-
-
-def _body_json(body: dict[str, Any]) -> str:
-    """``_dumps(body)`` with the tool schemas moved last, byte for byte, made of parts kept from
-    earlier calls: the tool schemas (``_tools_json``) and, when ``messages`` is a ``Transcript``,
-    each message's JSON (a conversation's prefix is most of every request, and unchanged)."""
-    tools = body.get("tools")
-    split = isinstance(tools, list) and bool(tools) and len(body) > 1
-    messages = body.get("messages")
-    if isinstance(messages, Transcript) and all(type(k) is str for k in body):
-        items = [f"{_dumps(k)}:{messages.encoded(_dumps) if k == 'messages' else _dumps(v)}"
-                 for k, v in body.items() if not (split and k == "tools")]
-        if split:
-            items.append(f'"tools":{_tools_json(tools)}')
-        return "{" + ",".join(items) + "}"
-    if split:  # the tool schemas, the bulk of a request and the same every call, serialised once
-        text = _dumps({k: v for k, v in body.items() if k != "tools"})
-        return f'{text[:-1]},"tools":{_tools_json(tools)}}}'
-    return _dumps(body)
-
-
-class Transcript(list):
-    """A conversation for ``LLMClient.chat`` / ``achat`` whose messages are never edited once in
-    it (messages are appended, removed or the list rebuilt, never changed in place; a copy made
-    by ``list()`` is a plain list): the client serialises each message once, for the first request
-    that holds it, and later requests reuse its JSON (the request bytes are the same as for a plain
-    list). ``LLMAgentPolicy`` keeps its conversation in one."""
-
-    __slots__ = ("_parts",)
-
-    def __init__(self, messages: Any = ()) -> None:
-        super().__init__(messages)
-        self._parts: dict[int, tuple[Any, str]] = {}  # id(message) -> (the message, held; its JSON)
-
-    def encoded(self, dumps: Callable[[Any], str]) -> str:
-        """The list as ``dumps`` writes it (``[m1,m2,...]``), each message's part made once."""
-        parts = self._parts
-        out = []
-        for m in self:
-            hit = parts.get(id(m))
-            if hit is None:
-                hit = parts[id(m)] = (m, dumps(m))
-            out.append(hit[1])
-        if len(parts) > 2 * len(self) + 8:  # messages left out (a context limit) or undone: forgotten
-            keep = {id(m) for m in self}
-            self._parts = {k: v for k, v in parts.items() if k in keep}
-        return "[" + ",".join(out) + "]"
-
-    def __reduce__(self) -> Any:  # pickled, copied: a plain list's contents, the parts made anew
-        return (type(self), (list(self),))
-
-
-_TOOLS_JSON: dict[tuple[int, ...], tuple[list[Any], str]] = {}
-_TOOLS_JSON_MAX = 64
-_TOOLS_LOCK = threading.Lock()
-
-
-def _tools_json(tools: list[Any]) -> str:
-    """``tools`` as compact JSON, kept for the same schema objects: an env hands every episode the
-    same schema dicts (treated as immutable once sent), and they are ~10 KB of JSON a call. The
-    entry holds the schemas, so their ids are not reused while it lives."""
-    key = tuple(map(id, tools))
-    hit = _TOOLS_JSON.get(key)
-    if hit is not None:
-        return hit[1]
-    text = json.dumps(tools, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default)
-    with _TOOLS_LOCK:
-        while len(_TOOLS_JSON) >= _TOOLS_JSON_MAX:
-            del _TOOLS_JSON[next(iter(_TOOLS_JSON))]
-        _TOOLS_JSON[key] = (list(tools), text)
-    return text
-
-
-def _sync_http_client(openai: Any, httpx2: Any, httpcore2: Any, timeout: float) -> Any:
-    """The sync client's HTTP client: openai's defaults, on a transport whose sockets keep the
-    deadline of the call in progress. Should a later httpx2 lay out its transport otherwise, the
-    plain transport is used: each read then waits at most what was left when the attempt began,
-    and the body is checked against the deadline chunk by chunk."""
-    transport = httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
-    pool = getattr(transport, "_pool", None)
-    backend = getattr(pool, "_network_backend", None)
-    if isinstance(backend, httpcore2.NetworkBackend):
-        pool._network_backend = _deadline_backend(httpcore2)(backend)
-    return _closing_client(openai)(transport=transport, timeout=timeout)
-
-
-@functools.cache
-def _tls_context(httpx2: Any) -> Any:
-    """The process's one TLS context for the async clients (httpx's defaults: its CA bundle, the
-    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` it reads): building one loads the CA bundle, tens of
-    milliseconds, and every event loop gets a client of its own (a run of ``collect`` one)."""
-    return httpx2.create_ssl_context()
-
-
-@functools.cache
-def _closing_client(openai: Any) -> type:
-    class Client(openai.DefaultHttpxClient):  # closes its pool when collected, as openai's own does
-        def __del__(self) -> None:
-            with contextlib.suppress(Exception):
-                self.close()
-
-    return Client
-
-
-def add_usage(totals: dict[str, int], result: ChatResult) -> None:
-    """Add one reply to running totals ``{"calls", "cache_hits", "prompt_tokens", "completion_tokens"}``
-    (a cache hit counts as a hit, not a call, and adds no tokens)."""
-    if result.cached:
-        totals["cache_hits"] += 1
-    else:
-        totals["calls"] += 1
-        totals["prompt_tokens"] += result.usage.get("prompt_tokens", 0)
-        totals["completion_tokens"] += result.usage.get("completion_tokens", 0)

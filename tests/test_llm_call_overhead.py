@@ -15,6 +15,7 @@ import pytest
 
 import servicegym  # noqa: F401
 import servicegym.simulators.llm as llm_mod
+import servicegym.simulators.llm_transport as llm_transport
 from servicegym.envs.running import episodes
 from servicegym.envs.running.llm_policy import LLMAgentPolicy
 from servicegym.envs.running.rollouts import collect
@@ -81,14 +82,14 @@ def test_a_transcript_serialises_each_message_once_as_the_conversation_grows():
 
 def test_the_llm_policy_serialises_each_message_once_per_episode(monkeypatch):
     calls: list[int] = []
-    real = llm_mod._dumps
+    real = llm_transport._dumps  # the request body's JSON is made in llm_transport (``_body_json``)
 
     def counting(value):
         if isinstance(value, dict) and "role" in value:
             calls.append(id(value))
         return real(value)
 
-    monkeypatch.setattr(llm_mod, "_dumps", counting)
+    monkeypatch.setattr(llm_transport, "_dumps", counting)
     replies = [tool_call_reply([("tool_1", {"x": str(i)})]) for i in range(4)] + [text_reply("done")]
     with LoopbackServer(script=replies) as server:
         client = LLMClient(server.config(timeout_s=5))
