@@ -167,11 +167,11 @@ def test_tools_compile_their_argument_check_at_the_first_call_not_when_declared(
     compiling every check up front cost ~190 us a tool at env construction. Only a called tool compiles, once."""
     import gymnasium as gym
 
-    import servicegym.world_state.tools as tools_mod
+    import servicegym.world_state.tool_args as tool_args_mod  # where ``_compiled_plan`` looks ``_compile_plan`` up
 
     compiled = []
-    real = tools_mod._compile_plan
-    monkeypatch.setattr(tools_mod, "_compile_plan", lambda plan: compiled.append(plan) or real(plan))
+    real = tool_args_mod._compile_plan
+    monkeypatch.setattr(tool_args_mod, "_compile_plan", lambda plan: compiled.append(plan) or real(plan))
     env = gym.make("servicegym/Workspace-v0")
     for seed in range(3):  # each a new generated task, its skills' tools declared again
         env.reset(seed=seed)

@@ -4,6 +4,12 @@ the execution history and snapshot/restore.
 Entities are frozen pydantic models, so the only way to change the world is through a
 ``Table``. That makes a snapshot a shallow copy of each table's row dict (rows are shared, never
 mutated) and lets a failed tool call be undone by restoring that snapshot.
+
+Layout: this module holds the entities (``Entity``), the tables (``Table``, ``LazyRows``) and their
+row helpers (``unvalidated``, ``_copy_with``), the id counter and the world (``Snapshot``,
+``Transaction``, ``World``); ``clock.py`` holds the clock, the cached time and date helpers,
+``round2`` and ``haversine_m``, and ``history.py`` the execution history (``HistoryEntry``,
+``History``). This module re-exports both (``__all__``): every name keeps its import from here.
 """
 
 from __future__ import annotations
@@ -12,15 +18,32 @@ import itertools
 import math
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from functools import lru_cache
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+from datetime import datetime
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-EARTH_RADIUS_M = 6_371_000.0
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-DATE_FORMAT = "%Y-%m-%d"
+from servicegym.world_state.clock import (
+    DATE_FORMAT,
+    EARTH_RADIUS_M,
+    TIME_FORMAT,
+    Clock,
+    date_text,
+    haversine_m,
+    parse_date,
+    parse_time,
+    round2,
+    time_hhmm,
+    time_text,
+)
+from servicegym.world_state.history import History, HistoryEntry, Outcome, _new_tuple
+
+__all__ = [
+    "Entity", "E", "Table", "LazyRows", "M", "unvalidated", "IdCounter", "Snapshot", "Transaction", "World",
+    # re-exported from clock.py and history.py
+    "EARTH_RADIUS_M", "TIME_FORMAT", "DATE_FORMAT", "Clock", "parse_time", "time_text", "time_hhmm", "parse_date",
+    "date_text", "round2", "haversine_m", "Outcome", "HistoryEntry", "History",
+]
 
 
 class Entity(BaseModel):
@@ -401,232 +424,6 @@ class IdCounter:
         n = self.counts.get(prefix, 0) + 1
         self.counts[prefix] = n
         return prefix + str(n).zfill(width)  # f"{prefix}{n:0{width}d}", without the nested format spec
-
-
-class Clock:
-    """The task's simulated clock; it moves only when the world says so, never by itself."""
-
-    __slots__ = ("_now", "_text")
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    @property
-    def now(self) -> datetime:
-        return self._now
-
-    @now.setter
-    def now(self, value: datetime) -> None:
-        self._now = value
-        self._text: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> Clock:
-        return cls(parse_time(text))
-
-    def copy(self) -> Clock:
-        """The same time, with its text if already formatted (a world copy at every reset would
-        otherwise format it again on its first step)."""
-        new = Clock.__new__(Clock)
-        new._now, new._text = self._now, self.text()
-        return new
-
-    def text(self) -> str:
-        # every history entry is stamped with it, so format once per clock move
-        if self._text is None:
-            self._text = self._now.strftime(TIME_FORMAT)
-        return self._text
-
-    def advance(self, minutes: float) -> None:
-        self.now = self.now + timedelta(minutes=minutes)
-
-
-@lru_cache(maxsize=4096)
-def parse_time(text: str) -> datetime:
-    """Parse ``YYYY-MM-DD HH:MM:SS`` (surrounding blanks allowed); raise ValueError otherwise.
-
-    Cached: strptime is slow and tools re-read the same few times (now, dispatch times) often."""
-    return datetime.strptime(text.strip(), TIME_FORMAT)
-
-
-@lru_cache(maxsize=4096)
-def time_text(text: str) -> str:
-    """``parse_time(text).strftime(TIME_FORMAT)``: the canonical form of a time a tool stores
-    (blanks trimmed, fields zero-padded); cached like ``parse_time`` (strftime costs a microsecond)."""
-    return parse_time(text).strftime(TIME_FORMAT)
-
-
-@lru_cache(maxsize=4096)
-def time_hhmm(text: str) -> str:
-    """``parse_time(text).strftime("%H:%M")``, cached (opening-hour rules ask it on every booking)."""
-    return parse_time(text).strftime("%H:%M")
-
-
-@lru_cache(maxsize=4096)
-def parse_date(text: str) -> datetime:
-    """Cached like ``parse_time``."""
-    return datetime.strptime(text.strip(), DATE_FORMAT)
-
-
-@lru_cache(maxsize=4096)
-def date_text(text: str) -> str:
-    """``parse_date(text).strftime(DATE_FORMAT)``: the canonical form of a date, cached."""
-    return parse_date(text).strftime(DATE_FORMAT)
-
-
-def round2(x: Any) -> float:
-    """``round(float(x) + 0.0, 2)``: an amount of money to the cent (``-0.0`` made ``0.0``), shared by the
-    payments and travel worlds."""
-    return round(float(x) + 0.0, 2)
-
-
-def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Great-circle distance in metres on a sphere of radius 6,371,000 m (VitaBench's model)."""
-    if lon1 == lon2 and lat1 == lat2:
-        return 0.0
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(a)))
-
-
-Outcome = Literal["executed", "rejected", "error"]
-
-
-class HistoryEntry(NamedTuple):
-    """One item of the episode's single ordered log (a named tuple: immutable, cheap to make).
-
-    ``kind`` is ``tool_call`` (with ``name``, ``arguments``, ``outcome`` and the result text in
-    ``content``), ``message`` (``role`` is ``user`` or ``assistant``, text in ``content``) or
-    ``event``.
-    """
-
-    index: int
-    step: int
-    time: str
-    kind: Literal["tool_call", "message", "event"]
-    role: str = ""
-    name: str = ""
-    arguments: dict[str, Any] = {}  # noqa: RUF012  never mutated; every tool call passes its own
-    outcome: Outcome | Literal[""] = ""
-    content: str = ""
-    call_id: str = ""
-
-
-_new_tuple = tuple.__new__
-
-
-class History:
-    """Append-only log of every tool call, message and event, in the order they happened."""
-
-    __slots__ = ("entries", "_calls", "_known", "_noted", "_results")
-
-    def __init__(self) -> None:
-        self.entries: list[HistoryEntry] = []
-        # tool name -> the arguments of its executed calls, in order (entries[:_noted] are in it), for
-        # "called earlier" checks: ``add_call`` and ``append`` note a call as they log it (one list
-        # append: the work of a step that nothing asks about), ``called`` catches up on whatever
-        # was logged otherwise and reads the calls of the tool it is asked about
-        self._calls: dict[str, list[dict[str, Any]]] = {}
-        # (tool name, value) pairs ``called`` has answered True: still true for every later question
-        # (the log only grows), so a write's pre-condition asked at every step is a set look-up
-        self._known: set[tuple[str, str]] = set()
-        self._noted = 0
-        # tools -> [entries scanned, result texts of their executed calls in order] (``results_of``)
-        self._results: dict[tuple[str, ...], list[Any]] = {}
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __iter__(self) -> Iterator[HistoryEntry]:
-        return iter(self.entries)
-
-    def append(self, **fields: Any) -> HistoryEntry:
-        entries = self.entries
-        n = len(entries)
-        entry = HistoryEntry(n, **fields)
-        entries.append(entry)
-        if self._noted == n and entry[3] != "tool_call":
-            self._noted = n + 1  # a message or event adds nothing to the index: it stays up to date
-        return entry
-
-    def add_call(
-        self, step: int, time: str, name: str, arguments: dict[str, Any], outcome: Outcome, content: str, call_id: str
-    ) -> HistoryEntry:
-        """``append`` for a tool call, without keyword packing (it runs on every tool step)."""
-        entries = self.entries
-        n = len(entries)
-        entry = _new_tuple(HistoryEntry, (n, step, time, "tool_call", "assistant", name, arguments, outcome,
-                                          content, call_id))
-        entries.append(entry)
-        if self._noted == n:
-            # the index is up to date: note this call now (a write's pre-condition then reads the
-            # calls of one tool, instead of the first question of an episode scanning every call)
-            self._noted = n + 1
-            if outcome == "executed":
-                calls = self._calls.get(name)
-                if calls is None:
-                    calls = self._calls[name] = []
-                calls.append(arguments)  # (the same calls for a tool's first call as for any later one)
-        return entry
-
-    def called(self, tool: str, value: str = "") -> bool:
-        """Whether ``tool`` was executed earlier, with ``value`` among its string arguments (any
-        call of it when ``value`` is empty)."""
-        key = (tool, value)  # (a value that cannot be hashed raises TypeError here, as a set look-up would)
-        if key in self._known:
-            return True
-        entries = self.entries
-        if self._noted < len(entries):
-            # the calls since the index was last brought up to date (logged by ``append``): one
-            # pass, by tuple position (kind 3, name 5, arguments 6, outcome 7)
-            by_tool = self._calls
-            for i in range(self._noted, len(entries)):
-                e = entries[i]
-                if e[7] == "executed" and e[3] == "tool_call":
-                    calls = by_tool.get(e[5])
-                    if calls is None:
-                        calls = by_tool[e[5]] = []
-                    calls.append(e[6])
-            self._noted = len(entries)
-        calls = self._calls.get(tool)
-        if not calls:
-            return False
-        if value != "" and not (
-            isinstance(value, str)  # only string arguments are values: nothing else equals one
-            and any(v == value and type(v) is str for args in calls for v in args.values())
-        ):
-            return False
-        self._known.add(key)
-        return True
-
-    def results_of(self, tools: tuple[str, ...]) -> list[str]:
-        """The result texts of the executed calls of ``tools``, oldest first (read only): kept per
-        ``tools`` and brought up to date with the entries logged since the last question, so a
-        pre-condition that looks for an id in earlier results reads those results alone instead of
-        scanning the whole history at every call."""
-        entries = self.entries
-        hit = self._results.get(tools)
-        if hit is None:
-            hit = self._results[tools] = [0, []]
-        n = len(entries)
-        if hit[0] < n:
-            add = hit[1].append
-            # by tuple position (``HistoryEntry``: kind 3, name 5, outcome 7, content 8)
-            for i in range(hit[0], n):
-                e = entries[i]
-                if e[5] in tools and e[3] == "tool_call" and e[7] == "executed":
-                    add(e[8])
-            hit[0] = n
-        return hit[1]
-
-    def tool_calls(self, outcome: str | None = None) -> list[HistoryEntry]:
-        return [
-            e for e in self.entries if e.kind == "tool_call" and (outcome is None or e.outcome == outcome)
-        ]
-
-    def messages(self, role: str | None = None) -> list[HistoryEntry]:
-        return [e for e in self.entries if e.kind == "message" and (role is None or e.role == role)]
 
 
 @dataclass(slots=True)
