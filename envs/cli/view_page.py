@@ -16,8 +16,8 @@ Once loaded, ``<body>`` carries ``data-ready="1"``, ``data-load-ms`` (since navi
 ``data-script-ms`` and, after an episode is opened, ``data-episode`` (its index over all runs),
 ``data-open-ms`` and, with several runs, ``data-run``.
 
-Layout: ``view_style`` holds the stylesheet (``CSS``) and ``view_script`` the script (``JS``), each
-one string; this module holds the HTML skeleton (``TEMPLATE``) and ``render``, which fills it, and
+Layout: ``view_style`` holds the stylesheet (``CSS``) and ``view_script`` the script (``JS``: the
+list side of the page there, the score panel and the episode in ``view_script_episode``); this module holds the HTML skeleton (``TEMPLATE``) and ``render``, which fills it, and
 re-exports ``CSS`` and ``JS`` (``__all__``).
 """
 
