@@ -26,6 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from orjson import JSONDecodeError as _OrjsonError
+from orjson import loads as _orjson_loads
+
 from servicegym.world_state.text import has_surrogate_escape, scrub, scrub_json
 
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
@@ -145,11 +148,6 @@ def _loads(text: str) -> tuple[bool, Any]:
 
 
 _scan_once = json.JSONDecoder().scan_once  # json.loads' own scanner, without its two regex passes
-try:  # a core dependency; the scanner above stands in where it is missing
-    from orjson import JSONDecodeError as _OrjsonError
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover
-    _orjson_loads = None
 # orjson reads an integer beyond 64 bits as a float (json: the exact int); a float this wide may be one
 _WIDE = float(1 << 63)
 
@@ -177,7 +175,7 @@ def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
     if not action.startswith('{"name"'):
         return None
     obj = None
-    if _orjson_loads is not None and action[-1] == "}":
+    if action[-1] == "}":
         # orjson reads the same JSON as json (about 3x faster), but for what it refuses (NaN,
         # Infinity, 1E400, a lone surrogate escape) and integers beyond 64 bits: both then go to
         # json's scanner below, so the result is json's in every case
@@ -186,9 +184,7 @@ def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
         except _OrjsonError:
             obj = None
         else:
-            if type(obj) is not dict or len(obj) != 2:
-                return None  # (json's reading too: the same keys)
-            args = obj.get("arguments")
+            args = obj.get("arguments") if type(obj) is dict else None
             if type(args) is dict and args and _wide_number(args):
                 obj = None
     if obj is None:

@@ -3,9 +3,9 @@ place: the JSON codec every message goes through, the checks a message passes be
 parses it (size, nesting depth, a JSON object), the error frames and the idle close reason.
 
 The codec is orjson (a core dependency: about 5x faster than the standard library on the
-protocol's messages), the standard library where it is missing, with the
-same results: non-finite floats as ``null``, anything else that JSON has no form for as its
-``str``, non-string keys as strings.
+protocol's messages), the standard library for what orjson refuses to write, with the same
+results: non-finite floats as ``null``, anything else that JSON has no form for as its ``str``,
+non-string keys as strings.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import math
 import re
 from typing import Any
 
+import orjson as _orjson
+
 __all__ = ["MAX_JSON_DEPTH", "dumps", "error_frame", "idle_close_reason", "jsonable", "loads", "nests_deeper",
            "screen", "too_deep_text"]
 
@@ -24,10 +26,6 @@ __all__ = ["MAX_JSON_DEPTH", "dumps", "error_frame", "idle_close_reason", "jsona
 # RecursionError; the protocol's messages nest about 10 deep, tool arguments a few more
 MAX_JSON_DEPTH = 128
 
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - a core dependency
-    _orjson = None
 
 
 def _std_default(value: Any) -> Any:
@@ -53,25 +51,20 @@ def _std_dumps(obj: Any) -> str:
         return json.dumps(_finite(obj), ensure_ascii=False, default=_std_default)
 
 
-if _orjson is not None:
-    _OPTS = _orjson.OPT_NON_STR_KEYS
+_OPTS = _orjson.OPT_NON_STR_KEYS
 
-    def dumps(obj: Any) -> str:
-        """``obj`` as JSON text (see the module docstring)."""
-        try:
-            return _orjson.dumps(obj, default=_std_default, option=_OPTS).decode()
-        except (TypeError, _orjson.JSONEncodeError):  # an int over 64 bits, a nesting orjson refuses
-            return _std_dumps(obj)
 
-    def loads(text: str | bytes) -> Any:
-        """The value of JSON ``text``; ``ValueError`` when it is not JSON."""
-        return _orjson.loads(text)
-else:  # pragma: no cover
-    dumps = _std_dumps
+def dumps(obj: Any) -> str:
+    """``obj`` as JSON text (see the module docstring)."""
+    try:
+        return _orjson.dumps(obj, default=_std_default, option=_OPTS).decode()
+    except (TypeError, _orjson.JSONEncodeError):  # an int over 64 bits, a nesting orjson refuses
+        return _std_dumps(obj)
 
-    def loads(text: str | bytes) -> Any:
-        """The value of JSON ``text``; ``ValueError`` when it is not JSON."""
-        return json.loads(text)
+
+def loads(text: str | bytes) -> Any:
+    """The value of JSON ``text``; ``ValueError`` when it is not JSON."""
+    return _orjson.loads(text)
 
 
 def jsonable(value: Any) -> Any:
