@@ -52,3 +52,21 @@ def scrub_decoded(raw: str, value: Any) -> Any:
 def has_surrogate_escape(raw: str) -> bool:
     """Whether JSON text ``raw`` holds a surrogate escape such as ``"\\ud83d"``."""
     return "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+
+
+# orjson reads an integer beyond 64 bits as a float (json: the exact int); a float this wide may be one
+_WIDE = float(1 << 63)
+
+
+def wide_number(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether ``value`` (orjson's reading of some JSON) holds a float of magnitude 2**63 or more (or
+    a NaN), which may be an integer json reads exactly: that JSON is then read by json instead (the
+    step parser, the OpenEnv protocol)."""
+    for v in value.values() if type(value) is dict else value:
+        t = type(v)
+        if t is float:
+            if not -_WIDE < v < _WIDE:
+                return True
+        elif (t is dict or t is list) and wide_number(v):
+            return True
+    return False

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from orjson import JSONDecodeError as _OrjsonError
 from orjson import loads as _orjson_loads
 
-from servicegym.world_state.text import has_surrogate_escape, scrub, scrub_json
+from servicegym.world_state.text import has_surrogate_escape, scrub, scrub_json, wide_number
 
 TOOL_CALL_FORM = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)
@@ -148,23 +148,6 @@ def _loads(text: str) -> tuple[bool, Any]:
 
 
 _scan_once = json.JSONDecoder().scan_once  # json.loads' own scanner, without its two regex passes
-# orjson reads an integer beyond 64 bits as a float (json: the exact int); a float this wide may be one
-_WIDE = float(1 << 63)
-
-
-def _wide_number(value: dict[str, Any] | list[Any]) -> bool:
-    """Whether ``value`` (orjson's reading of a call) holds a float of magnitude 2**63 or more (or a
-    NaN), which may be an integer json reads exactly: the call is then read by json's scanner."""
-    for v in value.values() if type(value) is dict else value:
-        t = type(v)
-        if t is float:
-            if not -_WIDE < v < _WIDE:
-                return True
-        elif (t is dict or t is list) and _wide_number(v):
-            return True
-    return False
-
-
 def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
     """``(name, arguments)`` of the common cases, one ``{"name": str, "arguments": {...}}``
     object, bare or alone in a ``<tool_call>`` block (the form the system prompts teach), without
@@ -185,7 +168,7 @@ def _fast_pair(action: str) -> tuple[str, dict[str, Any]] | None:
             obj = None
         else:
             args = obj.get("arguments") if type(obj) is dict else None
-            if type(args) is dict and args and _wide_number(args):
+            if type(args) is dict and args and wide_number(args):
                 obj = None
     if obj is None:
         try:

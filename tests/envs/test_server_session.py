@@ -11,6 +11,8 @@ import math
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("openenv.core.env_server.http_server",
                     reason="openenv not installed (the server extra: pip install 'servicegym[server]')")
@@ -140,6 +142,35 @@ def test_the_codec_encodes_what_the_standard_library_would():
     frame = json.loads(protocol.error_frame("no", "INVALID_JSON", errors=[{"ctx": {"error": ValueError("x")}}]))
     assert frame == {"type": "error", "data": {"message": "no", "code": "INVALID_JSON",
                                                "errors": [{"ctx": {"error": "x"}}]}}
+
+
+def _typed(value: object) -> object:
+    """``value`` with each number tagged by its type (``1 == 1.0`` would hide a float read for an int)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_loads_reads_every_message_as_json_does_wide_integers_included(value):
+    """``protocol.loads`` (orjson) reads what ``json.loads`` reads, types included: an integer beyond
+    64 bits in a structured tool call's arguments reaches the env exact, as the same call sent as
+    text does, never as the float orjson reads it as."""
+    text = json.dumps({"type": "step", "data": {"type": "call_tool", "tool_name": "t", "arguments": {"v": value}}})
+    assert _typed(protocol.loads(text)) == _typed(json.loads(text))
+    assert _typed(protocol.loads(text.encode())) == _typed(json.loads(text))
+    wide = json.dumps({"id": 2 ** 64 + 1, "n": [-(2 ** 63) - 1, 10 ** 30]})
+    assert protocol.loads(wide) == {"id": 2 ** 64 + 1, "n": [-(2 ** 63) - 1, 10 ** 30]}
+    assert protocol.loads(str(2 ** 64 + 1)) == 2 ** 64 + 1
 
 
 def test_the_screen_refuses_what_is_not_run():

@@ -5,7 +5,8 @@ parses it (size, nesting depth, a JSON object), the error frames and the idle cl
 The codec is orjson (a core dependency: about 5x faster than the standard library on the
 protocol's messages), the standard library for what orjson refuses to write, with the same
 results: non-finite floats as ``null``, anything else that JSON has no form for as its ``str``,
-non-string keys as strings.
+non-string keys as strings; and json reads what orjson would read otherwise (an integer beyond
+64 bits, which orjson reads as a float: ``loads``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from typing import Any
 
 import orjson as _orjson
+
+from servicegym.world_state.text import wide_number
 
 __all__ = ["MAX_JSON_DEPTH", "dumps", "error_frame", "idle_close_reason", "jsonable", "loads", "nests_deeper",
            "screen", "too_deep_text"]
@@ -63,8 +66,11 @@ def dumps(obj: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """The value of JSON ``text``; ``ValueError`` when it is not JSON."""
-    return _orjson.loads(text)
+    """The value of JSON ``text``; ``ValueError`` when it is not JSON. An integer beyond 64 bits
+    (an id or amount in a tool call's arguments) is read exactly, as the step parser reads the same
+    call sent as text: orjson would read it as a float, so such text is read by json instead."""
+    value = _orjson.loads(text)
+    return json.loads(text) if wide_number([value]) else value
 
 
 def jsonable(value: Any) -> Any:
