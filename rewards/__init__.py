@@ -1,7 +1,10 @@
 """Scoring: rubric items checked by code, order matching for VitaBench tasks, the sliding-window
-LLM judge, metrics and reward wrappers."""
+LLM judge, metrics and reward wrappers.
 
-from servicegym.rewards import life_service, scoring_modes, vitabench  # noqa: F401  register the life-service and VitaBench checks
+The built-in checks (life-service, scoring modes, VitaBench: ``life_service``, ``scoring_modes``,
+``vitabench``) register themselves on the first read of ``CHECKS`` (``rubric._load_builtin``),
+not when this package is imported: the rubric reader they use takes about 0.3 s to import."""
+
 from servicegym.rewards.judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
 from servicegym.rewards.metrics import (
     avg_at_k,

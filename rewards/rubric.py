@@ -15,6 +15,8 @@ Scoring modes
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +53,68 @@ class EpisodeView:
 
 
 Check = Callable[[EpisodeView, dict[str, Any]], bool]
-CHECKS: dict[str, Check] = {}
+# the modules that register the built-in checks (life-service, scoring modes, VitaBench): imported
+# on the first read of the registry, not with the package, so ``import servicegym`` and an env
+# that never scores a natural-language rubric do not load the rubric reader (~0.3 s)
+_BUILTIN = ("servicegym.rewards.life_service", "servicegym.rewards.scoring_modes", "servicegym.rewards.vitabench")
+_builtin_loaded = False
+_loading = threading.local()  # set in the thread importing them (their registrations may read the registry)
+
+
+def _load_builtin() -> None:
+    """Import the modules that register the built-in checks, once. Another thread reading the
+    registry meanwhile waits on the same imports (Python's per-module import locks) and so sees
+    every check; the flag is set only after all of them are imported."""
+    global _builtin_loaded
+    if _builtin_loaded or getattr(_loading, "on", False):
+        return
+    _loading.on = True
+    try:
+        for name in _BUILTIN:
+            importlib.import_module(name)
+    finally:
+        _loading.on = False
+    _builtin_loaded = True
+
+
+class _Registry(dict):  # type: ignore[type-arg]
+    """``kind -> check``: a dict whose reads first register the built-in checks (``_BUILTIN``), so
+    every reader sees them whatever it imported."""
+
+    def __getitem__(self, kind: str) -> Check:
+        _load_builtin()
+        return dict.__getitem__(self, kind)
+
+    def get(self, kind: str, default: Any = None) -> Any:  # type: ignore[override]
+        _load_builtin()
+        return dict.get(self, kind, default)
+
+    def __contains__(self, kind: object) -> bool:
+        _load_builtin()
+        return dict.__contains__(self, kind)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _load_builtin()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        _load_builtin()
+        return dict.__len__(self)
+
+    def keys(self):  # type: ignore[no-untyped-def]
+        _load_builtin()
+        return dict.keys(self)
+
+    def values(self):  # type: ignore[no-untyped-def]
+        _load_builtin()
+        return dict.values(self)
+
+    def items(self):  # type: ignore[no-untyped-def]
+        _load_builtin()
+        return dict.items(self)
+
+
+CHECKS: dict[str, Check] = _Registry()
 # the kinds that count under scoring="strict" only (see "Scoring modes")
 STRICT_ONLY: set[str] = set()
 SCORING_MODES = ("rubric", "strict")
@@ -62,7 +125,7 @@ def check(kind: str, strict_only: bool = False) -> Callable[[Check], Check]:
     this kind decides success under ``scoring="strict"`` only)."""
 
     def wrap(fn: Check) -> Check:
-        if kind in CHECKS:
+        if dict.__contains__(CHECKS, kind):
             raise ValueError(f"rubric kind {kind!r} registered twice")
         CHECKS[kind] = fn
         if strict_only:
@@ -75,6 +138,7 @@ def check(kind: str, strict_only: bool = False) -> Callable[[Check], Check]:
 def counts_in(item: RubricItem, scoring: str) -> bool:
     """Whether ``item`` decides success under ``scoring`` (weight > 0, and not strict-only under
     ``"rubric"``)."""
+    _load_builtin()  # STRICT_ONLY is filled by their registrations
     return item.weight > 0 and (scoring == "strict" or item.kind not in STRICT_ONLY)
 
 

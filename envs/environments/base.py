@@ -30,7 +30,6 @@ from servicegym.envs.tasks.model import (
 )
 from servicegym.envs.tasks.sources import SPLITS, ListSource, TaskSource
 from servicegym.rewards.rubric import SCORING_MODES, EpisodeView, score_rubric
-from servicegym.rewards.scoring_modes import item_report
 from servicegym.simulators.llm import LLMConfig, LLMError
 from servicegym.simulators.scripted_user import STOP, ScriptedUser
 from servicegym.world_state.core import History, World
@@ -602,7 +601,10 @@ class ToolUseEnv(gym.Env[str, str]):
             info.update(judged)
         if self.task.nl_rubric:
             # per natural-language item: how it was checked (code, the judge, unchecked) and its verdict;
-            # once, at the episode's end (a shaping wrapper's per-step scoring does not pay for it)
+            # once, at the episode's end (a shaping wrapper's per-step scoring does not pay for it);
+            # imported here: only a natural-language rubric needs the reader it loads
+            from servicegym.rewards.scoring_modes import item_report
+
             self._rubric_details = item_report(self.task, score, view, self.judge == "llm", self.scoring)
             info["rubric_items"] = self._rubric_details["items"]
         reward = float(success)
