@@ -56,7 +56,7 @@ Check = Callable[[EpisodeView, dict[str, Any]], bool]
 # the modules that register the built-in checks (life-service, scoring modes, VitaBench): imported
 # on the first read of the registry, not with the package, so ``import servicegym`` and an env
 # that never scores a natural-language rubric do not load the rubric reader (~0.3 s)
-_BUILTIN = ("servicegym.rewards.life_service", "servicegym.rewards.scoring_modes", "servicegym.rewards.vitabench")
+BUILTIN_CHECK_MODULES = ("servicegym.rewards.life_service", "servicegym.rewards.scoring_modes", "servicegym.rewards.vitabench")
 _builtin_loaded = False
 _loading = threading.local()  # set in the thread importing them (their registrations may read the registry)
 
@@ -70,7 +70,7 @@ def _load_builtin() -> None:
         return
     _loading.on = True
     try:
-        for name in _BUILTIN:
+        for name in BUILTIN_CHECK_MODULES:
             importlib.import_module(name)
     finally:
         _loading.on = False
@@ -78,8 +78,8 @@ def _load_builtin() -> None:
 
 
 class _Registry(dict):  # type: ignore[type-arg]
-    """``kind -> check``: a dict whose reads first register the built-in checks (``_BUILTIN``), so
-    every reader sees them whatever it imported."""
+    """``kind -> check``: a dict whose reads first register the built-in checks
+    (``BUILTIN_CHECK_MODULES``), so every reader sees them whatever it imported."""
 
     def __getitem__(self, kind: str) -> Check:
         _load_builtin()

@@ -36,6 +36,7 @@ from servicegym.envs.running.episodes import (
     thread_per_episode,
 )
 from servicegym.envs.running.vector import resolve_env_id
+from servicegym.rewards.rubric import BUILTIN_CHECK_MODULES
 
 __all__ = ["ProcessWorkers"]
 
@@ -177,7 +178,8 @@ def _mp_context():
     """``forkserver`` where there is one (POSIX), else ``spawn``: never a fork of this process, which
     may have threads (tqdm's, the caller's). The fork server imports this module once, before its
     first worker, and every worker is forked from it with servicegym already imported: a worker
-    starts in milliseconds, not the second a fresh interpreter's imports take, and a later pool
+    starts in milliseconds, not the second a fresh interpreter's imports take (the rubric
+    checks' modules included), and a later pool
     (a later ``collect``) starts as fast. When the main module is not a file a child can re-import
     (``python - <<EOF``), only ``fork`` works."""
     methods = multiprocessing.get_all_start_methods()
@@ -186,7 +188,9 @@ def _mp_context():
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
+        # and the rubric checks' modules, which scoring loads on first use (``rewards.rubric``): a
+        # worker scores its first episode without importing the rubric reader
+        ctx.set_forkserver_preload([__name__, *BUILTIN_CHECK_MODULES])
         return ctx
     return multiprocessing.get_context("spawn")
 
