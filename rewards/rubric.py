@@ -125,14 +125,23 @@ def check(kind: str, strict_only: bool = False) -> Callable[[Check], Check]:
     this kind decides success under ``scoring="strict"`` only)."""
 
     def wrap(fn: Check) -> Check:
-        if dict.__contains__(CHECKS, kind):
-            raise ValueError(f"rubric kind {kind!r} registered twice")
+        if not getattr(fn, "__module__", "").startswith("servicegym."):
+            # a check of the user's own: the built-in ones first, so a kind of theirs it repeats is
+            # refused here, as it was when they were registered with the package
+            _load_builtin()
+        old = dict.get(CHECKS, kind)
+        if old is not None:
+            raise ValueError(f"rubric kind {kind!r} registered twice ({_where(old)} and {_where(fn)})")
         CHECKS[kind] = fn
         if strict_only:
             STRICT_ONLY.add(kind)
         return fn
 
     return wrap
+
+
+def _where(fn: Check) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def counts_in(item: RubricItem, scoring: str) -> bool:

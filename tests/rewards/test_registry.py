@@ -49,3 +49,28 @@ def test_a_strict_only_kind_is_known_before_any_check_is_read() -> None:
               "assert not counts_in(RubricItem(name='x', kind='no_unrequested_orders'), 'rubric')\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_users_check_repeating_a_built_in_kind_is_refused_when_registered() -> None:
+    """A check registered outside servicegym under a built-in kind's name is refused at once, naming
+    both, as when the built-in checks were registered with the package; a new kind is taken."""
+    script = textwrap.dedent("""
+        import sys
+        import servicegym
+        from servicegym.rewards import check, CHECKS
+        try:
+            @check("order_count")
+            def mine(view, params):
+                return True
+        except ValueError as err:
+            assert "registered twice" in str(err) and "mine" in str(err), err
+        else:
+            raise SystemExit("a built-in kind was taken over")
+        @check("my_own_kind")
+        def other(view, params):
+            return True
+        assert CHECKS["my_own_kind"] is other and CHECKS["order_count"] is not other
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:] + out.stdout[-500:]
