@@ -1,9 +1,10 @@
 """The cross-scenario task builder (``_Builder``): it picks the legs and the options for the
 difficulty (with its base ``TaskFeatures``), draws the trip, the evening visit and the
 late-night delivery with their decoys and the rest of the world (its places from its base
-``CrossPlaces``), the past orders, the facts the user states or holds back, the rubric, the golden
-route and the violation routes (``Route``; their prices and action strings come from its base
-``RouteActions``). ``cross.generate_cross_task`` runs it.
+``CrossPlaces``), the past orders, the facts the user states or holds back and the rubric (with its
+base ``TaskText``, in ``cross_parts`` with the section records), the golden route and the violation
+routes (``Route``; their prices and action strings come from its base ``RouteActions``).
+``cross.generate_cross_task`` runs it.
 """
 
 from __future__ import annotations
@@ -14,50 +15,42 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
-    FactSheet,
     IdPool,
     Retry,
     Rubric,
-    article,
     at_distance,
     draw_user,
-    fmt_amount,
     generated_task,
-    hhmm,
     offset,
     task_rng,
-    user_script,
 )
-from servicegym.envs.tasks.generators.content_cross import (
-    DELIVERY_WISH,
-    EVENING_VISITS,
-    HOTEL_NOTES,
-    HUB_NOUN,
-    OPENINGS,
-    SUPPER_CUISINES,
-    WRONG_WEEK,
-)
+from servicegym.envs.tasks.generators.content_cross import SUPPER_CUISINES
 from servicegym.envs.tasks.generators.content_delivery import CUISINES, DIETS
 from servicegym.envs.tasks.generators.content_instore import CATEGORIES
 from servicegym.envs.tasks.generators.content_travel import (
     CITIES,
     EVENTS,
     FLIGHT_CLASSES,
-    MODE_WISH,
     ROOM_TYPES,
     TRAIN_CLASSES,
 )
 from servicegym.envs.tasks.generators.cross_features import (
-    CHANGE_TOOLS,
-    CREATE_TOOLS,
     EVENING_CATEGORIES,
     HOTEL_NOTE_KEYS,
-    KEYWORDS,
     MAX_DIFFICULTY,
     SEAT_DATES,
     TaskFeatures,
     _evening_types,
     reasoning_points_for,
+)
+from servicegym.envs.tasks.generators.cross_parts import (
+    TaskText,
+    _Evening,
+    _Stay,
+    _Supper,
+    _Transport,
+    _When,
+    _Who,
 )
 from servicegym.envs.tasks.generators.cross_places import CrossPlaces
 from servicegym.envs.tasks.generators.cross_route import Route, RouteActions
@@ -72,26 +65,21 @@ from servicegym.envs.tasks.generators.travel import (
     DrawnTable,
     SlotIndex,
     TravelCatalogue,
-    TravelItems,
     city_pairs,
     draw_hotel,
     holiday_options,
     journey,
     process_violations,
-    state_hotel_wishes,
-    state_ticket_wishes,
-    state_travel_date,
     ticket_budget,
     weather,
 )
 from servicegym.envs.tasks.model import Task
-from servicegym.rewards.life_service import HOTEL_CHECK_IN
 from servicegym.world_state.core import TIME_FORMAT
 
 GENERATOR_VERSION = 1
 
 
-class _Builder(TaskFeatures, CrossPlaces, RouteActions):
+class _Builder(TaskFeatures, CrossPlaces, RouteActions, TaskText):
     def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
@@ -145,16 +133,83 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
 
     # ----- what to build ------------------------------------------------------------------------
     def build(self) -> Task:
-        rng = self.rng
+        """The task, section by section. What many sections read is kept on the builder: the options
+        (``opts``), the legs (``instore``, ``delivery``), ``intent``, ``mode``, ``city_b``, ``arrive``,
+        ``n0`` and ``cuisine``; the rest passes from section to section as records."""
         d = max(0, min(MAX_DIFFICULTY, self.difficulty))
-        legs, c = self._choose()
-        instore, delivery = "instore" in legs, "delivery" in legs
-        intent = "intent" in c
+        legs, self.opts = self._choose()
+        self.instore, self.delivery = "instore" in legs, "delivery" in legs
+        self.intent = "intent" in self.opts
 
         # -- who, from where to where, how
+        who = self._who()
+        # -- when: the arrival day (maybe a holiday), the stay, the evening visit, the delivery
+        when = self._when(d, who.dur)
+        # -- the flight or train, and its decoys
+        transport = self._transport(who, when)
+        # -- the venue, and the hotels in a row: venue - hotel - (shop) - far hotel
+        stay = self._venue_and_hotels()
+        # -- the evening visit
+        evening = self._evening_visit(when.qty, stay) if self.instore else _Evening()
+        # -- the late-night delivery
+        supper = self._late_delivery(stay) if self.delivery else _Supper()
+        # the user's usual late-night store back home, where their order history is
+        home_store, usual = self._home_store(who, supper)
+        # -- past orders: the usual delivery back home; the hotel booked by mistake and the ticket home
+        orders, mistaken, kept = self._past_orders(who, when.now, transport, stay, supper, home_store, usual)
+        # -- what the user says up front and what it holds back
+        facts, user = self._user(who, when, transport, stay, evening, supper, mistaken)
+
+        # -- rubric: content items first (the reasoning points), then the process items
+        items = Rubric()
+        self._content_items(items, who, when, transport, stay, evening, supper, mistaken, kept)
+        points = len(items) + int(self.intent)
+        if points != reasoning_points_for(d):
+            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
+        self._process_items(items, when.qty, evening, mistaken)
+
+        # -- the golden route and one violation per item
+        golden = self._golden(when, transport, stay, evening, supper)
+        self.ctx = dict(
+            user_id=who.user_id,
+            task_key=who.task_key,
+            facts=facts,
+            holiday=when.holiday,
+            city_a=who.city_a,
+            city_b=self.city_b,
+            venue=stay.venue,
+            max_m=stay.max_m,
+            shop_m=stay.shop_m,
+            tag=stay.tag,
+            mistaken=mistaken,
+            kept=kept,
+            kind=evening.kind,
+            instore=self.instore,
+            delivery=self.delivery,
+            intent=self.intent,
+            fee=evening.fee,
+            dish_type=supper.dish_type,
+        )
+        self._check_amounts(golden)
+        violations: dict[str, list[str]] = {}
+        if self.with_violations:
+            routes = self._violation_routes(golden, items, when, transport, stay, evening, supper, mistaken)
+            violations = {k: self._actions(r) for k, r in routes.items()}
+
+        world = self._world(who, when.now, stay.venue, orders, supper.hint, home_store)
+        task = generated_task(
+            "cross", self.split, self.seed, self.difficulty, points,
+            world, user, items, lambda: self._actions(golden), violations
+        )
+        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
+        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
+
+    # ----- the trip -----------------------------------------------------------------------------
+    def _who(self) -> _Who:
+        """The user, their home and the journey's length; the means of travel (``mode``) and the
+        destination (``city_b``) are kept on the builder."""
+        rng = self.rng
         self.mode = mode = rng.choice(["flight", "train"])
-        classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
-        other_mode = "train" if mode == "flight" else "flight"
         city_a, city_b, km = rng.choice(city_pairs(mode))
         self.city_b = city_b
         dur, base_fare = journey(mode, km)
@@ -162,9 +217,24 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
         task_key = f"G{self.seed % 10**6:06d}"
         home_coords = at_distance(rng, CITIES[city_a][0], CITIES[city_a][1], rng.uniform(1500, 7000))
         home = {"address": self._address(city_a), "longitude": home_coords[0], "latitude": home_coords[1]}
+        return _Who(
+            name=name,
+            style=style,
+            user_id=user_id,
+            task_key=task_key,
+            city_a=city_a,
+            home_coords=home_coords,
+            home=home,
+            km=km,
+            dur=dur,
+            base_fare=base_fare,
+        )
 
-        # -- when: the arrival day (maybe a holiday), the stay, the evening visit, the delivery
-        holiday = None
+    def _when(self, d: int, dur: int) -> _When:
+        """The arrival day (maybe a holiday) and the nights, kept on the builder (``arrive``, ``n0``);
+        the party, the times of the evening visit and of the journey, and the delivery window."""
+        rng = self.rng
+        holiday: tuple[str, int, bool] | None = None
         if d >= 2 and rng.random() < 0.4:
             hname, year, first, multi = rng.choice(holiday_options())
             self.arrive = datetime(first.year, first.month, first.day)
@@ -174,18 +244,28 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
             now = datetime(2025, 1, 6) + timedelta(days=rng.randrange(560))
             self.arrive = now.replace(hour=0, minute=0) + timedelta(days=rng.randint(4, 30))
         now = now.replace(hour=rng.randint(8, 20), minute=rng.randrange(0, 60, 5), second=0)
-        self.n0 = n0 = rng.choice([1, 2, 2, 3])
-        qty = rng.randint(2, 3) if "travellers" in c else 1
+        self.n0 = rng.choice([1, 2, 2, 3])
+        qty = rng.randint(2, 3) if "travellers" in self.opts else 1
         visit0 = rng.randrange(18 * 60, 19 * 60 + 31, 30)
-        visit = visit0 + 60 if intent else visit0
+        visit = visit0 + 60 if self.intent else visit0
         margin = rng.choice([45, 60, 90])
         t_arr = visit0 - margin - rng.randrange(15, 61, 5)
         t0 = t_arr - dur
         if t0 < 6 * 60 + 30:
             raise Retry("the journey is too long for the evening")
         window = rng.randrange(21 * 60, 21 * 60 + 46, 15)  # the delivery arrives within 30 minutes of this
+        return _When(
+            holiday=holiday, now=now, qty=qty, visit0=visit0, visit=visit, margin=margin, t0=t0, window=window
+        )
 
-        # -- the flight or train, and its decoys
+    def _transport(self, who: _Who, when: _When) -> _Transport:
+        """The flight or train there, the services that break one wish each, two more services (one of
+        the other means of travel) and the way home."""
+        rng, c, mode, n0 = self.rng, self.opts, self.mode, self.n0
+        city_a, city_b, dur, base_fare = who.city_a, self.city_b, who.dur, who.base_fare
+        t0, qty, visit, margin = when.t0, when.qty, when.visit, when.margin
+        classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
+        other_mode = "train" if mode == "flight" else "flight"
         seat_type = rng.choice([x for x, _ in classes[1:]]) if "seat_class" in c else classes[0][0]
         cheap_class = classes[0][0]
         fares = self._fares(mode, base_fare, SEAT_DATES)
@@ -209,7 +289,7 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
         self._service(
             mode, city_a, city_b, rng.randrange(6 * 60, 12 * 60, 5), dur, self._fares(mode, base_fare, SEAT_DATES)
         )
-        o_dur, o_fare = journey(other_mode, km)
+        o_dur, o_fare = journey(other_mode, who.km)
         self._service(
             other_mode,
             city_a,
@@ -222,8 +302,20 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
         back = self._service(
             mode, city_b, city_a, rng.randrange(13 * 60, 18 * 60, 5), dur, self._fares(mode, base_fare, (n0,))
         )
+        return _Transport(
+            seat_type=seat_type,
+            cheap_class=cheap_class,
+            target=target,
+            decoys=decoys,
+            after=after,
+            budget=budget,
+            back=back,
+        )
 
-        # -- the venue, and the hotels in a row: venue - hotel - (shop) - far hotel
+    def _venue_and_hotels(self) -> _Stay:
+        """The venue, the wanted hotel on a row from it, the hotels that break one wish each (the far
+        one on the same row) and one more hotel farther off."""
+        rng, c, city_b = self.rng, self.opts, self.city_b
         event, event_noun, venue_stem = rng.choice(EVENTS)
         v_lon, v_lat = at_distance(rng, CITIES[city_b][0], CITIES[city_b][1], rng.uniform(1000, 5000))
         venue = {"address": f"{city_b} {venue_stem}, {self._address(city_b)}", "longitude": v_lon, "latitude": v_lat}
@@ -260,111 +352,177 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
             sorted(rng.sample(HOTEL_TAG_NAMES, rng.randint(0, 2))),
             self._room_prices(s2, [ROOM_TYPES[0], rng.choice(ROOM_TYPES[1:])]),
         )
+        return _Stay(
+            event=event,
+            event_noun=event_noun,
+            venue=venue,
+            v_lon=v_lon,
+            v_lat=v_lat,
+            max_m=max_m,
+            shop_m=shop_m,
+            u=u,
+            bearing=bearing,
+            along=along,
+            h_pos=h_pos,
+            mid=mid,
+            min_score=min_score,
+            tag=tag,
+            prices=prices,
+            hotel=hotel,
+            hotels=hotels,
+            filler_hotel=filler_hotel,
+        )
 
-        # -- the evening visit
-        shop = package = other_package = None
+    # ----- the evening visit and the late-night delivery ----------------------------------------
+    def _evening_visit(self, qty: int, stay: _Stay) -> _Evening:
+        """The evening shop between the hotels and its packages, the look-alike shops and package that
+        break one wish each, and a shop of the same kind of visit selling something else."""
+        rng, c = self.rng, self.opts
         shops: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
         variants: dict[str, dict[str, Any]] = {}
-        same_kind = None
-        category = kind = None
-        item_phrase = ""
-        fee = 0.0
-        instore_budget = shop_min = None
-        if instore:
-            category = rng.choice(EVENING_CATEGORIES)
-            cat = CATEGORIES[category]
-            kind = cat.kind
-            t_type, o_type = rng.sample(_evening_types(category), 2)
-            item_phrase = t_type[0]
-            shop_min = rng.choice([4.5, 4.6, 4.7]) if "shop_rating" in c else None
-            s_score = rng.uniform(shop_min, 5.0) if shop_min else rng.uniform(4.0, 4.9)
-            fee = float(rng.choice([0, 20, 30])) if kind == "book" else 0.0
-            shop = self._shop(category, at_distance(rng, *mid, rng.uniform(0, 120)), s_score, sorted(cat.tags[:2]), fee)
-            markup = float(rng.choice([0, 2, 4]))
-            package = self._package(shop, f"{t_type[1]} for {qty}", (t_type[2] + markup) * qty, list(t_type[3]))
-            self._package(shop, f"{t_type[1]} for {qty + 1}", (t_type[2] + markup) * (qty + 1), list(t_type[3]))
-            other_package = self._package(
-                shop, f"{o_type[1]} for {qty}", min((o_type[2] + markup) * qty, package["price"]), list(o_type[3])
+        instore_budget = None
+        category = rng.choice(EVENING_CATEGORIES)
+        cat = CATEGORIES[category]
+        kind = cat.kind
+        t_type, o_type = rng.sample(_evening_types(category), 2)
+        item_phrase = t_type[0]
+        shop_min = rng.choice([4.5, 4.6, 4.7]) if "shop_rating" in c else None
+        s_score = rng.uniform(shop_min, 5.0) if shop_min else rng.uniform(4.0, 4.9)
+        fee = float(rng.choice([0, 20, 30])) if kind == "book" else 0.0
+        shop = self._shop(
+            category, at_distance(rng, *stay.mid, rng.uniform(0, 120)), s_score, sorted(cat.tags[:2]), fee
+        )
+        markup = float(rng.choice([0, 2, 4]))
+        package = self._package(shop, f"{t_type[1]} for {qty}", (t_type[2] + markup) * qty, list(t_type[3]))
+        self._package(shop, f"{t_type[1]} for {qty + 1}", (t_type[2] + markup) * (qty + 1), list(t_type[3]))
+        other_package = self._package(
+            shop, f"{o_type[1]} for {qty}", min((o_type[2] + markup) * qty, package["price"]), list(o_type[3])
+        )
+        if "instore_budget" in c:
+            instore_budget = float(math.ceil(package["price"] * rng.uniform(1.1, 1.3)))
+            variants["instore_budget"] = self._package(
+                shop, f"Deluxe {package['name']}", math.ceil(instore_budget) + rng.randint(10, 40), package["tags"]
             )
-            if "instore_budget" in c:
-                instore_budget = float(math.ceil(package["price"] * rng.uniform(1.1, 1.3)))
-                variants["instore_budget"] = self._package(
-                    shop, f"Deluxe {package['name']}", math.ceil(instore_budget) + rng.randint(10, 40), package["tags"]
-                )
-            # the same chain by the venue, beyond it seen from the hotel: near the venue, far from the hotel
-            a = max_m - u
-            shops["shop_near_hotel"] = self._clone_shop(
-                shop, along(max(120.0, shop_m + rng.uniform(250, 450) - a), bearing + math.pi)
+        # the same chain by the venue, beyond it seen from the hotel: near the venue, far from the hotel
+        a = stay.max_m - stay.u
+        shops["shop_near_hotel"] = self._clone_shop(
+            shop, stay.along(max(120.0, stay.shop_m + rng.uniform(250, 450) - a), stay.bearing + math.pi)
+        )
+        if shop_min is not None:
+            s_lon, s_lat = shop["location"]["longitude"], shop["location"]["latitude"]
+            shops["shop_rating"] = self._clone_shop(
+                shop,
+                at_distance(rng, s_lon, s_lat, rng.uniform(80, 200)),
+                score=shop_min - rng.choice([0.2, 0.3, 0.5]),
             )
-            if shop_min is not None:
-                s_lon, s_lat = shop["location"]["longitude"], shop["location"]["latitude"]
-                shops["shop_rating"] = self._clone_shop(
-                    shop,
-                    at_distance(rng, s_lon, s_lat, rng.uniform(80, 200)),
-                    score=shop_min - rng.choice([0.2, 0.3, 0.5]),
-                )
-            # another shop of the same kind of visit by the hotel, selling something else
-            others = [k for k in EVENING_CATEGORIES if k != category and CATEGORIES[k].kind == kind]
-            sk = rng.choice(others)
-            same_kind = self._shop(
-                sk,
-                at_distance(rng, shop["location"]["longitude"], shop["location"]["latitude"], rng.uniform(80, 200)),
-                rng.uniform(3.9, 4.8),
-                sorted(CATEGORIES[sk].tags[:2]),
-                float(rng.choice([0, 20])),
-            )
-            st = rng.choice(_evening_types(sk))
-            self._package(same_kind, f"{st[1]} for 2", st[2] * 2, list(st[3]))
+        # another shop of the same kind of visit by the hotel, selling something else
+        others = [k for k in EVENING_CATEGORIES if k != category and CATEGORIES[k].kind == kind]
+        sk = rng.choice(others)
+        same_kind = self._shop(
+            sk,
+            at_distance(rng, shop["location"]["longitude"], shop["location"]["latitude"], rng.uniform(80, 200)),
+            rng.uniform(3.9, 4.8),
+            sorted(CATEGORIES[sk].tags[:2]),
+            float(rng.choice([0, 20])),
+        )
+        st = rng.choice(_evening_types(sk))
+        self._package(same_kind, f"{st[1]} for 2", st[2] * 2, list(st[3]))
+        return _Evening(
+            shop=shop,
+            package=package,
+            other_package=other_package,
+            shops=shops,
+            variants=variants,
+            same_kind=same_kind,
+            category=category,
+            kind=kind,
+            item_phrase=item_phrase,
+            fee=fee,
+            instore_budget=instore_budget,
+            shop_min=shop_min,
+        )
 
-        # -- the late-night delivery
-        store = dish = other_dish = None
+    def _late_delivery(self, stay: _Stay) -> _Supper:
+        """The food store between the hotels (its cuisine kept on the builder), the dish and another, the
+        diet, and the look-alikes that break one wish each."""
+        rng, c, city_b = self.rng, self.opts, self.city_b
         stores: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
+        variants: dict[str, dict[str, Any]] = {}
         diet_key = forbidden = None
         store_max = None
-        note_key = None
-        dish_type = ""
-        if delivery:
-            self.cuisine = rng.choice(SUPPER_CUISINES)
-            dishes = CUISINES[self.cuisine][1]
-            dish_type = rng.choice(sorted(dishes))
-            base = rng.choice(dishes[dish_type])
-            if "diet" in c:
-                options = [k for k, v in sorted(DIETS.items()) if v[0] not in base[2]]
-                if not options:
-                    raise Retry("no diet spares the dish")
-                diet_key = rng.choice(options)
-                forbidden = DIETS[diet_key][0]
-            store = self._store(
-                self.cuisine, city_b, at_distance(rng, *mid, rng.uniform(100, 500)), rng.uniform(4.2, 4.9), []
+        self.cuisine = rng.choice(SUPPER_CUISINES)
+        dishes = CUISINES[self.cuisine][1]
+        dish_type = rng.choice(sorted(dishes))
+        base = rng.choice(dishes[dish_type])
+        if "diet" in c:
+            options = [k for k, v in sorted(DIETS.items()) if v[0] not in base[2]]
+            if not options:
+                raise Retry("no diet spares the dish")
+            diet_key = rng.choice(options)
+            forbidden = DIETS[diet_key][0]
+        store = self._store(
+            self.cuisine, city_b, at_distance(rng, *stay.mid, rng.uniform(100, 500)), rng.uniform(4.2, 4.9), []
+        )
+        dish = self._dish(store, base[0], base[1] + rng.choice([0, 2, 4]), list(base[2]))
+        o_type = rng.choice([t for t in sorted(dishes) if t != dish_type] or [dish_type])
+        o_name, o_price, o_tags = next(x for x in dishes[o_type] if x[0] != dish["name"])
+        other_dish = self._dish(store, o_name, min(o_price, dish["price"]), [t for t in o_tags if t != forbidden])
+        if forbidden:
+            variants["diet"] = self._dish(
+                store,
+                DIET_VARIANT[forbidden].format(dish["name"]),
+                dish["price"],
+                sorted(set(dish["tags"]) | {forbidden}),
             )
-            dish = self._dish(store, base[0], base[1] + rng.choice([0, 2, 4]), list(base[2]))
-            o_type = rng.choice([t for t in sorted(dishes) if t != dish_type] or [dish_type])
-            o_name, o_price, o_tags = next(x for x in dishes[o_type] if x[0] != dish["name"])
-            other_dish = self._dish(store, o_name, min(o_price, dish["price"]), [t for t in o_tags if t != forbidden])
-            if forbidden:
-                variants["diet"] = self._dish(
-                    store,
-                    DIET_VARIANT[forbidden].format(dish["name"]),
-                    dish["price"],
-                    sorted(set(dish["tags"]) | {forbidden}),
-                )
-            if "store_distance" in c:
-                store_max = float(rng.choice([1500, 2000]))
-                stores["store_distance"] = self._clone_store(
-                    store, city_b, at_distance(rng, *h_pos, store_max + rng.uniform(600, 1200))
-                )
-            note_key = rng.choice(HOTEL_NOTE_KEYS) if "delivery_note" in c else None
-        # the user's usual late-night store back home, where their order history is
-        cz = self.cuisine if delivery else rng.choice(SUPPER_CUISINES)
+        if "store_distance" in c:
+            store_max = float(rng.choice([1500, 2000]))
+            stores["store_distance"] = self._clone_store(
+                store, city_b, at_distance(rng, *stay.h_pos, store_max + rng.uniform(600, 1200))
+            )
+        note_key = rng.choice(HOTEL_NOTE_KEYS) if "delivery_note" in c else None
+        return _Supper(
+            store=store,
+            dish=dish,
+            other_dish=other_dish,
+            stores=stores,
+            variants=variants,
+            diet_key=diet_key,
+            forbidden=forbidden,
+            store_max=store_max,
+            note_key=note_key,
+            dish_type=dish_type,
+        )
+
+    # ----- the user's past ----------------------------------------------------------------------
+    def _home_store(self, who: _Who, supper: _Supper) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The user's usual late-night store back home and their usual dish there."""
+        rng, dish, forbidden = self.rng, supper.dish, supper.forbidden
+        cz = self.cuisine if self.delivery else rng.choice(SUPPER_CUISINES)
         home_store = self._store(
-            cz, city_a, at_distance(rng, *home_coords, rng.uniform(300, 1500)), rng.uniform(4.0, 4.8), []
+            cz, who.city_a, at_distance(rng, *who.home_coords, rng.uniform(300, 1500)), rng.uniform(4.0, 4.8), []
         )
         u_name, u_price, u_tags = rng.choice(
             [x for v in CUISINES[cz][1].values() for x in v if not dish or x[0] != dish["name"]]
         )
         usual = self._dish(home_store, u_name, u_price, [t for t in u_tags if t != forbidden])
+        return home_store, usual
 
-        # -- past orders: the usual delivery back home; the hotel booked by mistake and the ticket home
+    def _past_orders(
+        self,
+        who: _Who,
+        now: datetime,
+        transport: _Transport,
+        stay: _Stay,
+        supper: _Supper,
+        home_store: dict[str, Any],
+        usual: dict[str, Any],
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, Any] | None]:
+        """The past orders, and (with ``cancel_old``) the hotel booked for the wrong week and the ticket
+        home to keep."""
+        rng, c, mode, n0 = self.rng, self.opts, self.mode, self.n0
+        task_key, user_id, home = who.task_key, who.user_id, who.home
+        prices, filler_hotel = stay.prices, stay.filler_hotel
+        back, cheap_class = transport.back, transport.cheap_class
         orders: list[dict[str, Any]] = []
 
         def order(
@@ -393,7 +551,7 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
             orders.append(o)
             return o
 
-        hint = DIETS[diet_key][2] if diet_key else ""
+        hint = supper.hint
         past = now - timedelta(days=rng.randint(5, 40))
         order(
             1,
@@ -460,307 +618,129 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
                 ],
                 now - timedelta(days=rng.randint(1, 3)),
             )
+        return orders, mistaken, kept
 
-        # -- what the user says up front and what it holds back
-        sheet = FactSheet(rng)
-        fact = sheet.add
-        state_travel_date(fact, holiday, self.arrive, KEYWORDS["travel_date"])
-        if "travellers" in c:
-            fact("party_size", f"There will be {qty} of us, so we need {qty} of everything except the room.")
-        state_ticket_wishes(fact, KEYWORDS, mode, after, seat_type if "seat_class" in c else None, budget)
-        fact("stay", f"I'll stay {n0} night{'s' if n0 > 1 else ''}.", KEYWORDS["stay"])
-        fact("distance", f"The hotel should be within {fmt_amount(max_m)} metres of the venue.", KEYWORDS["distance"])
-        state_hotel_wishes(fact, KEYWORDS, min_score, tag)
-        hub = HUB_NOUN[mode]
-        if instore:
-            place = EVENING_VISITS[category][1]
-            fact(
-                "visit_time",
-                f"Make it {hhmm(visit0)} on the evening I arrive; I need {margin} minutes to get there "
-                f"from the {hub}.",
-                KEYWORDS["visit_time"],
-            )
-            fact(
-                "shop_distance",
-                f"The {place} should be within {fmt_amount(shop_m)} metres of my hotel.",
-                KEYWORDS["shop_distance"],
-            )
-            if shop_min is not None:
-                fact("shop_rating", f"The {place} should be rated {shop_min:g} or higher.", KEYWORDS["shop_rating"])
-            if instore_budget is not None:
-                fact(
-                    "instore_budget",
-                    f"The package shouldn't cost more than {fmt_amount(instore_budget)} yuan.",
-                    KEYWORDS["instore_budget"],
-                )
-        if delivery:
-            fact(
-                "delivery_time",
-                f"The food should arrive between {hhmm(window)} and {hhmm(window + 30)} that night.",
-                KEYWORDS["delivery_time"],
-            )
-            if diet_key:
-                fact("diet", DIETS[diet_key][1], hide=True)
-            if store_max is not None:
-                fact(
-                    "store_distance",
-                    f"The food store should be within {fmt_amount(store_max)} metres of the hotel, so it arrives hot.",
-                    KEYWORDS["store_distance"],
-                )
-            if note_key:
-                fact("delivery_note", HOTEL_NOTES[note_key][0], KEYWORDS["delivery_note"])
-        facts, stated = sheet.hidden, sheet.stated
-
-        opening = rng.choice(OPENINGS[style]).format(city=city_b, event=event)
-        opening += f" {MODE_WISH[mode]} The {event_noun} is at the {venue['address']}."
-        if instore:
-            visit_text = EVENING_VISITS[category][0].format(item=item_phrase)
-            opening += f" On the evening I arrive I'd like {article(visit_text)} {visit_text} close to my hotel."
-        if delivery:
-            opening += " " + DELIVERY_WISH.format(dish=dish_type)
-        if mistaken is not None:
-            opening += " " + WRONG_WEEK.format(city=city_b, mode=mode)
-        if stated:
-            opening += " " + " ".join(stated)
-        change_msg = None
-        if intent:
-            noun = "booking" if kind == "book" else "reservation"
-            change_msg = (
-                f"Oh, one change: my evening plans shifted, could you move the {noun} one hour later, "
-                f"to {hhmm(visit)}?"
-            )
-        user = user_script(rng, name, style, ("home city", city_a), opening, facts, change_msg, "first_done")
-
-        # -- rubric: content items first (the reasoning points), then the process items
-        items = Rubric()
-        item = items.add
-
-        table = "books" if kind == "book" else "reservations"
-        trip_items = TravelItems(items, mode)
-        trip_items.outbound(city_a, city_b, self.day(0))
-        item("check_in", "check_in_matches_arrival", "hotel check-in on the arrival day", order_type=mode)
-        item("nights", "nights", f"{n0} night(s) at the hotel", count=n0)
-        trip_items.hotel_distance(max_m, v_lon, v_lat)
-        trip_items.seat_class(seat_type if "seat_class" in c else None)
-        trip_items.travellers(qty if "travellers" in c else None)
-        trip_items.depart_after(after)
-        trip_items.ticket_budget(budget)
-        trip_items.hotel_wishes(min_score, tag)
-        if instore:
-            noun = "booking" if kind == "book" else "reservation"
-            same = [package] + ([variants["instore_budget"]] if "instore_budget" in variants else [])
-            ids = [p["product_id"] for p in same] + [m[p["product_id"]] for _, m in shops.values() for p in same]
-            item("product", "dish", f"the package is {package['name']}", order_type="instore", product_ids=ids)
-            item(
-                "visit_time",
-                "appointment_on_arrival_day",
-                f"the {noun} is at {hhmm(visit)} on the arrival day",
-                order_type=mode,
-                table=table,
-                time=hhmm(visit),
-            )
-            item(
-                "shop_near_hotel",
-                "shop_near_hotel",
-                f"the shop is within {fmt_amount(shop_m)} m of the hotel",
-                table=table,
-                max_m=shop_m,
-            )
-            item(
-                "after_arrival",
-                "booking_after_arrival",
-                f"the {noun} is at least {margin} min after the arrival",
-                order_type=mode,
-                table=table,
-                margin_min=margin,
-            )
-            if "travellers" in c:
-                item("party", "appointment_party", f"the {noun} is for {qty}", table=table, count=qty)
-            if shop_min is not None:
-                item(
-                    "shop_rating", "shop_rating", f"shop rated >= {shop_min}", order_type="instore", min_score=shop_min
-                )
-            if instore_budget is not None:
-                item(
-                    "instore_budget",
-                    "budget",
-                    f"package at most {fmt_amount(instore_budget)}",
-                    order_type="instore",
-                    max_total=instore_budget,
-                )
-        if delivery:
-            same = [dish] + ([variants["diet"]] if "diet" in variants else [])
-            ids = [p["product_id"] for p in same] + [m[p["product_id"]] for _, m in stores.values() for p in same]
-            item("dish", "dish", f"the delivery contains {dish_type}", product_ids=ids)
-            item("delivery_to_hotel", "delivery_to_hotel", "the food goes to the booked hotel")
-            item(
-                "delivery_time",
-                "delivery_after_check_in",
-                f"delivered on the check-in night between {hhmm(window)} and {hhmm(window + 30)}",
-                check_in=HOTEL_CHECK_IN,
-                after=hhmm(window),
-                by=hhmm(window + 30),
-            )
-            if "travellers" in c:
-                item("portions", "quantity", f"{qty} portions", count=qty)
-            if store_max is not None:
-                item(
-                    "store_distance",
-                    "store_distance",
-                    f"store within {fmt_amount(store_max)} m of the hotel",
-                    max_m=store_max,
-                )
-            if forbidden:
-                item("diet", "diet", f"nothing tagged {forbidden}", forbidden_tags=[forbidden])
-            if note_key:
-                item("delivery_note", "note_mentions", f"note: {note_key}", keywords=list(HOTEL_NOTES[note_key][2]))
-        if mistaken is not None:
-            item(
-                "cancel_mistaken",
-                "order_status",
-                "the hotel booked for the wrong week is cancelled",
-                order_id=mistaken["order_id"],
-                status="cancelled",
-            )
-            item("keep_other_order", "untouched", "the ticket home is kept", order_ids=[kept["order_id"]])
-        points = len(items) + int(intent)
-        if points != reasoning_points_for(d):
-            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
-        item("transport_count", "order_count", f"exactly one {mode} order", order_type=mode, count=1)
-        item("hotel_count", "order_count", "exactly one hotel order", order_type="hotel", count=1)
-        item("transport_paid", "paid", f"the {mode} order is paid", order_type=mode)
-        item("hotel_paid", "paid", "the hotel order is paid", order_type="hotel")
-        types_booked = [mode, "hotel"]
-        if instore:
-            item("instore_count", "order_count", "exactly one package order", order_type="instore", count=1)
-            item("instore_paid", "paid", "the package is paid", order_type="instore")
-            item("visit_count", "appointment_count", f"exactly one {noun}", table=table, count=1)
-            item("same_shop", "appointment_at_order_shop", f"the {noun} is at the package's shop", table=table)
-            if "travellers" not in c:
-                item("party", "appointment_party", f"the {noun} is for {qty}", table=table, count=qty)
-            if fee > 0:
-                item("booking_paid", "appointment_paid", "the booking fee is paid", table=table)
-            types_booked.append("instore")
-        if delivery:
-            item("delivery_count", "order_count", "exactly one delivery order", order_type="delivery", count=1)
-            item("delivery_paid", "paid", "the delivery is paid", order_type="delivery")
-            types_booked.append("delivery")
-        item(
-            "confirmed", "confirmed_before_booking", "the user confirmed before anything was booked", tools=CREATE_TOOLS
-        )
-        item("informed_totals", "informed_totals", "the user was told each order's total", order_types=types_booked)
-        if mistaken is not None:
-            item("informed_changes", "informed_changes", "the user was told the refund", tools=CHANGE_TOOLS)
-
-        # -- the golden route and one violation per item
-        golden = Route(
-            transport_id=target[f"{mode}_id"],
-            seat_type=seat_type,
+    # ----- the golden route and the violations (what the user says, the rubric: ``TaskText``) ---
+    def _golden(self, when: _When, transport: _Transport, stay: _Stay, evening: _Evening, supper: _Supper) -> Route:
+        """The golden route: the wanted service, hotel, package, visit and dish."""
+        shop, package, store, dish, qty = evening.shop, evening.package, supper.store, supper.dish, when.qty
+        return Route(
+            transport_id=transport.target[f"{self.mode}_id"],
+            seat_type=transport.seat_type,
             qty=qty,
-            hotel_id=hotel["hotel_id"],
-            stay=(0, n0),
+            hotel_id=stay.hotel["hotel_id"],
+            stay=(0, self.n0),
             shop_id=shop["shop_id"] if shop else "",
             product_id=package["product_id"] if package else "",
             visit_shop=shop["shop_id"] if shop else "",
-            visit_min=visit0,
-            final_min=visit if intent else None,
+            visit_min=when.visit0,
+            final_min=when.visit if self.intent else None,
             party=qty,
             store_id=store["store_id"] if store else "",
             dish_id=dish["product_id"] if dish else "",
             portions=qty,
-            delivery_min=window + 10,
-            note=note_key or "",
+            delivery_min=when.window + 10,
+            note=supper.note_key or "",
         )
 
-        def violation_routes() -> dict[str, Route]:
-            """One route per rubric item that breaks only that item (made only when asked for)."""
-            v: dict[str, Route] = {
-                "outbound": replace(golden, day=1, stay=(1, n0 + 1), visit_day=1, delivery_day=1),
-                "check_in": replace(golden, stay=(-1, n0 - 1), delivery_day=-1),
-                "nights": replace(golden, stay=(0, n0 - 1 if n0 >= 2 else n0 + 1)),
-                **process_violations(golden),
-            }
-            for key, h in hotels.items():
-                v[key] = replace(golden, hotel_id=h["hotel_id"])
-            for key, svc in decoys.items():
-                if key != "after_arrival" or instore:  # without the visit, the late service is only one more option
-                    v[key] = replace(golden, transport_id=svc[f"{mode}_id"])
-            if "seat_class" in c:
-                v["seat_class"] = replace(golden, seat_type=cheap_class)
+    def _violation_routes(
+        self,
+        golden: Route,
+        items: Rubric,
+        when: _When,
+        transport: _Transport,
+        stay: _Stay,
+        evening: _Evening,
+        supper: _Supper,
+        mistaken: dict[str, Any] | None,
+    ) -> dict[str, Route]:
+        """One route per rubric item that breaks only that item (made only when asked for)."""
+        c, mode, n0, instore, intent = self.opts, self.mode, self.n0, self.instore, self.intent
+        qty, visit0, window = when.qty, when.visit0, when.window
+        hotels, package, shops, variants = stay.hotels, evening.package, evening.shops, evening.variants
+        v: dict[str, Route] = {
+            "outbound": replace(golden, day=1, stay=(1, n0 + 1), visit_day=1, delivery_day=1),
+            "check_in": replace(golden, stay=(-1, n0 - 1), delivery_day=-1),
+            "nights": replace(golden, stay=(0, n0 - 1 if n0 >= 2 else n0 + 1)),
+            **process_violations(golden),
+        }
+        for key, h in hotels.items():
+            v[key] = replace(golden, hotel_id=h["hotel_id"])
+        for key, svc in transport.decoys.items():
+            if key != "after_arrival" or instore:  # without the visit, the late service is only one more option
+                v[key] = replace(golden, transport_id=svc[f"{mode}_id"])
+        if "seat_class" in c:
+            v["seat_class"] = replace(golden, seat_type=transport.cheap_class)
+        if "travellers" in c:
+            v["travellers"] = replace(golden, qty=qty - 1)
+        if instore:
+            v["product"] = replace(golden, product_id=evening.other_package["product_id"])
+            v["visit_time"] = replace(golden, final_min=None) if intent else replace(golden, visit_min=visit0 + 30)
+            for key, (s, m) in shops.items():
+                v[key] = replace(
+                    golden, shop_id=s["shop_id"], visit_shop=s["shop_id"], product_id=m[package["product_id"]]
+                )
+            v["party"] = replace(golden, party=qty + 1)
+            if evening.instore_budget is not None:
+                v["instore_budget"] = replace(golden, product_id=variants["instore_budget"]["product_id"])
+            v["instore_count"] = replace(golden, extra=frozenset({"instore"}))
+            v["instore_paid"] = replace(golden, pay_instore=False)
+            v["visit_count"] = replace(golden, extra=frozenset({"visit"}))
+            v["same_shop"] = replace(golden, visit_shop=evening.same_kind["shop_id"])
+            if evening.fee > 0:
+                v["booking_paid"] = replace(golden, pay_book=False)
+        if self.delivery:
+            dish, forbidden = supper.dish, supper.forbidden
+            v["dish"] = replace(golden, dish_id=supper.other_dish["product_id"])
+            v["delivery_to_hotel"] = replace(golden, delivery_to=hotels["hotel_distance"]["hotel_id"])
+            v["delivery_time"] = replace(golden, delivery_min=window + 60)
             if "travellers" in c:
-                v["travellers"] = replace(golden, qty=qty - 1)
-            if instore:
-                v["product"] = replace(golden, product_id=other_package["product_id"])
-                v["visit_time"] = replace(golden, final_min=None) if intent else replace(golden, visit_min=visit0 + 30)
-                for key, (s, m) in shops.items():
-                    v[key] = replace(
-                        golden, shop_id=s["shop_id"], visit_shop=s["shop_id"], product_id=m[package["product_id"]]
-                    )
-                v["party"] = replace(golden, party=qty + 1)
-                if instore_budget is not None:
-                    v["instore_budget"] = replace(golden, product_id=variants["instore_budget"]["product_id"])
-                v["instore_count"] = replace(golden, extra=frozenset({"instore"}))
-                v["instore_paid"] = replace(golden, pay_instore=False)
-                v["visit_count"] = replace(golden, extra=frozenset({"visit"}))
-                v["same_shop"] = replace(golden, visit_shop=same_kind["shop_id"])
-                if fee > 0:
-                    v["booking_paid"] = replace(golden, pay_book=False)
-            if delivery:
-                v["dish"] = replace(golden, dish_id=other_dish["product_id"])
-                v["delivery_to_hotel"] = replace(golden, delivery_to=hotels["hotel_distance"]["hotel_id"])
-                v["delivery_time"] = replace(golden, delivery_min=window + 60)
-                if "travellers" in c:
-                    v["portions"] = replace(golden, portions=qty - 1)
-                for key, (s, m) in stores.items():
-                    v[key] = replace(golden, store_id=s["store_id"], dish_id=m[dish["product_id"]])
-                if forbidden:
-                    v["diet"] = replace(golden, dish_id=variants["diet"]["product_id"])
-                if note_key:
-                    v["delivery_note"] = replace(golden, note="")
-                v["delivery_count"] = replace(golden, extra=frozenset({"delivery"}))
-                v["delivery_paid"] = replace(golden, pay_delivery=False)
-            if mistaken is not None:
-                v["cancel_mistaken"] = replace(golden, cancel_old=False)
-                v["keep_other_order"] = replace(golden, cancel_kept=True)
-                v["informed_changes"] = replace(golden, tell_changes=False)
-            missing = {i.name for i in items} ^ set(v)
-            if missing:
-                raise RuntimeError(f"rubric items and violation trajectories differ: {sorted(missing)}")
-            return v
+                v["portions"] = replace(golden, portions=qty - 1)
+            for key, (s, m) in supper.stores.items():
+                v[key] = replace(golden, store_id=s["store_id"], dish_id=m[dish["product_id"]])
+            if forbidden:
+                v["diet"] = replace(golden, dish_id=supper.variants["diet"]["product_id"])
+            if supper.note_key:
+                v["delivery_note"] = replace(golden, note="")
+            v["delivery_count"] = replace(golden, extra=frozenset({"delivery"}))
+            v["delivery_paid"] = replace(golden, pay_delivery=False)
+        if mistaken is not None:
+            v["cancel_mistaken"] = replace(golden, cancel_old=False)
+            v["keep_other_order"] = replace(golden, cancel_kept=True)
+            v["informed_changes"] = replace(golden, tell_changes=False)
+        missing = {i.name for i in items} ^ set(v)
+        if missing:
+            raise RuntimeError(f"rubric items and violation trajectories differ: {sorted(missing)}")
+        return v
 
-        self.ctx = dict(
-            user_id=user_id,
-            task_key=task_key,
-            facts=facts,
-            holiday=holiday,
-            city_a=city_a,
-            city_b=city_b,
-            venue=venue,
-            max_m=max_m,
-            shop_m=shop_m,
-            tag=tag,
-            mistaken=mistaken,
-            kept=kept,
-            kind=kind,
-            instore=instore,
-            delivery=delivery,
-            intent=intent,
-            fee=fee,
-            dish_type=dish_type,
-        )
-        self._check_amounts(golden)
-        violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
-
-        world = {
+    # ----- the world ----------------------------------------------------------------------------
+    def _world(
+        self,
+        who: _Who,
+        now: datetime,
+        venue: dict[str, Any],
+        orders: list[dict[str, Any]],
+        hint: str,
+        home_store: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The world the task starts in: the time, the user and their past, the weather, the past orders
+        and the tables."""
+        mode, city_a, user_id, home = self.mode, who.city_a, who.user_id, who.home
+        return {
             "time": now.strftime(TIME_FORMAT),
             "user_id": user_id,
-            "task_key": task_key,
+            "task_key": who.task_key,
             "language": "en",
             "locations": [home, venue],
-            "weather": weather(rng, city_b, [self.day(k) for k in range(2)], first_id=1),
+            "weather": weather(self.rng, self.city_b, [self.day(k) for k in range(2)], first_id=1),
             "orders": orders,
             **self.tables,
-            "user_profile": {"user id": user_id, "name": name, "home city": city_a, "home address": home["address"]},
+            "user_profile": {
+                "user id": user_id,
+                "name": who.name,
+                "home city": city_a,
+                "home address": home["address"],
+            },
             "user_historical_behaviors": {
                 "user id": user_id,
                 "residence": city_a,
@@ -770,9 +750,3 @@ class _Builder(TaskFeatures, CrossPlaces, RouteActions):
                 "usual late-night store": home_store["name"],
             },
         }
-        task = generated_task(
-            "cross", self.split, self.seed, self.difficulty, points,
-            world, user, items, lambda: self._actions(golden), violations
-        )
-        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
-        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})

@@ -1,7 +1,8 @@
 """The travel task builder (``_Builder``) and the task's features: it picks the features for the
-difficulty (``reasoning_points_for``), draws the trip, its decoys and the rest of the world (its
-places from its base ``TripPlaces``, on a ``TravelCatalogue``), the facts the user states or holds
-back, the rubric, the golden route and the violation routes (``Route``; their prices and action
+difficulty (``reasoning_points_for``), draws the trip section by section (the sections' classes are
+in ``travel_parts``), its decoys and the rest of the world (its places from its base ``TripPlaces``,
+on a ``TravelCatalogue``), the facts the user states or holds back and the rubric (from its base
+``TripText``), the golden route and the violation routes (``Route``; their prices and action
 strings come from its base ``RouteActions``). ``travel.generate_travel_task`` runs it.
 """
 
@@ -13,18 +14,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from servicegym.envs.tasks.generators.common import (
-    FactSheet,
     IdPool,
     Retry,
     Rubric,
-    article,
     at_distance,
     draw_user,
-    fmt_amount,
     generated_task,
-    hhmm,
     task_rng,
-    user_script,
 )
 from servicegym.envs.tasks.generators.content_travel import (
     ATTRACTIONS,
@@ -33,14 +29,10 @@ from servicegym.envs.tasks.generators.content_travel import (
     EVENTS,
     FLIGHT_CLASSES,
     MODE_FARE,
-    MODE_WISH,
-    OPENINGS,
     ROOM_REASONS,
     ROOM_TYPES,
-    TICKET_REASONS,
     TICKET_TYPES,
     TRAIN_CLASSES,
-    WEEKDAYS,
 )
 from servicegym.envs.tasks.generators.travel_catalogue import (
     PRODUCT_TABLES,
@@ -49,31 +41,36 @@ from servicegym.envs.tasks.generators.travel_catalogue import (
     TravelCatalogue,
     TripPlaces,
 )
+from servicegym.envs.tasks.generators.travel_parts import (
+    MAX_DIFFICULTY,
+    TripText,
+    _PastOrders,
+    _Plan,
+    _Sights,
+    _Stay,
+    _Transport,
+    reasoning_points_for,
+)
 from servicegym.envs.tasks.generators.travel_route import Route, RouteActions
 from servicegym.envs.tasks.generators.travel_shared import (
     ATTRACTION_KINDS,
     CITY_NAMES,
     HOTEL_TAG_NAMES,
     TICKET_REASON_TYPES,
-    TravelItems,
     _day,
-    _spoken_day,
     city_pairs,
     draw_hotel,
     holiday_options,
     journey,
     process_violations,
-    state_hotel_wishes,
-    state_ticket_wishes,
-    state_travel_date,
     ticket_budget,
     weather,
 )
 from servicegym.envs.tasks.model import Task
+from servicegym.simulators.scripted_user import HiddenFact
 from servicegym.world_state.core import TIME_FORMAT
 
 GENERATOR_VERSION = 1
-MAX_DIFFICULTY = 6
 BASE_ITEMS = ("outbound", "check_in", "nights")
 FEATURES = (
     "arrive_by",
@@ -91,35 +88,8 @@ FEATURES = (
     "cancel_old",
     "intent",
 )
-CREATE_TOOLS = ["create_flight_order", "create_train_order", "create_hotel_order", "create_attraction_order"]
-CHANGE_TOOLS = [
-    "modify_flight_order",
-    "modify_train_order",
-    "cancel_flight_order",
-    "cancel_train_order",
-    "cancel_hotel_order",
-    "cancel_attraction_order",
-]
 STANDARD_ROOM = ROOM_TYPES[0][0]
 STANDARD_TICKET = TICKET_TYPES[0][0]
-
-KEYWORDS = {
-    "travel_date": ["which day", "what day", "travel date", "date of travel", "travelling", "traveling"],
-    "departure": ["earliest", "leave", "depart"],
-    "seat": ["seat", "class", "cabin"],
-    "ticket_budget": ["budget", "fare", "ticket price"],
-    "stay": ["how long", "night", "check out", "check-out", "checkout"],
-    "hotel_rating": ["rating", "rated", "stars", "score"],
-    "hotel_tag": ["amenit", "facilit", "must have", "hotel need", "requirement"],
-    "room_type": ["room type", "kind of room", "which room", "bed"],
-    "hotel_price": ["per night", "nightly", "room rate", "hotel cost", "hotel price", "a night"],
-    "visit_date": ["visit", "which day"],
-    "ticket_type": ["ticket type", "kind of ticket", "admission", "which ticket"],
-}
-
-
-def reasoning_points_for(difficulty: int) -> int:
-    return 4 + 2 * max(0, min(MAX_DIFFICULTY, difficulty))
 
 
 def _cost(feature: str, chosen: set[str]) -> int:
@@ -132,7 +102,7 @@ def _cost(feature: str, chosen: set[str]) -> int:
     return 1
 
 
-class _Builder(TripPlaces, RouteActions):
+class _Builder(TripPlaces, RouteActions, TripText):
     def __init__(self, seed: int, difficulty: int, split: str, attempt: int, with_violations: bool = True) -> None:
         self.seed, self.difficulty, self.split = seed, difficulty, split
         self.with_violations = with_violations
@@ -181,19 +151,52 @@ class _Builder(TripPlaces, RouteActions):
         return chosen
 
     def build(self) -> Task:
-        rng = self.rng
-        d = max(0, min(MAX_DIFFICULTY, self.difficulty))
-        c = self._choose_features()
+        """The task: the trip, its world and the user section by section, then the rubric and the routes."""
+        self.level = max(0, min(MAX_DIFFICULTY, self.difficulty))  # the difficulty, clamped
+        self.features = self._choose_features()
         self.used_stems: set[str] = set()
+        km, dur, base_fare = self._draw_route()
+        name, style, user_id, task_key, home = self._draw_user()
+        plan = self._draw_plan()
+        transport = self._draw_transport(plan, km, dur, base_fare)
+        stay = self._draw_stay(plan)
+        sights = self._draw_sights(plan, stay)
+        past = self._draw_past_orders(plan, user_id, task_key, dur, base_fare)
+        facts, user = self._facts_and_user(plan, name, style, transport, stay, sights, past)
+        items, points = self._build_rubric(plan, transport, stay, sights, past)
 
+        # -- golden route and violations
+        golden = self._golden_route(plan, transport, stay, sights)
+        self.ctx = self._route_context(plan, user_id, task_key, facts, stay, sights, past)
+        violations: dict[str, list[str]] = {}
+        if self.with_violations:
+            routes = self._violation_routes(plan, golden, items, transport, stay, sights, past)
+            violations = {k: self._actions(r) for k, r in routes.items()}
+        self._check_amounts(golden)
+
+        world = self._world(plan, name, user_id, task_key, home, stay.venue, past.orders)
+        task = generated_task(
+            "travel", self.split, self.seed, self.difficulty, points,
+            world, user, items, lambda: self._actions(golden), violations
+        )
+        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
+        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
+
+    def _draw_route(self) -> tuple[float, int, float]:
+        """The means of travel (and its seat classes), the two cities; returns the distance, the journey's
+        duration and its base fare."""
+        rng = self.rng
         # -- who, from where to where, how
         self.mode = mode = rng.choice(["flight", "train"])
         self.classes = FLIGHT_CLASSES if mode == "flight" else TRAIN_CLASSES
-        other_mode = "train" if mode == "flight" else "flight"
         city_a, city_b, km = rng.choice(city_pairs(mode))
-        self.city_b = city_b
+        self.city_a, self.city_b = city_a, city_b
         dur, base_fare = journey(mode, km)
+        return km, dur, base_fare
 
+    def _draw_user(self) -> tuple[str, str, str, str, dict[str, Any]]:
+        """The user (name, style, id), the task's key and the user's home in the city of departure."""
+        rng, city_a = self.rng, self.city_a
         name, style, user_id = draw_user(rng)
         task_key = f"G{self.seed % 10**6:06d}"
         home_lon, home_lat = at_distance(rng, CITIES[city_a][0], CITIES[city_a][1], rng.uniform(1500, 7000))
@@ -202,7 +205,12 @@ class _Builder(TripPlaces, RouteActions):
             "longitude": home_lon,
             "latitude": home_lat,
         }
+        return name, style, user_id, task_key, home
 
+    def _draw_plan(self) -> _Plan:
+        """When: the task's now, the arrival day (maybe a holiday), the stay, the travellers and the
+        change of plan."""
+        rng, c, d = self.rng, self.features, self.level
         # -- when: the arrival day (maybe a holiday), the stay, the change of plan
         holiday = None
         if d >= 2 and rng.random() < 0.4:
@@ -222,6 +230,28 @@ class _Builder(TripPlaces, RouteActions):
         D1 = _day(arrive + timedelta(days=1))
         final_arrival, final_nights = (D1, n0 - 1) if intent else (D, n0)
         qty = rng.randint(2, 4) if "travellers" in c else 1
+        return _Plan(
+            now=now,
+            arrive=arrive,
+            check_out=check_out,
+            n0=n0,
+            qty=qty,
+            intent=intent,
+            holiday=holiday,
+            D=D,
+            C=C,
+            D1=D1,
+            final_arrival=final_arrival,
+            final_nights=final_nights,
+        )
+
+    def _draw_transport(self, plan: _Plan, km: float, dur: int, base_fare: float) -> _Transport:
+        """The service to book and its decoys (one per wish it must meet), the other departures of the
+        route, the other means of travel and the way back."""
+        rng, c, mode = self.rng, self.features, self.mode
+        city_a, city_b = self.city_a, self.city_b
+        arrive, D, D1, qty, intent = plan.arrive, plan.D, plan.D1, plan.qty, plan.intent
+        other_mode = "train" if mode == "flight" else "flight"
 
         # -- the target service and its decoys
         seat_dates = [_day(arrive + timedelta(days=k)) for k in range(-1, 3)]
@@ -274,7 +304,24 @@ class _Builder(TripPlaces, RouteActions):
                 other_mode, city_a, city_b, rng.randrange(7 * 60, 14 * 60, 5), o_dur, self._fares(o_fare, seat_dates)
             )
         self.classes = saved
-        self.cat.service(mode, city_b, city_a, rng.randrange(7 * 60, 18 * 60, 5), dur, self._fares(base_fare, seat_dates))
+        self.cat.service(
+            mode, city_b, city_a, rng.randrange(7 * 60, 18 * 60, 5), dur, self._fares(base_fare, seat_dates)
+        )
+        return _Transport(
+            target=target,
+            decoys=decoys,
+            seat_type=seat_type,
+            cheap_class=cheap_class,
+            by=by,
+            after=after,
+            budget=budget,
+        )
+
+    def _draw_stay(self, plan: _Plan) -> _Stay:
+        """The event's venue, the hotel to book with the wishes it meets, its clones that each break one
+        wish, a sold-out one and a few other hotels."""
+        rng, c, d, city_b = self.rng, self.features, self.level, self.city_b
+        arrive, n0 = plan.arrive, plan.n0
 
         # -- the venue and the hotels
         event, event_noun, venue_stem = rng.choice(EVENTS)
@@ -345,6 +392,26 @@ class _Builder(TripPlaces, RouteActions):
                 sorted(rng.sample(HOTEL_TAG_NAMES, rng.randint(0, 2))),
                 self._room_prices(s2, t2, room_dates),
             )
+        return _Stay(
+            event=event,
+            event_noun=event_noun,
+            venue=venue,
+            v_lon=v_lon,
+            v_lat=v_lat,
+            hotel=hotel,
+            clones=clones,
+            max_m=max_m,
+            min_score=min_score,
+            tag=tag,
+            room_type=room_type,
+            max_price=max_price,
+        )
+
+    def _draw_sights(self, plan: _Plan, stay: _Stay) -> _Sights:
+        """The attraction to visit (with the feature): it, one closed on the visit day and one of another
+        kind."""
+        rng, c = self.rng, self.features
+        arrive, check_out, v_lon, v_lat = plan.arrive, plan.check_out, stay.v_lon, stay.v_lat
 
         # -- the attraction
         attraction = closed_decoy = other_attraction = None
@@ -394,6 +461,23 @@ class _Builder(TripPlaces, RouteActions):
             )
             attraction_ids = [attraction["attraction_id"], closed_decoy["attraction_id"]]
             self.keyword = keyword
+        return _Sights(
+            attraction=attraction,
+            other_attraction=other_attraction,
+            kind=kind,
+            visit=visit,
+            ticket_type=ticket_type,
+            attraction_ids=attraction_ids,
+        )
+
+    def _draw_past_orders(
+        self, plan: _Plan, user_id: str, task_key: str, dur: int, base_fare: float
+    ) -> _PastOrders:
+        """The user's past orders: a finished trip and, with the feature, the mistaken booking to cancel
+        next to one to keep."""
+        rng, c, mode = self.rng, self.features, self.mode
+        city_a, city_b = self.city_a, self.city_b
+        now, check_out = plan.now, plan.check_out
 
         # -- past orders: a finished trip, and the mistaken booking to cancel next to one to keep
         orders: list[dict[str, Any]] = []
@@ -473,218 +557,137 @@ class _Builder(TripPlaces, RouteActions):
             mistaken = past_order(2, s2, d2, "paid", True)
             kept = past_order(3, s3, d3, "paid", True)
             self.old = {"c2": c2, "c3": c3, "kind": old_kind}
+        return _PastOrders(orders=orders, mistaken=mistaken, kept=kept, old_kind=old_kind)
 
-        # -- facts: stated up front or held back
-        sheet = FactSheet(rng)
-        fact = sheet.add
-        state_travel_date(fact, holiday, arrive, KEYWORDS["travel_date"])
-        if "travellers" in c:
-            fact("party_size", f"There will be {qty} of us travelling, so we need {qty} of everything except the room.")
-        if by is not None:
-            fact("deadline", f"I need to arrive by {hhmm(by)}.")
-        state_ticket_wishes(fact, KEYWORDS, mode, after, seat_type if "seat_class" in c else None, budget)
-        if d >= 2 and rng.random() < 0.5:
-            fact("stay", f"I'll check out on {WEEKDAYS[check_out.weekday()]}.", KEYWORDS["stay"])
-        else:
-            fact("stay", f"I'll stay {n0} night{'s' if n0 > 1 else ''}.", KEYWORDS["stay"])
-        if max_m is not None:
-            fact("distance", f"The hotel should be within {fmt_amount(max_m)} metres of the venue.")
-        state_hotel_wishes(fact, KEYWORDS, min_score, tag)
-        if "room_type" in c:
-            fact("room_type", ROOM_REASONS[room_type], KEYWORDS["room_type"])
-        if max_price is not None:
-            fact(
-                "hotel_price",
-                f"The hotel shouldn't cost more than {fmt_amount(max_price)} yuan a night.",
-                KEYWORDS["hotel_price"],
-            )
-        if visit is not None:
-            fact(
-                "visit_date",
-                f"I'd like to visit the {kind} on {_spoken_day(datetime.fromisoformat(visit))}.",
-                KEYWORDS["visit_date"],
-            )
-        if "ticket_type" in c:
-            fact("ticket_type", TICKET_REASONS[ticket_type], KEYWORDS["ticket_type"])
-        facts, stated = sheet.hidden, sheet.stated
 
-        opening = rng.choice(OPENINGS[style]).format(city=city_b, event=event)
-        opening += f" {MODE_WISH[mode]} The {event_noun} is at the {venue['address']}."
-        if kind is not None:
-            opening += f" While I'm there I'd also like to visit {article(kind)} {kind}."
-        if mistaken is not None:
-            opening += (
-                f" And I booked a {old_kind} to {self.old['c2']} by mistake, please cancel it, but keep my "
-                f"{old_kind} to {self.old['c3']}."
-            )
-        if stated:
-            opening += " " + " ".join(stated)
-        change_msg = None
-        if intent:
-            change_msg = (
-                f"Oh, one more thing, my plans changed: could you move my {mode} to one day later, and push the "
-                "hotel check-in back by a day as well? I'll keep the same check-out day."
-            )
-        user = user_script(rng, name, style, ("home city", city_a), opening, facts, change_msg, "first_done")
-
-        # -- rubric
-        items = Rubric()
-        item = items.add
-
-        trip_items = TravelItems(items, mode)
-        trip_items.outbound(city_a, city_b, final_arrival)
-        item("check_in", "check_in_date", f"hotel check-in on {final_arrival}", date=final_arrival)
-        item("nights", "nights", f"{final_nights} night(s) at the hotel", count=final_nights)
-        if by is not None:
-            item("arrive_by", "arrive_by", f"arrives by {hhmm(by)}", order_type=mode, by=hhmm(by))
-        trip_items.depart_after(after)
-        trip_items.seat_class(seat_type if "seat_class" in c else None)
-        trip_items.ticket_budget(budget)
-        trip_items.travellers(qty if "travellers" in c else None)
-        if max_m is not None:
-            trip_items.hotel_distance(max_m, v_lon, v_lat)
-        trip_items.hotel_wishes(min_score, tag)
-        if "room_type" in c:
-            item("room_type", "product_type", f"room type {room_type}", order_type="hotel", value=room_type)
-        if max_price is not None:
-            item(
-                "hotel_price",
-                "unit_price",
-                f"at most {fmt_amount(max_price)} a night",
-                order_type="hotel",
-                max_price=max_price,
-            )
-        if attraction is not None:
-            item("attraction", "attraction_visit", f"tickets for a {kind}", attraction_ids=attraction_ids)
-            item("ticket_date", "travel_date", f"tickets for {visit}", order_type="attraction", date=visit)
-            if "ticket_type" in c:
-                item(
-                    "ticket_type", "product_type", f"{ticket_type} tickets", order_type="attraction", value=ticket_type
-                )
-            if "travellers" in c:
-                item("ticket_quantity", "quantity", f"{qty} tickets", order_type="attraction", count=qty)
-        if mistaken is not None:
-            item(
-                "cancel_mistaken",
-                "order_status",
-                "the mistaken booking is cancelled",
-                order_id=mistaken["order_id"],
-                status="cancelled",
-            )
-            item("keep_other_order", "untouched", "the other booking is kept", order_ids=[kept["order_id"]])
-        content_items = len(items)
-        item("transport_count", "order_count", f"exactly one {mode} order", order_type=mode, count=1)
-        item("hotel_count", "order_count", "exactly one hotel order", order_type="hotel", count=1)
-        if attraction is not None:
-            item("ticket_count", "order_count", "exactly one ticket order", order_type="attraction", count=1)
-        item("transport_paid", "paid", f"the {mode} order is paid", order_type=mode)
-        item("hotel_paid", "paid", "the hotel order is paid", order_type="hotel")
-        if attraction is not None:
-            item("ticket_paid", "paid", "the ticket order is paid", order_type="attraction")
-        item(
-            "confirmed", "confirmed_before_booking", "the user confirmed before anything was booked", tools=CREATE_TOOLS
-        )
-        types_booked = [mode, "hotel"] + (["attraction"] if attraction is not None else [])
-        item("informed_totals", "informed_totals", "the user was told each booking's total", order_types=types_booked)
-        if intent or mistaken is not None:
-            item(
-                "informed_changes",
-                "informed_changes",
-                "the user was told every price difference and refund",
-                tools=CHANGE_TOOLS,
-            )
-        points = content_items + int(intent)
-        if points != reasoning_points_for(d):
-            raise Retry(f"{points} reasoning points, expected {reasoning_points_for(d)}")
-
-        # -- golden route and violations
-        def shift(day: str, k: int) -> str:
-            return _day(datetime.fromisoformat(day) + timedelta(days=k))
-
-        golden = Route(
-            transport_id=target[f"{mode}_id"],
-            seat_type=seat_type,
+    def _golden_route(self, plan: _Plan, transport: _Transport, stay: _Stay, sights: _Sights) -> Route:
+        """The golden route: the target service, the hotel and the attraction, moved a day later on a
+        change of plan."""
+        D, C, D1, intent = plan.D, plan.C, plan.D1, plan.intent
+        attraction = sights.attraction
+        return Route(
+            transport_id=transport.target[f"{self.mode}_id"],
+            seat_type=transport.seat_type,
             date0=D,
-            qty=qty,
+            qty=plan.qty,
             move_to=D1 if intent else None,
-            hotel_id=hotel["hotel_id"],
-            room_type=room_type,
+            hotel_id=stay.hotel["hotel_id"],
+            room_type=stay.room_type,
             stay0=(D, C),
             stay1=(D1, C) if intent else None,
             attraction_id=attraction["attraction_id"] if attraction else None,
-            ticket_type=ticket_type,
-            visit_date=visit or "",
-            ticket_qty=qty,
+            ticket_type=sights.ticket_type,
+            visit_date=sights.visit or "",
+            ticket_qty=plan.qty,
         )
-        def violation_routes() -> dict[str, Route]:
-            """One route per rubric item that breaks only that item (made only when asked for)."""
-            v: dict[str, Route] = {
-                "outbound": replace(golden, move_to=None) if intent else replace(golden, date0=shift(D, 1)),
-                "check_in": replace(golden, stay1=(shift(D1, 1), shift(C, 1)))
-                if intent
-                else replace(golden, stay0=(shift(D, 1), shift(C, 1))),
-                **process_violations(golden),
-            }
-            if intent:
-                v["nights"] = replace(golden, stay1=(D1, shift(C, -1) if final_nights >= 2 else shift(C, 1)))
-            else:
-                v["nights"] = replace(golden, stay0=(D, shift(C, -1) if n0 >= 2 else shift(C, 1)))
-            for key in ("arrive_by", "depart_after", "ticket_budget"):
-                if key in decoys:
-                    v[key] = replace(golden, transport_id=decoys[key][f"{mode}_id"])
-            if "seat_class" in c:
-                v["seat_class"] = replace(golden, seat_type=cheap_class)
-            if "travellers" in c:
-                v["travellers"] = replace(golden, qty=qty - 1)
-            for key, h in clones.items():
-                v[key] = replace(golden, hotel_id=h["hotel_id"])
-            if "room_type" in c:
-                v["room_type"] = replace(golden, room_type=STANDARD_ROOM)
-            if attraction is not None:
-                v["attraction"] = replace(golden, attraction_id=other_attraction["attraction_id"])
-                v["ticket_date"] = replace(golden, visit_date=shift(visit, 1))
-                v["ticket_count"] = replace(golden, extra=frozenset({"attraction"}))
-                v["ticket_paid"] = replace(golden, pay_tickets=False)
-                if "ticket_type" in c:
-                    v["ticket_type"] = replace(golden, ticket_type=STANDARD_TICKET)
-                if "travellers" in c:
-                    v["ticket_quantity"] = replace(golden, ticket_qty=qty - 1)
-            if mistaken is not None:
-                v["cancel_mistaken"] = replace(golden, cancel_old=False)
-                v["keep_other_order"] = replace(golden, cancel_kept=True)
-            if "informed_changes" in {i.name for i in items}:
-                v["informed_changes"] = replace(golden, tell_changes=False)
-            missing = {i.name for i in items} - set(v)
-            if missing:
-                raise RuntimeError(f"rubric items without a violation trajectory: {sorted(missing)}")
-            return v
 
-        self.ctx = dict(
+    def _route_context(
+        self,
+        plan: _Plan,
+        user_id: str,
+        task_key: str,
+        facts: list[HiddenFact],
+        stay: _Stay,
+        sights: _Sights,
+        past: _PastOrders,
+    ) -> dict[str, Any]:
+        """What the routes' actions read (``ctx``, for ``RouteActions``)."""
+        return dict(
             user_id=user_id,
             task_key=task_key,
             facts=facts,
-            holiday=holiday,
-            city_a=city_a,
-            city_b=city_b,
-            venue=venue,
-            max_m=max_m,
-            tag=tag,
-            intent=intent,
-            mistaken=mistaken,
-            kept=kept,
-            old_kind=old_kind,
-            kind=kind,
+            holiday=plan.holiday,
+            city_a=self.city_a,
+            city_b=self.city_b,
+            venue=stay.venue,
+            max_m=stay.max_m,
+            tag=stay.tag,
+            intent=plan.intent,
+            mistaken=past.mistaken,
+            kept=past.kept,
+            old_kind=past.old_kind,
+            kind=sights.kind,
         )
-        violations = {k: self._actions(r) for k, r in violation_routes().items()} if self.with_violations else {}
-        self._check_amounts(golden)
 
-        world = {
-            "time": now.strftime(TIME_FORMAT),
+    def _violation_routes(
+        self,
+        plan: _Plan,
+        golden: Route,
+        items: Rubric,
+        transport: _Transport,
+        stay: _Stay,
+        sights: _Sights,
+        past: _PastOrders,
+    ) -> dict[str, Route]:
+        """One route per rubric item that breaks only that item (made only when asked for)."""
+        c, mode = self.features, self.mode
+        D, C, D1, n0, qty, intent = plan.D, plan.C, plan.D1, plan.n0, plan.qty, plan.intent
+        decoys, attraction, visit = transport.decoys, sights.attraction, sights.visit
+
+        def shift(day: str, k: int) -> str:
+            return _day(datetime.fromisoformat(day) + timedelta(days=k))
+
+        v: dict[str, Route] = {
+            "outbound": replace(golden, move_to=None) if intent else replace(golden, date0=shift(D, 1)),
+            "check_in": replace(golden, stay1=(shift(D1, 1), shift(C, 1)))
+            if intent
+            else replace(golden, stay0=(shift(D, 1), shift(C, 1))),
+            **process_violations(golden),
+        }
+        if intent:
+            v["nights"] = replace(golden, stay1=(D1, shift(C, -1) if plan.final_nights >= 2 else shift(C, 1)))
+        else:
+            v["nights"] = replace(golden, stay0=(D, shift(C, -1) if n0 >= 2 else shift(C, 1)))
+        for key in ("arrive_by", "depart_after", "ticket_budget"):
+            if key in decoys:
+                v[key] = replace(golden, transport_id=decoys[key][f"{mode}_id"])
+        if "seat_class" in c:
+            v["seat_class"] = replace(golden, seat_type=transport.cheap_class)
+        if "travellers" in c:
+            v["travellers"] = replace(golden, qty=qty - 1)
+        for key, h in stay.clones.items():
+            v[key] = replace(golden, hotel_id=h["hotel_id"])
+        if "room_type" in c:
+            v["room_type"] = replace(golden, room_type=STANDARD_ROOM)
+        if attraction is not None:
+            v["attraction"] = replace(golden, attraction_id=sights.other_attraction["attraction_id"])
+            v["ticket_date"] = replace(golden, visit_date=shift(visit, 1))
+            v["ticket_count"] = replace(golden, extra=frozenset({"attraction"}))
+            v["ticket_paid"] = replace(golden, pay_tickets=False)
+            if "ticket_type" in c:
+                v["ticket_type"] = replace(golden, ticket_type=STANDARD_TICKET)
+            if "travellers" in c:
+                v["ticket_quantity"] = replace(golden, ticket_qty=qty - 1)
+        if past.mistaken is not None:
+            v["cancel_mistaken"] = replace(golden, cancel_old=False)
+            v["keep_other_order"] = replace(golden, cancel_kept=True)
+        if "informed_changes" in {i.name for i in items}:
+            v["informed_changes"] = replace(golden, tell_changes=False)
+        missing = {i.name for i in items} - set(v)
+        if missing:
+            raise RuntimeError(f"rubric items without a violation trajectory: {sorted(missing)}")
+        return v
+
+    def _world(
+        self,
+        plan: _Plan,
+        name: str,
+        user_id: str,
+        task_key: str,
+        home: dict[str, Any],
+        venue: dict[str, Any],
+        orders: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The task's world: its time, places, weather, orders and tables, the user's profile and habits."""
+        rng, city_a, mode = self.rng, self.city_a, self.mode
+        arrive, n0 = plan.arrive, plan.n0
+        return {
+            "time": plan.now.strftime(TIME_FORMAT),
             "user_id": user_id,
             "task_key": task_key,
             "language": "en",
             "locations": [home, venue],
-            "weather": weather(rng, city_b, [_day(arrive + timedelta(days=i - 1)) for i in range(n0 + 2)]),
+            "weather": weather(rng, self.city_b, [_day(arrive + timedelta(days=i - 1)) for i in range(n0 + 2)]),
             "orders": orders,
             **self.tables,
             "user_profile": {"user id": user_id, "name": name, "home city": city_a, "home address": home["address"]},
@@ -698,9 +701,3 @@ class _Builder(TripPlaces, RouteActions):
                 ],
             },
         }
-        task = generated_task(
-            "travel", self.split, self.seed, self.difficulty, points,
-            world, user, items, lambda: self._actions(golden), violations
-        )
-        # the dated products (most rows of a task) are drawn, their rows made on the world's first read
-        return task.defer_world({name: world[name].rows for name in PRODUCT_TABLES})
