@@ -3,7 +3,7 @@ LLM judge, metrics and reward wrappers.
 
 The built-in checks (life-service, scoring modes, VitaBench: ``life_service``, ``scoring_modes``,
 ``vitabench``) register themselves on the first read of ``CHECKS`` (``rubric._load_builtin``),
-not when this package is imported: the rubric reader they use takes about 0.3 s to import."""
+not when this package is imported: the rubric reader they use takes about 0.45 s to import."""
 
 from servicegym.rewards.judge import JudgeItem, JudgeResult, LLMJudgeFn, SlidingWindowJudge, window_bounds
 from servicegym.rewards.metrics import (

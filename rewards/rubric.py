@@ -55,7 +55,7 @@ class EpisodeView:
 Check = Callable[[EpisodeView, dict[str, Any]], bool]
 # the modules that register the built-in checks (life-service, scoring modes, VitaBench): imported
 # on the first read of the registry, not with the package, so ``import servicegym`` and an env
-# that never scores a natural-language rubric do not load the rubric reader (~0.3 s)
+# that never scores a natural-language rubric do not load the rubric reader (~0.45 s)
 BUILTIN_CHECK_MODULES = ("servicegym.rewards.life_service", "servicegym.rewards.scoring_modes", "servicegym.rewards.vitabench")
 _builtin_loaded = False
 _loading = threading.local()  # set in the thread importing them (their registrations may read the registry)
@@ -125,7 +125,7 @@ def check(kind: str, strict_only: bool = False) -> Callable[[Check], Check]:
     this kind decides success under ``scoring="strict"`` only)."""
 
     def wrap(fn: Check) -> Check:
-        if not getattr(fn, "__module__", "").startswith("servicegym."):
+        if not (getattr(fn, "__module__", None) or "").startswith("servicegym."):
             # a check of the user's own: the built-in ones first, so a kind of theirs it repeats is
             # refused here, as it was when they were registered with the package
             _load_builtin()

@@ -177,10 +177,9 @@ def _process_ready(hold_s: float) -> int:
 def _mp_context():
     """``forkserver`` where there is one (POSIX), else ``spawn``: never a fork of this process, which
     may have threads (tqdm's, the caller's). The fork server imports this module once, before its
-    first worker, and every worker is forked from it with servicegym already imported: a worker
-    starts in milliseconds, not the second a fresh interpreter's imports take (the rubric
-    checks' modules included), and a later pool
-    (a later ``collect``) starts as fast. When the main module is not a file a child can re-import
+    first worker, and every worker is forked from it with servicegym (and the rubric checks' modules)
+    already imported: a worker starts in milliseconds, not the second a fresh interpreter's imports
+    take, and a later pool (a later ``collect``) starts as fast. When the main module is not a file a child can re-import
     (``python - <<EOF``), only ``fork`` works."""
     methods = multiprocessing.get_all_start_methods()
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from servicegym.envs.tasks.checks_path import RubricChecksWarning, default_checks_path
 from servicegym.envs.tasks.model import (
     TASK_FILE_FORMAT,
     LoadedTasks,
@@ -99,8 +100,6 @@ def load_task_file(path: str | os.PathLike[str], domain: str, strict: bool = Fal
     rubric-checks file's), so many envs over one file share its tasks and their built worlds
     instead of each holding a copy.
     """
-    from servicegym.envs.tasks.vitabench.checks_file import RubricChecksWarning, default_checks_path
-
     path = Path(path)
     try:
         st = path.stat()

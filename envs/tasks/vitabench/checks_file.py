@@ -33,29 +33,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from servicegym.envs.tasks.checks_path import CHECKS_SUFFIX, RubricChecksWarning, default_checks_path  # noqa: F401  re-exported
 from servicegym.rewards.nl_rubric import parse_spec
 
 CHECKS_FORMAT = "servicegym-rubric-checks"
 CHECKS_VERSION = 1
-CHECKS_SUFFIX = ".rubric-checks.json"
 MAX_CHECKS_BYTES = 16 * 2**20  # a larger file is ignored unread
 MAX_SPEC_CHARS = 20_000  # one spec's JSON; a larger one is no rubric item's
 MAX_TEXT_CHARS = 4_000  # an item text (the compiler's own cap)
-
-
-class RubricChecksWarning(UserWarning):
-    """A rubric-checks file, or one entry of it, that the loader leaves out (the reason says why)."""
-
-
-def default_checks_path(task_path: str | os.PathLike[str]) -> Path:
-    """``<stem>.rubric-checks.json`` beside the task file (``tasks_en.json`` ->
-    ``tasks_en.rubric-checks.json``; a ``.json.gz`` file loses both suffixes)."""
-    p = Path(task_path)
-    name = p.name
-    for suffix in (".gz", ".json"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return p.with_name(name + CHECKS_SUFFIX)
 
 
 def task_digest(raw: Any) -> str:
